@@ -1,0 +1,274 @@
+//! The promises condense makes about every output, written once: the compressor
+//! runs them on its own output before returning it (self-check) and the host
+//! runs them again on whatever a guest returns (validation), so a buggy or
+//! hostile compressor can never reach the model.
+
+use crate::{Message, Part, Role};
+use std::collections::{HashMap, HashSet};
+
+/// A broken promise, with the output index it was found at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.rule, self.detail)
+    }
+}
+
+fn violation(rule: &'static str, detail: String) -> Violation {
+    Violation { rule, detail }
+}
+
+/// Tool pairing of a history: every result answers a call made by the assistant
+/// message it follows (directly, or through other result carriers of the same
+/// batch), every call id is unique, and every call is answered by the results
+/// that follow it, except the calls of a final batch that is still in flight.
+///
+/// Returns the ids of calls still in flight.
+pub fn check_pairs(messages: &[Message]) -> Result<HashSet<String>, Violation> {
+    let mut seen_ids: HashSet<&str> = HashSet::new();
+    // Calls of the latest assistant message that are not answered yet.
+    let mut open: Vec<&str> = Vec::new();
+    let mut open_at = 0usize;
+    for (i, m) in messages.iter().enumerate() {
+        if m.role == Role::Assistant {
+            if !open.is_empty() {
+                return Err(violation(
+                    "pairs-intact",
+                    format!("tool call `{}` of message {open_at} has no result before message {i}", open[0]),
+                ));
+            }
+            for c in m.tool_calls() {
+                if !seen_ids.insert(&c.id) {
+                    return Err(violation("pairs-intact", format!("duplicate tool call id `{}` at message {i}", c.id)));
+                }
+                open.push(&c.id);
+            }
+            open_at = i;
+            continue;
+        }
+        let mut carried_results = false;
+        for r in m.tool_results() {
+            carried_results = true;
+            match open.iter().position(|id| *id == r.call_id) {
+                Some(pos) => {
+                    open.remove(pos);
+                }
+                None => {
+                    return Err(violation(
+                        "pairs-intact",
+                        format!("tool result at message {i} answers `{}`, which the preceding assistant message did not call", r.call_id),
+                    ));
+                }
+            }
+        }
+        if m.role == Role::Tool && !carried_results {
+            return Err(violation("pairs-intact", format!("tool message {i} carries no tool result")));
+        }
+        // A person's message or a system message interrupts the batch.
+        if !carried_results && !open.is_empty() {
+            return Err(violation(
+                "pairs-intact",
+                format!("tool call `{}` of message {open_at} has no result before message {i}", open[0]),
+            ));
+        }
+    }
+    Ok(open.into_iter().map(str::to_owned).collect())
+}
+
+/// Whether `b` may directly follow `a` in a request that a provider accepts.
+/// Used only on adjacencies the compressor created: the input's own ones are the
+/// agent's business.
+fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
+    if a.has_tool_calls() && !b.has_tool_results() {
+        return Err("an assistant message with tool calls must be followed by their results".into());
+    }
+    if b.has_tool_results() && !a.has_tool_calls() && !a.has_tool_results() {
+        return Err("tool results must follow the assistant message that called them".into());
+    }
+    if a.role == Role::System || b.role == Role::System {
+        return Ok(());
+    }
+    let carrier = |m: &Message| m.role == Role::Tool || (m.role == Role::User && m.has_tool_results());
+    if a.role == b.role && !(carrier(a) && carrier(b)) {
+        return Err(format!("two consecutive {:?} messages", a.role));
+    }
+    Ok(())
+}
+
+/// Checks that `output` is a valid compression of `input` whose verbatim tail
+/// starts at input index `boundary`:
+///
+/// - the output ends with `input[boundary..]`, byte-identical (the recent tail);
+/// - before the tail it holds only: every system message of `input[..boundary]`
+///   in order and byte-identical, condense summary messages (text only), and
+///   verbatim messages of `input[..boundary]` in their original order;
+/// - tool calls and results stay paired and no new call is left unanswered;
+/// - signed thinking appears only inside verbatim messages (never edited);
+/// - every adjacency the compressor created is a valid role order, and the first
+///   conversational message is still a user message.
+pub fn check_output(input: &[Message], output: &[Message], boundary: usize) -> Result<(), Violation> {
+    if boundary > input.len() {
+        return Err(violation("tail-verbatim", format!("boundary {boundary} is past the {} input messages", input.len())));
+    }
+    let tail = &input[boundary..];
+    if output.len() < tail.len() || output[output.len() - tail.len()..] != *tail {
+        return Err(violation(
+            "tail-verbatim",
+            format!("output does not end with input messages {boundary}..{} unchanged", input.len()),
+        ));
+    }
+    let head = &output[..output.len() - tail.len()];
+    let folded = &input[..boundary];
+
+    // Walk the head against the folded input: each non-summary message must be
+    // the next matching folded message; all folded system messages must appear.
+    // `origin[k]` is the input index of output message k (None: written by condense).
+    let mut origin: Vec<Option<usize>> = Vec::with_capacity(output.len());
+    let mut cursor = 0usize;
+    for (k, m) in head.iter().enumerate() {
+        if m.is_condense_summary() {
+            if m.role == Role::System || m.role == Role::Tool {
+                return Err(violation("summary", format!("summary message {k} has role {:?}", m.role)));
+            }
+            if let Some(p) = m.parts.iter().find(|p| !matches!(p, Part::Text(_))) {
+                return Err(violation("summary", format!("summary message {k} has a non-text part {p:?}")));
+            }
+            origin.push(None);
+            continue;
+        }
+        let found = folded[cursor..].iter().position(|f| f == m);
+        let Some(offset) = found else {
+            return Err(violation(
+                "verbatim",
+                format!("output message {k} is neither a condense summary nor an unchanged input message (in order)"),
+            ));
+        };
+        if let Some(skipped) = folded[cursor..cursor + offset].iter().position(|f| f.role == Role::System) {
+            return Err(violation("system-kept", format!("system message {} was dropped", cursor + skipped)));
+        }
+        origin.push(Some(cursor + offset));
+        cursor += offset + 1;
+    }
+    if let Some(skipped) = folded[cursor..].iter().position(|f| f.role == Role::System) {
+        return Err(violation("system-kept", format!("system message {} was dropped", cursor + skipped)));
+    }
+    origin.extend((boundary..input.len()).map(Some));
+
+    // Pairs: the only calls allowed to stay unanswered are those the input
+    // itself has in flight.
+    let pending_in = check_pairs(input).unwrap_or_default();
+    let pending_out = check_pairs(output)?;
+    if let Some(id) = pending_out.iter().find(|id| !pending_in.contains(*id)) {
+        return Err(violation("pairs-intact", format!("tool call `{id}` lost its result")));
+    }
+
+    // New adjacencies must be valid role order.
+    for k in 1..output.len() {
+        let adjacent_in_input = matches!((origin[k - 1], origin[k]), (Some(a), Some(b)) if b == a + 1);
+        if !adjacent_in_input {
+            valid_junction(&output[k - 1], &output[k])
+                .map_err(|why| violation("role-order", format!("output messages {} and {k}: {why}", k - 1)))?;
+        }
+    }
+    let first_conversational = |ms: &[Message]| ms.iter().find(|m| m.role != Role::System).map(|m| m.role);
+    if first_conversational(input) == Some(Role::User) && first_conversational(output) != Some(Role::User) {
+        return Err(violation("role-order", "the first non-system message is no longer a user message".into()));
+    }
+    Ok(())
+}
+
+/// Map from tool call id to tool name, for passes and summarizers that want to
+/// say which tool a result came from.
+pub fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
+    messages.iter().flat_map(|m| m.tool_calls()).map(|c| (c.id.as_str(), c.name.as_str())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ToolCall, ToolResult};
+
+    fn call(id: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall(ToolCall { id: id.into(), name: "Bash".into(), arguments: "{}".into() })],
+        }
+    }
+    fn result(id: &str) -> Message {
+        Message {
+            role: Role::Tool,
+            parts: vec![Part::ToolResult(ToolResult { call_id: id.into(), content: "ok".into(), is_error: false })],
+        }
+    }
+    fn user(t: &str) -> Message {
+        Message::text(Role::User, t)
+    }
+    fn summary() -> Message {
+        Message::text(Role::User, format!("{} earlier", crate::SUMMARY_MARKER))
+    }
+    fn ack() -> Message {
+        Message::text(Role::Assistant, format!("{} noted", crate::SUMMARY_MARKER))
+    }
+
+    #[test]
+    fn pairs_accept_answered_and_pending_calls() {
+        let h = vec![user("hi"), call("a"), result("a"), call("b")];
+        assert_eq!(check_pairs(&h).unwrap(), HashSet::from(["b".to_string()]));
+    }
+
+    #[test]
+    fn pairs_reject_orphan_result_and_duplicate_id() {
+        assert!(check_pairs(&[user("hi"), result("a")]).is_err());
+        assert!(check_pairs(&[user("hi"), call("a"), result("a"), call("a"), result("a")]).is_err());
+        assert!(check_pairs(&[user("hi"), call("a"), user("again")]).is_err());
+    }
+
+    #[test]
+    fn unchanged_output_is_valid() {
+        let h = vec![Message::text(Role::System, "sys"), user("hi"), call("a"), result("a")];
+        check_output(&h, &h, 0).unwrap();
+    }
+
+    #[test]
+    fn fold_with_summary_ack_and_pinned_opening_is_valid() {
+        let sys = Message::text(Role::System, "sys");
+        let h = vec![sys.clone(), user("task"), call("a"), result("a"), call("b"), result("b")];
+        let out = vec![sys, summary(), ack(), user("task"), call("b"), result("b")];
+        check_output(&h, &out, 4).unwrap();
+    }
+
+    #[test]
+    fn dropped_system_message_is_caught() {
+        let h = vec![Message::text(Role::System, "sys"), user("task"), call("a"), result("a")];
+        let out = vec![summary(), ack(), user("task"), call("a"), result("a")];
+        assert_eq!(check_output(&h, &out, 1).unwrap_err().rule, "system-kept");
+    }
+
+    #[test]
+    fn split_pair_is_caught() {
+        let h = vec![user("task"), call("a"), result("a"), call("b"), result("b")];
+        // Tail starting at a result: the call it answers was folded.
+        let out = vec![summary(), result("a"), call("b"), result("b")];
+        assert!(check_output(&h, &out, 2).is_err());
+    }
+
+    #[test]
+    fn edited_tail_is_caught() {
+        let h = vec![user("task"), call("a"), result("a")];
+        let mut out = h.clone();
+        out[2] = result("b");
+        assert_eq!(check_output(&h, &out, 0).unwrap_err().rule, "tail-verbatim");
+    }
+
+    #[test]
+    fn consecutive_user_messages_created_by_the_fold_are_caught() {
+        let h = vec![user("one"), call("a"), result("a"), user("two")];
+        let out = vec![summary(), user("two")];
+        assert_eq!(check_output(&h, &out, 3).unwrap_err().rule, "role-order");
+    }
+}
