@@ -54,8 +54,9 @@ fn classify(c: char) -> Class {
 /// identifiers there.
 fn run_cost(class: Class, len: u64, camel_humps: u64) -> u64 {
     match class {
-        // Common words are one token; long identifiers split every ~6 letters.
-        Class::Letter => 1_000 + (len.saturating_sub(1) * 1_000) / 6 + camel_humps * 400,
+        // Common words up to ~6 letters are one token; longer words and
+        // identifiers split every ~5 letters more.
+        Class::Letter => 1_000 + (len.saturating_sub(6) * 1_000) / 5 + camel_humps * 400,
         // Digits are grouped by up to three.
         Class::Digit => len.div_ceil(3) * 1_000,
         // A single space merges into the next word; indentation is one token.

@@ -1,0 +1,163 @@
+//! Choosing how far the fold boundary moves when a compaction happens.
+//!
+//! The boundary moves to the earliest safe cut point after the previous one at
+//! which the request fits `target_tokens` (so as much history as possible stays
+//! verbatim, and the next compaction is as far away as the threshold allows),
+//! under two floors for what stays verbatim:
+//!
+//! 1. the last `recent_turns` user turns are kept whole when they fit;
+//! 2. when they do not (a long coding session is one turn of 150+ tool calls),
+//!    the cut goes inside the turn, but the tail keeps at least
+//!    `keep_recent_tokens`, and the turn's opener is pinned before it.
+
+use crate::segment;
+use condense_model::{Config, Message, Role};
+
+/// Token sums of one history, so each candidate boundary costs O(1).
+pub struct Sizes {
+    tokens: Vec<u32>,
+    /// `suffix[i]`: tokens of `messages[i..]`.
+    suffix: Vec<u64>,
+    /// `systems[i]`: tokens of the system messages in `messages[..i]`.
+    systems: Vec<u64>,
+    /// `opener[i]`: the opener pinned when the tail starts at `i`.
+    opener: Vec<Option<usize>>,
+}
+
+impl Sizes {
+    pub fn new(messages: &[Message], tokens: Vec<u32>) -> Sizes {
+        let n = messages.len();
+        let mut suffix = vec![0u64; n + 1];
+        for i in (0..n).rev() {
+            suffix[i] = suffix[i + 1] + u64::from(tokens[i]);
+        }
+        let mut systems = vec![0u64; n + 1];
+        let mut opener = vec![None; n + 1];
+        let mut last_opener = None;
+        for (i, m) in messages.iter().enumerate() {
+            systems[i + 1] = systems[i] + if m.role == Role::System { u64::from(tokens[i]) } else { 0 };
+            opener[i] = if m.opens_turn() { None } else { last_opener };
+            if m.opens_turn() {
+                last_opener = Some(i);
+            }
+        }
+        opener[n] = last_opener;
+        debug_assert!((0..n).all(|i| opener[i] == segment::opener_before(messages, i)));
+        Sizes { tokens, suffix, systems, opener }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.suffix[0]
+    }
+
+    pub fn tail(&self, boundary: usize) -> u64 {
+        self.suffix[boundary]
+    }
+
+    pub fn pinned(&self, boundary: usize) -> Option<usize> {
+        self.opener[boundary]
+    }
+
+    /// Tokens of the request with the tail at `boundary` and a summary pair of
+    /// `pair_tokens`.
+    pub fn request(&self, boundary: usize, pair_tokens: u64) -> u64 {
+        let pinned = self.opener[boundary].map_or(0, |p| u64::from(self.tokens[p]));
+        self.systems[boundary] + pair_tokens + pinned + self.suffix[boundary]
+    }
+}
+
+/// The new boundary, or `None` when no safe cut point lies after `previous`.
+/// `pair_tokens` is what the summary pair may cost at most.
+pub fn choose_boundary(
+    messages: &[Message],
+    sizes: &Sizes,
+    cuts: &[usize],
+    previous: usize,
+    config: &Config,
+    pair_tokens: u64,
+) -> Option<usize> {
+    let candidates: Vec<usize> = cuts.iter().copied().filter(|&b| b > previous).collect();
+    let fits = |b: usize| sizes.request(b, pair_tokens) <= u64::from(config.target_tokens);
+
+    let recent_turns = segment::start_of_last_turns(messages, config.recent_turns as usize);
+    if let Some(&b) = candidates.iter().find(|&&b| b <= recent_turns && fits(b)) {
+        return Some(b);
+    }
+
+    let keep = u64::from(config.keep_recent_tokens);
+    let keeps_floor: Vec<usize> = candidates.iter().copied().filter(|&b| sizes.tail(b) >= keep).collect();
+    keeps_floor
+        .iter()
+        .copied()
+        .find(|&b| fits(b))
+        .or_else(|| keeps_floor.last().copied())
+        // Every candidate tail is under the floor: the history since the
+        // previous fold is small, so fold what can be folded.
+        .or_else(|| candidates.last().copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use condense_model::tokens::estimate_messages;
+
+    fn history(turns: usize, steps_per_turn: usize) -> Vec<Message> {
+        let mut h = vec![Message::text(Role::System, "system prompt")];
+        for t in 0..turns {
+            h.push(Message::text(Role::User, format!("request {t}")));
+            for s in 0..steps_per_turn {
+                h.push(Message::text(Role::Assistant, format!("step {t}.{s} {}", "word ".repeat(200))));
+            }
+        }
+        h
+    }
+
+    fn config(target: u32, recent_turns: u32, keep: u32) -> Config {
+        Config { token_threshold: target * 2, target_tokens: target, recent_turns, keep_recent_tokens: keep, summary_max_tokens: 100 }
+    }
+
+    fn run(h: &[Message], c: &Config, previous: usize) -> Option<usize> {
+        let sizes = Sizes::new(h, estimate_messages(h));
+        let cuts = segment::safe_cut_points(h);
+        choose_boundary(h, &sizes, &cuts, previous, c, 150)
+    }
+
+    #[test]
+    fn keeps_whole_recent_turns_when_they_fit() {
+        let h = history(6, 3);
+        // Each step is ~205 tokens; a turn ~ 620. Target fits about three turns.
+        let b = run(&h, &config(2_200, 2, 100), 0).unwrap();
+        assert!(h[b].opens_turn(), "cut at a turn start: {b}");
+        let sizes = Sizes::new(&h, estimate_messages(&h));
+        assert!(sizes.request(b, 150) <= 2_200);
+        // Earliest such cut: one turn earlier would not fit.
+        assert!(sizes.request(b - 4, 150) > 2_200);
+    }
+
+    #[test]
+    fn cuts_inside_a_long_turn_and_pins_its_opener() {
+        let h = history(1, 40);
+        let c = config(3_000, 10, 1_000);
+        let b = run(&h, &c, 0).unwrap();
+        let sizes = Sizes::new(&h, estimate_messages(&h));
+        assert_eq!(sizes.pinned(b), Some(1));
+        assert!(sizes.request(b, 150) <= 3_000);
+        assert!(sizes.tail(b) >= 1_000);
+    }
+
+    #[test]
+    fn tail_floor_wins_over_target() {
+        let h = history(1, 40);
+        let c = config(1_000, 10, 2_000);
+        let b = run(&h, &c, 0).unwrap();
+        let sizes = Sizes::new(&h, estimate_messages(&h));
+        assert!(sizes.tail(b) >= 2_000);
+        assert!(sizes.tail(b + 1) < 2_000 || b + 1 == h.len());
+    }
+
+    #[test]
+    fn only_moves_forward() {
+        let h = history(1, 10);
+        assert_eq!(run(&h, &config(100_000, 10, 100), h.len() - 1), None);
+    }
+}
