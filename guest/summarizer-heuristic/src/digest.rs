@@ -1,0 +1,116 @@
+//! What a summary remembers, independent of how it is written down: `format`
+//! reads it from the previous summary and writes it back, `extract` adds the
+//! newly folded messages to it.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, DefaultHasher, Hash};
+
+/// Entries ordered by their latest mention: mentioning an entry again moves it to
+/// the end, so the front holds what was least recently relevant and the budget
+/// drops from there. Lookups are hashed so n mentions cost O(n).
+pub struct Recent<K, V> {
+    /// Slots vacated by re-mentions become `None`; a digest lives for one call, so
+    /// these tombstones are never compacted.
+    slots: Vec<Option<(K, V)>>,
+    index: HashMap<K, usize, FixedState>,
+}
+
+/// A hasher without random keys: the guest needs no entropy source, and
+/// nothing iterates these maps, so order never leaks into the output.
+pub type FixedState = BuildHasherDefault<DefaultHasher>;
+
+impl<K, V> Default for Recent<K, V> {
+    fn default() -> Self {
+        Recent {
+            slots: Vec::new(),
+            index: HashMap::default(),
+        }
+    }
+}
+
+impl<K: Clone + Eq + Hash, V: Default> Recent<K, V> {
+    /// Moves `key` to the end (inserting a default value if new) and returns its value.
+    pub fn touch(&mut self, key: K) -> &mut V {
+        let value = match self.index.get(&key) {
+            Some(&slot) => self.slots[slot].take().map(|(_, v)| v).unwrap_or_default(),
+            None => V::default(),
+        };
+        self.index.insert(key.clone(), self.slots.len());
+        self.slots.push(Some((key, value)));
+        let (_, value) = self
+            .slots
+            .last_mut()
+            .and_then(Option::as_mut)
+            .expect("just pushed");
+        value
+    }
+
+    /// Oldest mention first.
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.slots.iter().flatten().map(|(k, v)| (k, v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+}
+
+/// A todo item's state; `format` writes it as a checkbox mark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Pending,
+    Active,
+    Done,
+    Cancelled,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Todo {
+    pub status: Status,
+    pub text: String,
+}
+
+#[derive(Default)]
+pub struct Digest {
+    /// User requests verbatim (bounded), with repeat counts; the last is the current task.
+    pub requests: Recent<String, u32>,
+    /// The latest todo list an agent wrote; each new list replaces the previous one.
+    pub todos: Vec<Todo>,
+    /// Path → the tools that touched it, in first-use order, with counts.
+    pub files: Recent<String, Vec<(String, u32)>>,
+    /// (command, outcome) → runs.
+    pub commands: Recent<(String, String), u32>,
+    pub errors: Recent<String, u32>,
+    pub decisions: Recent<String, u32>,
+}
+
+impl Digest {
+    pub fn add_file(&mut self, path: String, tool: &str, count: u32) {
+        let tools = self.files.touch(path);
+        match tools.iter_mut().find(|(t, _)| t == tool) {
+            Some((_, n)) => *n += count,
+            None => tools.push((tool.to_owned(), count)),
+        }
+    }
+}
+
+/// Adds `count` mentions of `key`, moving it to the end.
+pub fn add<K: Clone + Eq + Hash>(ledger: &mut Recent<K, u32>, key: K, count: u32) {
+    *ledger.touch(key) += count;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn re_mention_moves_to_end_and_counts() {
+        let mut r: Recent<&str, u32> = Recent::default();
+        add(&mut r, "a", 1);
+        add(&mut r, "b", 1);
+        add(&mut r, "a", 2);
+        let order: Vec<_> = r.iter().map(|(k, v)| (*k, *v)).collect();
+        assert_eq!(order, [("b", 1), ("a", 3)]);
+        assert_eq!(r.len(), 2);
+    }
+}

@@ -1,0 +1,778 @@
+//! Pulling facts out of the folded messages.
+//!
+//! Tools differ between agents, so nothing here depends on tool names: a call
+//! is understood by its argument keys (a `command` is run, a `file_path` is
+//! touched, `todos` is a todo list) and a result by its content. Tool names
+//! only appear as labels.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use condense_model::tokens::text_millis;
+use condense_model::{Message, Part, Role, ToolCall, ToolResult};
+
+use crate::digest::{Digest, FixedState, Status, Todo, add};
+use serde_json::Value;
+use crate::text::{cut_to_fit, one_line, strip_reminders, tidy_block};
+
+/// A request longer than this keeps only its head: the summary must leave room
+/// for everything else, and the opening of a long paste carries the ask.
+pub const REQUEST_MAX_MILLIS: u64 = 200_000;
+const COMMAND_MAX_CHARS: usize = 200;
+const PATH_MAX_CHARS: usize = 300;
+const ERROR_MAX_CHARS: usize = 200;
+const TODO_MAX_CHARS: usize = 200;
+/// Test runs repeat their failures; a few distinct lines per result say enough.
+const ERRORS_PER_RESULT: usize = 3;
+/// The first sentences of an assistant text state its point; the rest explain.
+const DECISIONS_PER_TEXT: usize = 3;
+/// Sentences outside this range (thousandths of a token) are fragments or
+/// explanations rather than decisions.
+const DECISION_MILLIS: std::ops::RangeInclusive<u64> = 5_000..=60_000;
+/// Outcome of a command whose result is not among the folded messages.
+const NO_RESULT: &str = "no result";
+
+/// Adds what `messages` show to `digest`, in message order.
+pub fn absorb(digest: &mut Digest, messages: &[Message]) {
+    // Call id → the command the call runs (None: not a command), until its
+    // result arrives. Commands are recorded with their outcome, so at the result.
+    let mut open: HashMap<&str, Option<String>, FixedState> = HashMap::default();
+    let mut commands_in_order: Vec<&str> = Vec::new();
+    for message in messages {
+        // condense's own summary message is not a user request; its content
+        // arrives as `previous_summary`.
+        if message.is_condense_summary() {
+            continue;
+        }
+        if message.role == Role::User
+            && let Some(request) = request(&message.joined_text())
+        {
+            add(&mut digest.requests, request, 1);
+        }
+        for part in &message.parts {
+            match part {
+                Part::Text(text) if message.role == Role::Assistant => {
+                    for decision in decisions(text) {
+                        add(&mut digest.decisions, decision, 1);
+                    }
+                }
+                Part::ToolCall(call) => {
+                    let command = read_call(digest, call);
+                    if command.is_some() {
+                        commands_in_order.push(&call.id);
+                    }
+                    open.insert(&call.id, command);
+                }
+                Part::ToolResult(result) => {
+                    let command = open.remove(result.call_id.as_str()).flatten();
+                    read_result(digest, result, command);
+                }
+                _ => {}
+            }
+        }
+    }
+    for id in commands_in_order {
+        if let Some(Some(command)) = open.remove(id) {
+            add(&mut digest.commands, (command, NO_RESULT.to_owned()), 1);
+        }
+    }
+}
+
+/// A user text as a request: without system reminders, tidied, bounded.
+fn request(text: &str) -> Option<String> {
+    let text = tidy_block(&strip_reminders(text));
+    if text.is_empty() {
+        return None;
+    }
+    if let Some(Cow::Owned(head)) = cut_to_fit(&text, REQUEST_MAX_MILLIS, 1) {
+        return Some(head);
+    }
+    Some(text)
+}
+
+/// What an argument key says about its value.
+enum Key {
+    Path,
+    Command,
+    Todos,
+    Other,
+}
+
+fn key_meaning(key: &str) -> Key {
+    let key: String = key
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    match key.as_str() {
+        "command" | "cmd" => Key::Command,
+        "todos" => Key::Todos,
+        "file" | "files" | "filename" | "filenames" => Key::Path,
+        _ if key.ends_with("path") || key.ends_with("paths") => Key::Path,
+        _ => Key::Other,
+    }
+}
+
+/// Records the files and todo list of a call; returns the command it runs.
+fn read_call(digest: &mut Digest, call: &ToolCall) -> Option<String> {
+    let args: Value = serde_json::from_str(&call.arguments).ok()?;
+    let tool = tool_label(&call.name);
+    let mut command = None;
+    for (key, value) in args.as_object()? {
+        match key_meaning(key) {
+            Key::Path => {
+                for path in strings(value) {
+                    let path = one_line(path, PATH_MAX_CHARS);
+                    if !path.is_empty() {
+                        digest.add_file(path, &tool, 1);
+                    }
+                }
+            }
+            Key::Command => command = command_text(value),
+            Key::Todos => {
+                if let Some(todos) = todo_list(value) {
+                    digest.todos = todos;
+                }
+            }
+            Key::Other => {}
+        }
+    }
+    if let Some(command) = &command {
+        for path in command_paths(command) {
+            digest.add_file(path.to_owned(), &tool, 1);
+        }
+    }
+    command
+}
+
+/// The tool name as a label the format can read back: no spaces, parentheses,
+/// commas or count signs.
+fn tool_label(name: &str) -> String {
+    let label: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "_-.:/".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if label.is_empty() {
+        "tool".to_owned()
+    } else {
+        label
+    }
+}
+
+/// A string value, or the strings of an array value.
+fn strings(value: &Value) -> impl Iterator<Item = &str> {
+    let (one, many) = match value {
+        Value::Array(items) => (None, items.as_slice()),
+        other => (other.as_str(), &[][..]),
+    };
+    one.into_iter().chain(many.iter().filter_map(Value::as_str))
+}
+
+/// The first line of a command (an argv array is joined), marked if more follow.
+fn command_text(value: &Value) -> Option<String> {
+    let joined = strings(value).collect::<Vec<_>>().join(" ");
+    let mut lines = joined.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut text = one_line(lines.next()?, COMMAND_MAX_CHARS);
+    if lines.next().is_some() {
+        text.push_str(" …");
+    }
+    Some(text)
+}
+
+/// Tokens of a command line that look like file paths; `path:line` suffixes
+/// are dropped.
+fn command_paths(command: &str) -> impl Iterator<Item = &str> {
+    command.split_whitespace().filter_map(|token| {
+        let mut token = token.trim_matches(|c| matches!(c, '"' | '\'' | '(' | ')' | ';' | ','));
+        while let Some((path, _)) = token
+            .rsplit_once(':')
+            .filter(|(_, n)| n.chars().all(|c| c.is_ascii_digit()))
+        {
+            token = path;
+        }
+        is_file_path(token).then_some(token)
+    })
+}
+
+/// A `/` and a file extension, no shell syntax or URL: specific enough to pick
+/// paths out of command lines and output without a list of known extensions.
+fn is_file_path(token: &str) -> bool {
+    let Some((stem, extension)) = token
+        .rsplit('/')
+        .next()
+        .and_then(|name| name.rsplit_once('.'))
+    else {
+        return false;
+    };
+    token.contains('/')
+        && !token.starts_with('-')
+        && !token.contains("://")
+        && !token.contains([
+            '$', '*', '?', '{', '}', '=', '|', '&', '<', '>', '`', '"', '\'', '\\', ' ',
+        ])
+        && !stem.is_empty()
+        && (1..=10).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_alphanumeric())
+        && extension.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+fn todo_list(value: &Value) -> Option<Vec<Todo>> {
+    const TEXT_KEYS: [&str; 6] = ["content", "text", "title", "task", "description", "subject"];
+    let todos = value
+        .as_array()?
+        .iter()
+        .filter_map(|item: &Value| {
+            let text = item
+                .as_str()
+                .or_else(|| TEXT_KEYS.iter().find_map(|k| item.get(k)?.as_str()))?;
+            let status = item
+                .get("status")
+                .or_else(|| item.get("state"))
+                .and_then(Value::as_str);
+            Some(Todo {
+                status: status.map_or(Status::Pending, todo_status),
+                text: one_line(text, TODO_MAX_CHARS),
+            })
+        })
+        .filter(|todo| !todo.text.is_empty())
+        .collect();
+    Some(todos)
+}
+
+fn todo_status(word: &str) -> Status {
+    let word: String = word
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    match word.as_str() {
+        "completed" | "complete" | "done" | "finished" => Status::Done,
+        "inprogress" | "active" | "doing" | "started" | "running" => Status::Active,
+        "cancelled" | "canceled" | "skipped" | "abandoned" => Status::Cancelled,
+        _ => Status::Pending,
+    }
+}
+
+/// Records the errors a result shows and, for a command, its outcome.
+fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>) {
+    let content = strip_reminders(&result.content);
+    let lines: Vec<&str> = content
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    // Harnesses put the exit code first (Claude Code) or last (most others).
+    let exit = lines
+        .iter()
+        .take(2)
+        .chain(lines.iter().rev().take(2))
+        .find_map(|l| exit_code(l));
+    let failed = result.is_error || exit.is_some_and(|code| code != 0);
+
+    let mut errors: Vec<String> = Vec::new();
+    if command.is_some() {
+        // Command output is diagnostics, so every error-looking line counts;
+        // other results are mostly file contents and search hits, where such
+        // lines are code, so only an opening error line counts there.
+        for line in lines.iter().filter(|l| looks_like_error(l)) {
+            let line = error_text(line);
+            if !errors.contains(&line) {
+                errors.push(line);
+            }
+            if errors.len() == ERRORS_PER_RESULT {
+                break;
+            }
+        }
+    } else if let Some(first) = first_informative(&lines).filter(|l| looks_like_error(l)) {
+        errors.push(error_text(first));
+    }
+    if failed && errors.is_empty() {
+        errors.extend(first_informative(&lines).map(error_text));
+    }
+
+    if let Some(command) = command {
+        let outcome = match exit {
+            Some(code) if code != 0 => format!("exit {code}"),
+            _ if result.is_error => "failed".to_owned(),
+            None if !errors.is_empty() => "error".to_owned(),
+            _ => "ok".to_owned(),
+        };
+        add(&mut digest.commands, (command, outcome), 1);
+    }
+    for error in errors {
+        add(&mut digest.errors, error, 1);
+    }
+}
+
+/// The code of an exit-status line such as `Exit code 1` or `exit status: 2`.
+fn exit_code(line: &str) -> Option<i64> {
+    const PHRASES: [&str; 6] = [
+        "exit code",
+        "exit status",
+        "exited with code",
+        "exit_code",
+        "returncode",
+        "return code",
+    ];
+    // Longer lines are prose that mentions exit codes.
+    if line.len() > 60 {
+        return None;
+    }
+    let lower = line.to_ascii_lowercase();
+    PHRASES.iter().find_map(|phrase| {
+        let rest = lower[lower.find(phrase)? + phrase.len()..].trim_start_matches([' ', ':', '=']);
+        let end = rest
+            .char_indices()
+            .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && c == '-')))
+            .map_or(rest.len(), |(i, _)| i);
+        rest[..end].parse().ok()
+    })
+}
+
+/// Listings (`cat -n`, `grep`, editors' views) show source code, whose
+/// `Error` types and `{:error, _}` patterns are not errors that happened.
+fn is_listing(line: &str) -> bool {
+    // `grep -r` hits, `path/to/file.ex:content`; compilers' `path:12:5: error`
+    // has a line number and stays an error.
+    if let Some((path, rest)) = line.split_once(':')
+        && is_file_path(path)
+        && !rest.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return true;
+    }
+    let rest = line.trim_start_matches(|c: char| c.is_ascii_digit());
+    if rest.len() == line.len() {
+        return false;
+    }
+    // `12:` starts a numbered line, `21:33:40` a timestamp.
+    rest.trim_start_matches(' ')
+        .starts_with(['→', '\t', '│', '|'])
+        || rest
+            .strip_prefix(':')
+            .is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+fn looks_like_error(line: &str) -> bool {
+    const MARKERS: [&str; 15] = [
+        "error:",
+        "error[",
+        "[error]",
+        // Harness tags such as `<tool_use_error>`.
+        "_error>",
+        "Error",
+        "ERROR",
+        "Traceback",
+        "FAILED",
+        "FAIL:",
+        "failed:",
+        "panicked",
+        "exception",
+        "Exception",
+        "fatal:",
+        "Fatal",
+    ];
+    (MARKERS.iter().any(|m| has_marker(line, m)) || line.ends_with(" failed")) && !is_listing(line)
+}
+
+/// `marker` occurs as a word: not glued to a following word (`Errors`,
+/// `exceptiongroup`) and, for lowercase markers, not the tail of an identifier
+/// (`record_exception`). Capitalised markers may end a CamelCase name
+/// (`RuntimeError`).
+fn has_marker(line: &str, marker: &str) -> bool {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let check_before = marker.starts_with(|c: char| c.is_ascii_lowercase());
+    let check_after = marker.ends_with(|c: char| c.is_alphabetic());
+    line.match_indices(marker).any(|(at, _)| {
+        let before_ok = !check_before || !line[..at].ends_with(is_word);
+        let after_ok = !check_after || !line[at + marker.len()..].starts_with(is_word);
+        before_ok && after_ok
+    })
+}
+
+/// The first line that says something: not blank, not only an exit status.
+/// Returned with its tags, which may be what marks it as an error.
+fn first_informative<'a>(lines: &[&'a str]) -> Option<&'a str> {
+    lines.iter().copied().find(|l| {
+        let l = strip_wrapping_tags(l);
+        l.chars().any(char::is_alphanumeric) && exit_code(l).is_none()
+    })
+}
+
+fn error_text(line: &str) -> String {
+    one_line(strip_wrapping_tags(line), ERROR_MAX_CHARS)
+}
+
+/// `<tool_use_error>File does not exist.</tool_use_error>` → `File does not exist.`
+fn strip_wrapping_tags(line: &str) -> &str {
+    let is_tag = |tag: &str| {
+        !tag.is_empty()
+            && tag
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-/".contains(c))
+    };
+    let mut line = line.trim();
+    if let Some((tag, rest)) = line.strip_prefix('<').and_then(|l| l.split_once('>'))
+        && is_tag(tag)
+    {
+        line = rest.trim_start();
+    }
+    if let Some((rest, tag)) = line.strip_suffix('>').and_then(|l| l.rsplit_once("</"))
+        && is_tag(tag)
+    {
+        line = rest.trim_end();
+    }
+    line
+}
+
+/// Short sentences of an assistant text that state something, skipping code
+/// blocks, headings, tables and lead-ins to the next tool call.
+fn decisions(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code || line.starts_with(['#', '|']) {
+            continue;
+        }
+        for sentence in sentences(strip_list_marker(line)) {
+            if is_decision(sentence) {
+                out.push(one_line(sentence, usize::MAX));
+                if out.len() == DECISIONS_PER_TEXT {
+                    return out;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn strip_list_marker(line: &str) -> &str {
+    if let Some(rest) = line
+        .strip_prefix(['-', '*', '+'])
+        .and_then(|r| r.strip_prefix(' '))
+    {
+        return rest.trim_start();
+    }
+    let rest = line.trim_start_matches(|c: char| c.is_ascii_digit());
+    match rest
+        .strip_prefix(['.', ')'])
+        .and_then(|r| r.strip_prefix(' '))
+    {
+        Some(item) if rest.len() < line.len() => item.trim_start(),
+        _ => line,
+    }
+}
+
+/// Splits after `.`, `!` or `?` followed by a space, and after CJK full stops.
+fn sentences(line: &str) -> impl Iterator<Item = &str> {
+    let mut rest = line;
+    std::iter::from_fn(move || {
+        let rest_now = rest.trim_start();
+        if rest_now.is_empty() {
+            return None;
+        }
+        let mut chars = rest_now.char_indices().peekable();
+        let mut end = rest_now.len();
+        while let Some((i, c)) = chars.next() {
+            let boundary = match c {
+                '。' | '！' | '？' => true,
+                '.' | '!' | '?' => chars.peek().is_none_or(|&(_, next)| next.is_whitespace()),
+                _ => false,
+            };
+            if boundary {
+                end = i + c.len_utf8();
+                break;
+            }
+        }
+        rest = &rest_now[end..];
+        Some(&rest_now[..end])
+    })
+}
+
+fn is_decision(sentence: &str) -> bool {
+    // English lead-ins narrate the next tool call or acknowledge the last one;
+    // the dominant agents write them constantly. Other languages pass
+    // unfiltered: the budget drops decisions first anyway.
+    const NARRATION: [&str; 12] = [
+        "let me",
+        "now let me",
+        "let's",
+        "now let's",
+        "let us",
+        "good",
+        "great",
+        "perfect",
+        "excellent",
+        "ok",
+        "alright",
+        "now i have",
+    ];
+    if sentence.ends_with([':', '：']) || !DECISION_MILLIS.contains(&text_millis(sentence)) {
+        return false;
+    }
+    let head: String = sentence
+        .chars()
+        .take(12)
+        .flat_map(char::to_lowercase)
+        .collect();
+    !NARRATION.iter().any(|n| head.starts_with(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str, name: &str, arguments: &str) -> Part {
+        Part::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        })
+    }
+
+    fn result(id: &str, content: &str, is_error: bool) -> Part {
+        Part::ToolResult(ToolResult {
+            call_id: id.into(),
+            content: content.into(),
+            is_error,
+        })
+    }
+
+    fn digest_of(messages: &[Message]) -> Digest {
+        let mut digest = Digest::default();
+        absorb(&mut digest, messages);
+        digest
+    }
+
+    #[test]
+    fn calls_are_read_by_argument_keys_not_tool_names() {
+        let messages = [
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    call(
+                        "1",
+                        "Frobnicate",
+                        r#"{"notebookPath": "a.ipynb", "paths": ["b.rs", "c.rs"]}"#,
+                    ),
+                    call(
+                        "2",
+                        "shell",
+                        r#"{"cmd": ["bash", "-lc", "cargo test -p x src/lib.rs:12"]}"#,
+                    ),
+                    call(
+                        "3",
+                        "plan",
+                        r#"{"todos": [{"content": "write", "status": "in_progress"}, "check"]}"#,
+                    ),
+                ],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![result("1", "ok", false)],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![result("2", "running 3 tests\ntest result: ok", false)],
+            },
+        ];
+        let digest = digest_of(&messages);
+        let files: Vec<_> = digest
+            .files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t[0].0.as_str()))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("a.ipynb", "Frobnicate"),
+                ("b.rs", "Frobnicate"),
+                ("c.rs", "Frobnicate"),
+                ("src/lib.rs", "shell")
+            ]
+        );
+        let commands: Vec<_> = digest
+            .commands
+            .iter()
+            .map(|((c, o), _)| (c.as_str(), o.as_str()))
+            .collect();
+        assert_eq!(commands, [("bash -lc cargo test -p x src/lib.rs:12", "ok")]);
+        assert_eq!(
+            digest.todos,
+            [
+                Todo {
+                    status: Status::Active,
+                    text: "write".into()
+                },
+                Todo {
+                    status: Status::Pending,
+                    text: "check".into()
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn command_outcomes() {
+        let run = |content: &str, is_error: bool| {
+            let digest = digest_of(&[
+                Message {
+                    role: Role::Assistant,
+                    parts: vec![call("1", "Bash", r#"{"command": "make"}"#)],
+                },
+                Message {
+                    role: Role::User,
+                    parts: vec![result("1", content, is_error)],
+                },
+            ]);
+            let ((_, outcome), _) = digest.commands.iter().next().unwrap();
+            let errors: Vec<String> = digest.errors.iter().map(|(e, _)| e.clone()).collect();
+            (outcome.clone(), errors)
+        };
+        assert_eq!(
+            run("Exit code 2\nmake: *** No rule", false),
+            ("exit 2".into(), vec!["make: *** No rule".into()])
+        );
+        assert_eq!(run("built\nexit status: 0", false), ("ok".into(), vec![]));
+        assert_eq!(run("boom", true), ("failed".into(), vec!["boom".into()]));
+        assert_eq!(
+            run(
+                "a\nerror[E0308]: mismatched\n  12: let Error = 1;\nerror[E0308]: mismatched",
+                false
+            ),
+            ("error".into(), vec!["error[E0308]: mismatched".into()])
+        );
+        assert_eq!(run("all good", false), ("ok".into(), vec![]));
+    }
+
+    #[test]
+    fn unanswered_commands_are_kept() {
+        let digest = digest_of(&[Message {
+            role: Role::Assistant,
+            parts: vec![call("1", "Bash", r#"{"command": "sleep 9\necho"}"#)],
+        }]);
+        let ((command, outcome), _) = digest.commands.iter().next().unwrap();
+        assert_eq!(
+            (command.as_str(), outcome.as_str()),
+            ("sleep 9 …", NO_RESULT)
+        );
+    }
+
+    #[test]
+    fn file_contents_are_not_errors() {
+        let digest = digest_of(&[
+            Message {
+                role: Role::Assistant,
+                parts: vec![call("1", "Read", r#"{"file_path": "/x.ex"}"#)],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![result(
+                    "1",
+                    "     1→raise CompileError\n     2→{:error, _}",
+                    false,
+                )],
+            },
+            Message {
+                role: Role::Assistant,
+                parts: vec![call("2", "Read", r#"{"file_path": "/y.ex"}"#)],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![result(
+                    "2",
+                    "<tool_use_error>File does not exist.</tool_use_error>",
+                    true,
+                )],
+            },
+        ]);
+        let errors: Vec<_> = digest.errors.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(errors, ["File does not exist."]);
+    }
+
+    #[test]
+    fn listings_and_timestamps() {
+        assert!(is_listing("49→    errors = load_errors()"));
+        assert!(is_listing("1466:            raise ValueError(msg)"));
+        assert!(is_listing("128 │       {:ok, _view}"));
+        assert!(!is_listing("21:33:40.227 [error] Unexpected"));
+        assert!(!is_listing("1 error generated."));
+        assert!(is_listing(
+            "deps/x/span.ex: def record_exception(ctx, Error)"
+        ));
+        assert!(!is_listing("src/main.rs:12:5: error: expected `;`"));
+        assert!(looks_like_error("21:33:40.227 [error] Unexpected"));
+    }
+
+    #[test]
+    fn error_markers_are_words() {
+        for line in [
+            "** (RuntimeError) no key",
+            "thread 'main' panicked at x",
+            "an exception was raised",
+            "<tool_use_error>x",
+        ] {
+            assert!(looks_like_error(line), "{line}");
+        }
+        for line in [
+            "Requirement satisfied: exceptiongroup",
+            "def record_exception(ctx)",
+            "0 Errors found",
+            "{:error, _} ->",
+        ] {
+            assert!(!looks_like_error(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn requests_skip_reminders_and_tool_results() {
+        let digest = digest_of(&[
+            Message::text(
+                Role::User,
+                "<system-reminder>ctx</system-reminder>\n\nfix the bug\r\n",
+            ),
+            Message {
+                role: Role::User,
+                parts: vec![result("9", "output", false)],
+            },
+            Message::text(Role::User, "<system-reminder>only this</system-reminder>"),
+        ]);
+        let requests: Vec<_> = digest.requests.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(requests, ["fix the bug"]);
+    }
+
+    #[test]
+    fn decisions_skip_narration_code_and_lead_ins() {
+        let text = "Let me read the file.\nThe parser must stay lenient because hosts differ. Done.\n\
+                    ```\nlet x = 1; // Use this instead of that value here.\n```\n\
+                    Now update the renderer:\n- Use a BTreeMap so output order is stable.";
+        assert_eq!(
+            decisions(text),
+            [
+                "The parser must stay lenient because hosts differ.",
+                "Use a BTreeMap so output order is stable."
+            ]
+        );
+        assert_eq!(
+            decisions("决定使用 BTreeMap 保证输出顺序稳定。好。"),
+            ["决定使用 BTreeMap 保证输出顺序稳定。"]
+        );
+    }
+
+    #[test]
+    fn command_paths_need_a_slash_and_an_extension() {
+        let found: Vec<_> =
+            command_paths("mix test test/a_test.exs:12 && cat './b/c.json'; ls /tmp https://x.io/y.js $D/e.rs --out=f/g.txt v1/2.0")
+                .collect();
+        assert_eq!(found, ["test/a_test.exs", "./b/c.json"]);
+    }
+}
