@@ -7,8 +7,9 @@
 //! cache write) at about 1.25. The same model is applied to sending every
 //! request uncompressed, and the ratio of the two is the cost figure.
 
+use crate::{Compressed, Middleware, Status};
 use condense_model::tokens::estimate_messages;
-use condense_model::{Checkpoint, Message, Role};
+use condense_model::{Checkpoint, Config, Message, Role, Trigger};
 use serde::Serialize;
 
 /// Price of cached-prefix tokens relative to plain input.
@@ -49,7 +50,11 @@ pub struct ReplayStats {
 impl ReplayStats {
     /// `cost / baseline_cost`: below 1 means condense saved money.
     pub fn cost_ratio(&self) -> f64 {
-        if self.baseline_cost == 0.0 { 1.0 } else { self.cost / self.baseline_cost }
+        if self.baseline_cost == 0.0 {
+            1.0
+        } else {
+            self.cost / self.baseline_cost
+        }
     }
 }
 
@@ -62,7 +67,11 @@ struct CostMeter {
 
 impl CostMeter {
     fn new() -> Self {
-        CostMeter { previous: None, total: 0.0, breaks: 0 }
+        CostMeter {
+            previous: None,
+            total: 0.0,
+            breaks: 0,
+        }
     }
 
     fn send(&mut self, request: Vec<Message>, tokens: &[u32]) {
@@ -83,7 +92,10 @@ impl CostMeter {
 
 /// Replays `history` through `compress`, which gets each request and the
 /// checkpoint returned by the call before.
-pub fn replay(history: &[Message], mut compress: impl FnMut(&[Message], Option<&Checkpoint>) -> Step) -> ReplayStats {
+pub fn replay(
+    history: &[Message],
+    mut compress: impl FnMut(&[Message], Option<&Checkpoint>) -> Step,
+) -> ReplayStats {
     let tokens = estimate_messages(history);
     let mut stats = ReplayStats {
         largest_message_tokens: tokens.iter().copied().max().map_or(0, u64::from),
@@ -103,7 +115,9 @@ pub fn replay(history: &[Message], mut compress: impl FnMut(&[Message], Option<&
         stats.compactions += usize::from(step.compacted);
         stats.failed_open += usize::from(step.failed_open);
         let step_tokens = estimate_messages(&step.messages);
-        stats.peak_request_tokens = stats.peak_request_tokens.max(step_tokens.iter().map(|&t| u64::from(t)).sum());
+        stats.peak_request_tokens = stats
+            .peak_request_tokens
+            .max(step_tokens.iter().map(|&t| u64::from(t)).sum());
         baseline.send(request.to_vec(), &tokens[..i]);
         compressed.send(step.messages, &step_tokens);
         checkpoint = step.checkpoint;
@@ -112,6 +126,31 @@ pub fn replay(history: &[Message], mut compress: impl FnMut(&[Message], Option<&
     stats.cost = compressed.total;
     stats.baseline_cost = baseline.total;
     stats
+}
+
+/// Replays `history` through the fail-open middleware; `on_call` sees each
+/// request and what the middleware made of it.
+pub fn replay_middleware(
+    middleware: &Middleware,
+    config: &Config,
+    history: &[Message],
+    mut on_call: impl FnMut(&[Message], &Compressed),
+) -> ReplayStats {
+    replay(history, |request, checkpoint| {
+        let sent = middleware.compress(request, config, checkpoint);
+        on_call(request, &sent);
+        Step {
+            compacted: sent.report.status == Status::Compressed
+                && sent
+                    .report
+                    .guest
+                    .as_ref()
+                    .is_some_and(|r| r.trigger == Trigger::Compacted),
+            failed_open: sent.report.status == Status::FailedOpen,
+            messages: sent.messages,
+            checkpoint: sent.checkpoint,
+        }
+    })
 }
 
 #[cfg(test)]
@@ -130,7 +169,12 @@ mod tests {
     #[test]
     fn uncompressed_replay_costs_exactly_the_baseline() {
         let h = history();
-        let stats = replay(&h, |req, _| Step { messages: req.to_vec(), checkpoint: None, compacted: false, failed_open: false });
+        let stats = replay(&h, |req, _| Step {
+            messages: req.to_vec(),
+            checkpoint: None,
+            compacted: false,
+            failed_open: false,
+        });
         assert_eq!(stats.calls, 5);
         assert_eq!(stats.cache_breaks, 0);
         assert!((stats.cost_ratio() - 1.0).abs() < 1e-12);
@@ -143,8 +187,17 @@ mod tests {
         let stats = replay(&h, |req, _| {
             n += 1;
             // From the third call on, drop the first message: the prefix changes once.
-            let messages = if n >= 3 { req[1..].to_vec() } else { req.to_vec() };
-            Step { messages, checkpoint: None, compacted: n == 3, failed_open: false }
+            let messages = if n >= 3 {
+                req[1..].to_vec()
+            } else {
+                req.to_vec()
+            };
+            Step {
+                messages,
+                checkpoint: None,
+                compacted: n == 3,
+                failed_open: false,
+            }
         });
         assert_eq!(stats.cache_breaks, 1);
         assert_eq!(stats.compactions, 1);

@@ -17,6 +17,7 @@
 //! the allowed range. Relative component paths resolve against the file's
 //! directory.
 
+use crate::{ComponentSource, Limits, Middleware, Runtime, embedded};
 use anyhow::{Context, Result, bail};
 use condense_model::Config;
 use serde::{Deserialize, Serialize};
@@ -42,7 +43,10 @@ pub struct LimitSettings {
 
 impl Default for LimitSettings {
     fn default() -> Self {
-        LimitSettings { memory_mib: 256, timeout_ms: 5_000 }
+        LimitSettings {
+            memory_mib: 256,
+            timeout_ms: 5_000,
+        }
     }
 }
 
@@ -57,10 +61,18 @@ pub struct Settings {
 impl Settings {
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Settings> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-        let mut settings = Settings::parse(&text).with_context(|| format!("config file {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let mut settings =
+            Settings::parse(&text).with_context(|| format!("config file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
-        for p in [&mut settings.components.compressor, &mut settings.components.summarizer].into_iter().flatten() {
+        for p in [
+            &mut settings.components.compressor,
+            &mut settings.components.summarizer,
+        ]
+        .into_iter()
+        .flatten()
+        {
             if p.is_relative() {
                 *p = base.join(&*p);
             }
@@ -82,9 +94,37 @@ impl Settings {
             None => LimitSettings::default(),
         };
         let compress: Config = toml::Value::Table(table).try_into()?;
-        let settings = Settings { compress, components, limits };
+        let settings = Settings {
+            compress,
+            components,
+            limits,
+        };
         settings.validate()?;
         Ok(settings)
+    }
+
+    /// The sandbox limits these settings ask for.
+    pub fn sandbox_limits(&self) -> Limits {
+        Limits {
+            memory_bytes: self.limits.memory_mib as usize * (1 << 20),
+            call_timeout: std::time::Duration::from_millis(u64::from(self.limits.timeout_ms)),
+            ..Limits::default()
+        }
+    }
+
+    /// Loads the configured components (embedded ones by default) into a
+    /// fail-open middleware.
+    pub fn middleware(&self) -> Result<Middleware> {
+        let source = |path: &Option<PathBuf>, embedded: &'static [u8]| match path {
+            Some(p) => ComponentSource::Path(p.clone()),
+            None => ComponentSource::Embedded(embedded),
+        };
+        let runtime = Runtime::new(
+            self.sandbox_limits(),
+            source(&self.components.compressor, embedded::COMPRESSOR),
+            source(&self.components.summarizer, embedded::SUMMARIZER),
+        )?;
+        Ok(Middleware::new(runtime))
     }
 
     pub fn validate(&self) -> Result<()> {
@@ -92,10 +132,16 @@ impl Settings {
             bail!("{e}");
         }
         if !(16..=4096).contains(&self.limits.memory_mib) {
-            bail!("limits.memory_mib = {}: must be between 16 and 4096", self.limits.memory_mib);
+            bail!(
+                "limits.memory_mib = {}: must be between 16 and 4096",
+                self.limits.memory_mib
+            );
         }
         if !(10..=600_000).contains(&self.limits.timeout_ms) {
-            bail!("limits.timeout_ms = {}: must be between 10 and 600000", self.limits.timeout_ms);
+            bail!(
+                "limits.timeout_ms = {}: must be between 10 and 600000",
+                self.limits.timeout_ms
+            );
         }
         Ok(())
     }
@@ -112,7 +158,7 @@ mod tests {
 
     #[test]
     fn keys_override_defaults() {
-        let s = Settings::parse("token_threshold = 40000\ntarget_tokens = 16000\n[limits]\ntimeout_ms = 100\n").unwrap();
+        let s = Settings::parse("token_threshold = 40000\ntarget_tokens = 16000\nkeep_recent_tokens = 8000\n[limits]\ntimeout_ms = 100\n").unwrap();
         assert_eq!(s.compress.token_threshold, 40_000);
         assert_eq!(s.compress.target_tokens, 16_000);
         assert_eq!(s.compress.recent_turns, Config::default().recent_turns);
@@ -129,15 +175,24 @@ mod tests {
 
     #[test]
     fn out_of_range_values_are_named_with_their_range() {
-        let e = format!("{:#}", Settings::parse("token_threshold = 40000\ntarget_tokens = 50000").unwrap_err());
+        let e = format!(
+            "{:#}",
+            Settings::parse("token_threshold = 40000\ntarget_tokens = 50000").unwrap_err()
+        );
         assert!(e.contains("target_tokens") && e.contains("39999"), "{e}");
-        let e = format!("{:#}", Settings::parse("[limits]\nmemory_mib = 1").unwrap_err());
+        let e = format!(
+            "{:#}",
+            Settings::parse("[limits]\nmemory_mib = 1").unwrap_err()
+        );
         assert!(e.contains("memory_mib") && e.contains("16"), "{e}");
     }
 
     #[test]
     fn wrong_types_are_named() {
-        let e = format!("{:#}", Settings::parse("recent_turns = \"ten\"").unwrap_err());
+        let e = format!(
+            "{:#}",
+            Settings::parse("recent_turns = \"ten\"").unwrap_err()
+        );
         assert!(e.contains("recent_turns"), "{e}");
     }
 }

@@ -1,1 +1,100 @@
-//! placeholder
+//! Shared helpers for the integration tests in `tests/`: where the test guests
+//! are, runtimes shared by all tests of a binary (each component is compiled
+//! once per test binary), and the corpus of recorded sessions.
+
+use condense_host::formats::{Format, Parsed};
+use condense_host::{ComponentSource, Limits, Middleware, Runtime, embedded};
+use condense_model::Message;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Paths of the test guest components (`tests/guests/*`), built by build.rs.
+pub mod guests {
+    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
+}
+
+/// The components built into the host, under the default limits.
+pub fn embedded_middleware() -> &'static Middleware {
+    static SHARED: OnceLock<Middleware> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        middleware(
+            Limits::default(),
+            ComponentSource::Embedded(embedded::COMPRESSOR),
+            ComponentSource::Embedded(embedded::SUMMARIZER),
+        )
+    })
+}
+
+/// The embedded compressor with the custom test summarizer loaded by path, as
+/// a host swaps in a third-party summarizer without being rebuilt.
+pub fn custom_summarizer_middleware() -> &'static Middleware {
+    static SHARED: OnceLock<Middleware> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        middleware(
+            Limits::default(),
+            ComponentSource::Embedded(embedded::COMPRESSOR),
+            ComponentSource::Path(guests::TEST_SUMMARIZER_CUSTOM.into()),
+        )
+    })
+}
+
+/// The limits of [`hostile_middleware`]: small enough that the limit tests
+/// are quick, large enough that a well-behaved call never comes near them.
+pub fn hostile_limits() -> Limits {
+    Limits {
+        memory_bytes: 32 << 20,
+        call_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    }
+}
+
+/// The hostile compressor and the hostile summarizer, under [`hostile_limits`].
+pub fn hostile_middleware() -> &'static Middleware {
+    static SHARED: OnceLock<Middleware> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        middleware(
+            hostile_limits(),
+            ComponentSource::Path(guests::TEST_COMPRESSOR_HOSTILE.into()),
+            ComponentSource::Path(guests::TEST_SUMMARIZER_HOSTILE.into()),
+        )
+    })
+}
+
+fn middleware(
+    limits: Limits,
+    compressor: ComponentSource,
+    summarizer: ComponentSource,
+) -> Middleware {
+    Middleware::new(
+        Runtime::new(limits, compressor, summarizer).unwrap_or_else(|e| panic!("{e:#}")),
+    )
+}
+
+/// The recorded sessions in `tests/corpus/sessions`, by file stem.
+pub fn session_names() -> Vec<String> {
+    let dir = corpus_dir().join("sessions");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            (path.extension()? == "json").then(|| path.file_stem()?.to_str().map(str::to_owned))?
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// A recorded session (an OpenAI-style message list) as model messages.
+pub fn session(name: &str) -> Vec<Message> {
+    let path = corpus_dir().join("sessions").join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let body = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let parsed =
+        Parsed::parse(body, Format::OpenAi).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+    parsed.messages().to_vec()
+}
+
+pub fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}

@@ -28,14 +28,21 @@ pub struct Artifact {
 /// returns their component paths. Panics with an actionable message on failure:
 /// it runs in build scripts, where a panic is how errors are reported.
 pub fn build(packages: &[&str]) -> Vec<Artifact> {
-    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("run from a build script"));
+    let manifest_dir =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("run from a build script"));
     let workspace = workspace_root(&manifest_dir);
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("run from a build script"));
     let target_dir = guest_target_dir(&out_dir);
 
     println!("cargo:rerun-if-changed={}", workspace.join("wit").display());
-    println!("cargo:rerun-if-changed={}", workspace.join("Cargo.toml").display());
-    println!("cargo:rerun-if-changed={}", workspace.join("Cargo.lock").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        workspace.join("Cargo.toml").display()
+    );
+    println!(
+        "cargo:rerun-if-changed={}",
+        workspace.join("Cargo.lock").display()
+    );
     for dir in ["guest", "tests/guests"] {
         watch_sources(&workspace.join(dir));
     }
@@ -67,16 +74,29 @@ pub fn build(packages: &[&str]) -> Vec<Artifact> {
     ] {
         cmd.env_remove(var);
     }
-    let status = cmd.status().unwrap_or_else(|e| panic!("cannot run cargo to build the guests: {e}"));
-    assert!(status.success(), "building the guest components failed (see the cargo output above)");
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run cargo to build the guests: {e}"));
+    assert!(
+        status.success(),
+        "building the guest components failed (see the cargo output above)"
+    );
 
     packages
         .iter()
         .map(|p| {
             let file = format!("{}.wasm", p.replace('-', "_"));
             let path = target_dir.join(TARGET).join(PROFILE).join(file);
-            assert!(path.exists(), "guest build did not produce {}", path.display());
-            Artifact { package: p.to_string(), const_name: p.replace('-', "_").to_uppercase(), path }
+            assert!(
+                path.exists(),
+                "guest build did not produce {}",
+                path.display()
+            );
+            Artifact {
+                package: p.to_string(),
+                const_name: p.replace('-', "_").to_uppercase(),
+                path,
+            }
         })
         .collect()
 }
@@ -85,7 +105,14 @@ pub fn build(packages: &[&str]) -> Vec<Artifact> {
 pub fn path_consts(artifacts: &[Artifact]) -> String {
     artifacts
         .iter()
-        .map(|a| format!("/// Path of the `{}` component.\npub const {}: &str = {:?};\n", a.package, a.const_name, a.path.display().to_string()))
+        .map(|a| {
+            format!(
+                "/// Path of the `{}` component.\npub const {}: &str = {:?};\n",
+                a.package,
+                a.const_name,
+                a.path.display().to_string()
+            )
+        })
         .collect()
 }
 
@@ -100,12 +127,20 @@ fn workspace_root(manifest_dir: &Path) -> PathBuf {
 /// `<target>/guests`, next to the outer build's profile dirs. OUT_DIR is
 /// `<target>[/<triple>]/<profile>/build/<pkg>-<hash>/out`.
 fn guest_target_dir(out_dir: &Path) -> PathBuf {
-    let profile_dir = out_dir.ancestors().nth(3).expect("OUT_DIR has the usual layout");
-    profile_dir.parent().expect("profile dir has a parent").join("guests")
+    let profile_dir = out_dir
+        .ancestors()
+        .nth(3)
+        .expect("OUT_DIR has the usual layout");
+    profile_dir
+        .parent()
+        .expect("profile dir has a parent")
+        .join("guests")
 }
 
 fn watch_sources(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();
@@ -123,12 +158,26 @@ fn watch_sources(dir: &Path) {
 /// missing; otherwise says exactly what to run.
 fn ensure_target_installed() {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let sysroot = Command::new(&rustc).args(["--print", "sysroot"]).output().ok().and_then(|o| String::from_utf8(o.stdout).ok());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok());
     if let Some(root) = sysroot {
-        if Path::new(root.trim()).join("lib/rustlib").join(TARGET).is_dir() {
+        if Path::new(root.trim())
+            .join("lib/rustlib")
+            .join(TARGET)
+            .is_dir()
+        {
             return;
         }
     }
-    let installed = Command::new("rustup").args(["target", "add", TARGET]).status().is_ok_and(|s| s.success());
-    assert!(installed, "the {TARGET} target is missing: run `rustup target add {TARGET}` and build again");
+    let installed = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        installed,
+        "the {TARGET} target is missing: run `rustup target add {TARGET}` and build again"
+    );
 }

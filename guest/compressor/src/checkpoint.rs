@@ -58,7 +58,11 @@ pub fn prefix_hash(messages: &[Message]) -> String {
 
 /// The checkpoint's boundary if it still describes `messages`: in range, at a
 /// safe cut point, and over an unchanged prefix.
-pub fn matching_boundary(checkpoint: &Checkpoint, messages: &[Message], cuts: &[usize]) -> Option<usize> {
+pub fn matching_boundary(
+    checkpoint: &Checkpoint,
+    messages: &[Message],
+    cuts: &[usize],
+) -> Option<usize> {
     let boundary = checkpoint.boundary as usize;
     if cuts.binary_search(&boundary).is_err() {
         return None;
@@ -72,8 +76,14 @@ mod tests {
 
     #[test]
     fn hash_separates_field_boundaries() {
-        let a = [Message { role: Role::User, parts: vec![Part::Text("ab".into()), Part::Text("c".into())] }];
-        let b = [Message { role: Role::User, parts: vec![Part::Text("a".into()), Part::Text("bc".into())] }];
+        let a = [Message {
+            role: Role::User,
+            parts: vec![Part::Text("ab".into()), Part::Text("c".into())],
+        }];
+        let b = [Message {
+            role: Role::User,
+            parts: vec![Part::Text("a".into()), Part::Text("bc".into())],
+        }];
         assert_ne!(prefix_hash(&a), prefix_hash(&b));
         assert_eq!(prefix_hash(&a), prefix_hash(&a.clone()));
         assert_eq!(prefix_hash(&a).len(), 32);
@@ -81,8 +91,16 @@ mod tests {
 
     #[test]
     fn edited_prefix_or_unsafe_boundary_does_not_match() {
-        let h = vec![Message::text(Role::User, "one"), Message::text(Role::Assistant, "two"), Message::text(Role::User, "three")];
-        let cp = Checkpoint { boundary: 2, prefix_hash: prefix_hash(&h[..2]), summary: "s".into() };
+        let h = vec![
+            Message::text(Role::User, "one"),
+            Message::text(Role::Assistant, "two"),
+            Message::text(Role::User, "three"),
+        ];
+        let cp = Checkpoint {
+            boundary: 2,
+            prefix_hash: prefix_hash(&h[..2]),
+            summary: "s".into(),
+        };
         assert_eq!(matching_boundary(&cp, &h, &[1, 2]), Some(2));
         assert_eq!(matching_boundary(&cp, &h, &[1]), None);
         let mut edited = h.clone();

@@ -23,7 +23,11 @@ impl exports::condense::middleware::compressor::Guest for Component {
             keep_recent_tokens: config.keep_recent_tokens,
             summary_max_tokens: config.summary_max_tokens,
         };
-        let checkpoint = checkpoint.map(|c| model::Checkpoint { boundary: c.boundary, prefix_hash: c.prefix_hash, summary: c.summary });
+        let checkpoint = checkpoint.map(|c| model::Checkpoint {
+            boundary: c.boundary,
+            prefix_hash: c.prefix_hash,
+            summary: c.summary,
+        });
         let mut summarize = |request: model::SummaryRequest| {
             summarizer::summarize(&wit::SummaryRequest {
                 previous_summary: request.previous_summary,
@@ -34,9 +38,13 @@ impl exports::condense::middleware::compressor::Guest for Component {
         };
         match crate::compress(&messages, &config, checkpoint.as_ref(), &mut summarize) {
             Ok(outcome) => Ok(outcome_to_wit(outcome)),
-            Err(model::CompressError::InvalidConfig(m)) => Err(wit::CompressError::InvalidConfig(m)),
+            Err(model::CompressError::InvalidConfig(m)) => {
+                Err(wit::CompressError::InvalidConfig(m))
+            }
             Err(model::CompressError::InvalidInput(m)) => Err(wit::CompressError::InvalidInput(m)),
-            Err(model::CompressError::SelfCheckFailed(m)) => Err(wit::CompressError::SelfCheckFailed(m)),
+            Err(model::CompressError::SelfCheckFailed(m)) => {
+                Err(wit::CompressError::SelfCheckFailed(m))
+            }
         }
     }
 }
@@ -47,7 +55,11 @@ fn outcome_to_wit(o: model::Outcome) -> wit::Outcome {
     let r = o.report;
     wit::Outcome {
         messages: o.messages.into_iter().map(message_to_wit).collect(),
-        checkpoint: o.checkpoint.map(|c| wit::Checkpoint { boundary: c.boundary, prefix_hash: c.prefix_hash, summary: c.summary }),
+        checkpoint: o.checkpoint.map(|c| wit::Checkpoint {
+            boundary: c.boundary,
+            prefix_hash: c.prefix_hash,
+            summary: c.summary,
+        }),
         report: wit::Report {
             tokens_before: r.tokens_before,
             tokens_after: r.tokens_after,
@@ -77,11 +89,20 @@ fn message_from_wit(m: wit::Message) -> model::Message {
         .into_iter()
         .map(|p| match p {
             wit::Part::Text(t) => model::Part::Text(t),
-            wit::Part::Thinking(t) => model::Part::Thinking(model::Thinking { text: t.text, signature: t.signature }),
-            wit::Part::ToolCall(c) => model::Part::ToolCall(model::ToolCall { id: c.id, name: c.name, arguments: c.arguments }),
-            wit::Part::ToolResult(r) => {
-                model::Part::ToolResult(model::ToolResult { call_id: r.call_id, content: r.content, is_error: r.is_error })
-            }
+            wit::Part::Thinking(t) => model::Part::Thinking(model::Thinking {
+                text: t.text,
+                signature: t.signature,
+            }),
+            wit::Part::ToolCall(c) => model::Part::ToolCall(model::ToolCall {
+                id: c.id,
+                name: c.name,
+                arguments: c.arguments,
+            }),
+            wit::Part::ToolResult(r) => model::Part::ToolResult(model::ToolResult {
+                call_id: r.call_id,
+                content: r.content,
+                is_error: r.is_error,
+            }),
             wit::Part::Opaque(j) => model::Part::Opaque(j),
         })
         .collect();
@@ -100,11 +121,20 @@ fn message_to_wit(m: model::Message) -> wit::Message {
         .into_iter()
         .map(|p| match p {
             model::Part::Text(t) => wit::Part::Text(t),
-            model::Part::Thinking(t) => wit::Part::Thinking(wit::Thinking { text: t.text, signature: t.signature }),
-            model::Part::ToolCall(c) => wit::Part::ToolCall(wit::ToolCall { id: c.id, name: c.name, arguments: c.arguments }),
-            model::Part::ToolResult(r) => {
-                wit::Part::ToolResult(wit::ToolResult { call_id: r.call_id, content: r.content, is_error: r.is_error })
-            }
+            model::Part::Thinking(t) => wit::Part::Thinking(wit::Thinking {
+                text: t.text,
+                signature: t.signature,
+            }),
+            model::Part::ToolCall(c) => wit::Part::ToolCall(wit::ToolCall {
+                id: c.id,
+                name: c.name,
+                arguments: c.arguments,
+            }),
+            model::Part::ToolResult(r) => wit::Part::ToolResult(wit::ToolResult {
+                call_id: r.call_id,
+                content: r.content,
+                is_error: r.is_error,
+            }),
             model::Part::Opaque(j) => wit::Part::Opaque(j),
         })
         .collect();

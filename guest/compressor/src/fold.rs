@@ -35,7 +35,12 @@ impl Sizes {
         let mut opener = vec![None; n + 1];
         let mut last_opener = None;
         for (i, m) in messages.iter().enumerate() {
-            systems[i + 1] = systems[i] + if m.role == Role::System { u64::from(tokens[i]) } else { 0 };
+            systems[i + 1] = systems[i]
+                + if m.role == Role::System {
+                    u64::from(tokens[i])
+                } else {
+                    0
+                };
             opener[i] = if m.opens_turn() { None } else { last_opener };
             if m.opens_turn() {
                 last_opener = Some(i);
@@ -43,7 +48,12 @@ impl Sizes {
         }
         opener[n] = last_opener;
         debug_assert!((0..n).all(|i| opener[i] == segment::opener_before(messages, i)));
-        Sizes { tokens, suffix, systems, opener }
+        Sizes {
+            tokens,
+            suffix,
+            systems,
+            opener,
+        }
     }
 
     pub fn total(&self) -> u64 {
@@ -85,14 +95,18 @@ pub fn choose_boundary(
     }
 
     let keep = u64::from(config.keep_recent_tokens);
-    let keeps_floor: Vec<usize> = candidates.iter().copied().filter(|&b| sizes.tail(b) >= keep).collect();
-    keeps_floor
+    let keeps_floor = |b: &usize| sizes.tail(*b) >= keep;
+    // Inside the turn: the earliest cut that fits and keeps the floor; if none
+    // fits, the floor wins over the target.
+    candidates
         .iter()
         .copied()
-        .find(|&b| fits(b))
-        .or_else(|| keeps_floor.last().copied())
-        // Every candidate tail is under the floor: the history since the
-        // previous fold is small, so fold what can be folded.
+        .find(|&b| keeps_floor(&b) && fits(b))
+        .or_else(|| candidates.iter().copied().filter(keeps_floor).last())
+        // Every tail since the previous fold is under the floor (the history
+        // grew by little but the request is over the threshold): keep as much
+        // as fits.
+        .or_else(|| candidates.iter().copied().find(|&b| fits(b)))
         .or_else(|| candidates.last().copied())
 }
 
@@ -106,14 +120,23 @@ mod tests {
         for t in 0..turns {
             h.push(Message::text(Role::User, format!("request {t}")));
             for s in 0..steps_per_turn {
-                h.push(Message::text(Role::Assistant, format!("step {t}.{s} {}", "word ".repeat(200))));
+                h.push(Message::text(
+                    Role::Assistant,
+                    format!("step {t}.{s} {}", "word ".repeat(200)),
+                ));
             }
         }
         h
     }
 
     fn config(target: u32, recent_turns: u32, keep: u32) -> Config {
-        Config { token_threshold: target * 2, target_tokens: target, recent_turns, keep_recent_tokens: keep, summary_max_tokens: 100 }
+        Config {
+            token_threshold: target * 2,
+            target_tokens: target,
+            recent_turns,
+            keep_recent_tokens: keep,
+            summary_max_tokens: 100,
+        }
     }
 
     fn run(h: &[Message], c: &Config, previous: usize) -> Option<usize> {
@@ -153,6 +176,20 @@ mod tests {
         let sizes = Sizes::new(&h, estimate_messages(&h));
         assert!(sizes.tail(b) >= 2_000);
         assert!(sizes.tail(b + 1) < 2_000 || b + 1 == h.len());
+    }
+
+    #[test]
+    fn keeps_as_much_as_fits_when_every_tail_is_under_the_floor() {
+        let h = history(1, 10);
+        // Each step ~205 tokens: no tail reaches the 5000-token floor.
+        let c = config(1_000, 10, 5_000);
+        let b = run(&h, &c, 2).unwrap();
+        let sizes = Sizes::new(&h, estimate_messages(&h));
+        assert!(b > 3 && sizes.request(b, 150) <= 1_000);
+        assert!(
+            sizes.request(b - 1, 150) > 1_000,
+            "the earliest cut that fits: {b}"
+        );
     }
 
     #[test]

@@ -10,12 +10,42 @@ const SAMPLE_CHARS: usize = 4_000;
 
 /// Frequent short words that barely occur in the other listed languages.
 const STOPWORDS: &[(&str, &[&str])] = &[
-    ("en", &["the", "and", "is", "to", "of", "this", "that", "with", "please", "it"]),
-    ("de", &["der", "die", "das", "und", "ist", "nicht", "mit", "bitte", "ich", "auf"]),
-    ("fr", &["le", "la", "les", "et", "est", "une", "pas", "avec", "pour", "des"]),
-    ("es", &["el", "los", "las", "y", "es", "una", "por", "con", "para", "que"]),
-    ("pt", &["o", "os", "um", "uma", "não", "com", "para", "é", "do", "da"]),
-    ("it", &["il", "gli", "e", "è", "una", "non", "con", "per", "che", "della"]),
+    (
+        "en",
+        &[
+            "the", "and", "is", "to", "of", "this", "that", "with", "please", "it",
+        ],
+    ),
+    (
+        "de",
+        &[
+            "der", "die", "das", "und", "ist", "nicht", "mit", "bitte", "ich", "auf",
+        ],
+    ),
+    (
+        "fr",
+        &[
+            "le", "la", "les", "et", "est", "une", "pas", "avec", "pour", "des",
+        ],
+    ),
+    (
+        "es",
+        &[
+            "el", "los", "las", "y", "es", "una", "por", "con", "para", "que",
+        ],
+    ),
+    (
+        "pt",
+        &[
+            "o", "os", "um", "uma", "não", "com", "para", "é", "do", "da",
+        ],
+    ),
+    (
+        "it",
+        &[
+            "il", "gli", "e", "è", "una", "non", "con", "per", "che", "della",
+        ],
+    ),
 ];
 
 pub fn detect(messages: &[Message]) -> &'static str {
@@ -31,7 +61,8 @@ pub fn detect(messages: &[Message]) -> &'static str {
 }
 
 pub fn detect_text(text: &str) -> &'static str {
-    let (mut han, mut kana, mut hangul, mut cyrillic, mut letters) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut han, mut kana, mut hangul, mut cyrillic, mut letters) =
+        (0usize, 0usize, 0usize, 0usize, 0usize);
     for c in text.chars().take(SAMPLE_CHARS) {
         match c {
             '\u{3040}'..='\u{30ff}' => kana += 1,
@@ -79,10 +110,22 @@ mod tests {
 
     #[test]
     fn detects_scripts_and_latin_languages() {
-        assert_eq!(detect_text("Please fix the failing test in the parser"), "en");
-        assert_eq!(detect_text("Bitte repariere den Test, der nicht läuft, und ich prüfe das"), "de");
-        assert_eq!(detect_text("Corrige le test qui échoue et ajoute une note pour les docs"), "fr");
-        assert_eq!(detect_text("Arregla el test que falla y añade una nota para los docs"), "es");
+        assert_eq!(
+            detect_text("Please fix the failing test in the parser"),
+            "en"
+        );
+        assert_eq!(
+            detect_text("Bitte repariere den Test, der nicht läuft, und ich prüfe das"),
+            "de"
+        );
+        assert_eq!(
+            detect_text("Corrige le test qui échoue et ajoute une note pour les docs"),
+            "fr"
+        );
+        assert_eq!(
+            detect_text("Arregla el test que falla y añade una nota para los docs"),
+            "es"
+        );
         assert_eq!(detect_text("请修复 parser 中失败的测试"), "zh");
         assert_eq!(detect_text("パーサーのテストを直してください"), "ja");
         assert_eq!(detect_text("파서 테스트를 고쳐 주세요"), "ko");

@@ -25,7 +25,10 @@ pub mod segment;
 mod component;
 
 use condense_model::tokens::{estimate_messages, estimate_text, estimate_total};
-use condense_model::{Checkpoint, CompressError, Config, Message, Outcome, Report, Role, SummaryRequest, Trigger, invariants};
+use condense_model::{
+    Checkpoint, CompressError, Config, Message, Outcome, Report, Role, SummaryRequest, Trigger,
+    invariants,
+};
 
 /// Compresses `messages` (oldest first). `summarize` folds messages into the
 /// previous summary; in the component it is the imported summarizer.
@@ -45,7 +48,8 @@ pub fn compress(
 
     // The request as it stands: the checkpoint's fold if it still applies,
     // else the whole history.
-    let previous = checkpoint.and_then(|cp| Some((checkpoint::matching_boundary(cp, messages, &cuts)?, cp)));
+    let previous =
+        checkpoint.and_then(|cp| Some((checkpoint::matching_boundary(cp, messages, &cuts)?, cp)));
     let current = match previous {
         Some((boundary, cp)) => Fold::new(boundary, cp.summary.clone(), language),
         None => Fold::none(),
@@ -59,26 +63,41 @@ pub fn compress(
             boundary: current.boundary as u32,
             newly_folded: 0,
             summary_tokens: current.pair_tokens as u32,
-            pinned_opening: current.pair.as_ref().and(sizes.pinned(current.boundary)).map(|p| p as u32),
+            pinned_opening: current
+                .pair
+                .as_ref()
+                .and(sizes.pinned(current.boundary))
+                .map(|p| p as u32),
         },
         messages: current.messages(messages),
         checkpoint: previous.map(|(_, cp)| cp.clone()),
     };
     if current_tokens <= u64::from(config.token_threshold) {
-        let trigger = if previous.is_some() { Trigger::ReusedCheckpoint } else { Trigger::UnderThreshold };
+        let trigger = if previous.is_some() {
+            Trigger::ReusedCheckpoint
+        } else {
+            Trigger::UnderThreshold
+        };
         return Ok(unchanged(trigger));
     }
 
     // Compact: move the boundary so the request gets down to the target.
     let max_pair = pair_tokens(language, config.summary_max_tokens);
-    let Some(boundary) = fold::choose_boundary(messages, &sizes, &cuts, current.boundary, config, max_pair) else {
+    let Some(boundary) =
+        fold::choose_boundary(messages, &sizes, &cuts, current.boundary, config, max_pair)
+    else {
         return Ok(unchanged(Trigger::WontShrink));
     };
-    let newly_folded: Vec<Message> =
-        messages[current.boundary..boundary].iter().filter(|m| m.role != Role::System).cloned().collect();
+    let newly_folded: Vec<Message> = messages[current.boundary..boundary]
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .cloned()
+        .collect();
     let newly_folded_count = newly_folded.len() as u32;
     let summary = summarize(SummaryRequest {
-        previous_summary: previous.map(|(_, cp)| cp.summary.clone()).unwrap_or_default(),
+        previous_summary: previous
+            .map(|(_, cp)| cp.summary.clone())
+            .unwrap_or_default(),
         messages: newly_folded,
         max_tokens: config.summary_max_tokens,
         language: language.to_string(),
@@ -92,7 +111,8 @@ pub fn compress(
     }
 
     let output = next.messages(messages);
-    invariants::check_output(messages, &output, boundary).map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
+    invariants::check_output(messages, &output, boundary)
+        .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
     Ok(Outcome {
         report: Report {
             tokens_before,
@@ -122,13 +142,26 @@ struct Fold {
 
 impl Fold {
     fn none() -> Fold {
-        Fold { boundary: 0, summary: String::new(), pair: None, pair_tokens: 0 }
+        Fold {
+            boundary: 0,
+            summary: String::new(),
+            pair: None,
+            pair_tokens: 0,
+        }
     }
 
     fn new(boundary: usize, summary: String, language: &str) -> Fold {
         let pair = assemble::summary_pair(&summary, language);
-        let pair_tokens = pair.iter().map(|m| u64::from(condense_model::tokens::estimate_message(m))).sum();
-        Fold { boundary, summary, pair: Some(pair), pair_tokens }
+        let pair_tokens = pair
+            .iter()
+            .map(|m| u64::from(condense_model::tokens::estimate_message(m)))
+            .sum();
+        Fold {
+            boundary,
+            summary,
+            pair: Some(pair),
+            pair_tokens,
+        }
     }
 
     fn tokens(&self, sizes: &fold::Sizes) -> u64 {
@@ -151,7 +184,10 @@ impl Fold {
 
 /// What the summary pair costs with a summary of `summary_tokens`.
 fn pair_tokens(language: &str, summary_tokens: u32) -> u64 {
-    let framing: u64 = assemble::summary_pair("", language).iter().map(|m| u64::from(condense_model::tokens::estimate_message(m))).sum();
+    let framing: u64 = assemble::summary_pair("", language)
+        .iter()
+        .map(|m| u64::from(condense_model::tokens::estimate_message(m)))
+        .sum();
     framing + u64::from(summary_tokens)
 }
 
@@ -160,7 +196,8 @@ fn clamp_to_tokens(mut text: String, max_tokens: u32) -> String {
     while estimate_text(&text) > max_tokens {
         // Shrink proportionally (at least one char) and re-measure: the
         // estimate is not linear in length, so this converges in a few rounds.
-        let keep = (text.len() as u64 * u64::from(max_tokens) / u64::from(estimate_text(&text)).max(1)) as usize;
+        let keep = (text.len() as u64 * u64::from(max_tokens)
+            / u64::from(estimate_text(&text)).max(1)) as usize;
         let mut cut = keep.min(text.len().saturating_sub(1));
         while !text.is_char_boundary(cut) {
             cut -= 1;

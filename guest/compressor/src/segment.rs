@@ -54,8 +54,17 @@ pub fn start_of_last_turns(messages: &[Message], n: usize) -> usize {
     if n == 0 {
         return messages.len();
     }
-    let starts: Vec<usize> = messages.iter().enumerate().filter(|(_, m)| m.opens_turn()).map(|(i, _)| i).collect();
-    if starts.len() <= n { 0 } else { starts[starts.len() - n] }
+    let starts: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.opens_turn())
+        .map(|(i, _)| i)
+        .collect();
+    if starts.len() <= n {
+        0
+    } else {
+        starts[starts.len() - n]
+    }
 }
 
 #[cfg(test)]
@@ -71,21 +80,39 @@ mod tests {
             role: Role::Assistant,
             parts: ids
                 .iter()
-                .map(|id| Part::ToolCall(ToolCall { id: id.to_string(), name: "Read".into(), arguments: "{}".into() }))
+                .map(|id| {
+                    Part::ToolCall(ToolCall {
+                        id: id.to_string(),
+                        name: "Read".into(),
+                        arguments: "{}".into(),
+                    })
+                })
                 .collect(),
         }
     }
     fn result(id: &str) -> Message {
         Message {
             role: Role::Tool,
-            parts: vec![Part::ToolResult(ToolResult { call_id: id.into(), content: "x".into(), is_error: false })],
+            parts: vec![Part::ToolResult(ToolResult {
+                call_id: id.into(),
+                content: "x".into(),
+                is_error: false,
+            })],
         }
     }
 
     #[test]
     fn never_cuts_between_a_call_and_its_results_or_inside_a_batch() {
         // 0 user, 1 assistant(a,b), 2 result a, 3 result b, 4 assistant(c), 5 result c, 6 user
-        let h = vec![user("go"), calls(&["a", "b"]), result("a"), result("b"), calls(&["c"]), result("c"), user("next")];
+        let h = vec![
+            user("go"),
+            calls(&["a", "b"]),
+            result("a"),
+            result("b"),
+            calls(&["c"]),
+            result("c"),
+            user("next"),
+        ];
         assert_eq!(safe_cut_points(&h), vec![1, 4, 6]);
     }
 
@@ -93,21 +120,42 @@ mod tests {
     fn anthropic_style_result_carriers_are_not_cut_points() {
         let carrier = |id: &str| Message {
             role: Role::User,
-            parts: vec![Part::ToolResult(ToolResult { call_id: id.into(), content: "x".into(), is_error: false })],
+            parts: vec![Part::ToolResult(ToolResult {
+                call_id: id.into(),
+                content: "x".into(),
+                is_error: false,
+            })],
         };
-        let h = vec![user("go"), calls(&["a"]), carrier("a"), calls(&["b"]), carrier("b")];
+        let h = vec![
+            user("go"),
+            calls(&["a"]),
+            carrier("a"),
+            calls(&["b"]),
+            carrier("b"),
+        ];
         assert_eq!(safe_cut_points(&h), vec![1, 3]);
     }
 
     #[test]
     fn assistant_without_an_opener_is_not_a_cut_point() {
-        let h = vec![Message::text(Role::System, "s"), Message::text(Role::Assistant, "hi"), user("q")];
+        let h = vec![
+            Message::text(Role::System, "s"),
+            Message::text(Role::Assistant, "hi"),
+            user("q"),
+        ];
         assert_eq!(safe_cut_points(&h), vec![2]);
     }
 
     #[test]
     fn opener_and_last_turns() {
-        let h = vec![user("a"), calls(&["x"]), result("x"), user("b"), calls(&["y"]), result("y")];
+        let h = vec![
+            user("a"),
+            calls(&["x"]),
+            result("x"),
+            user("b"),
+            calls(&["y"]),
+            result("y"),
+        ];
         assert_eq!(opener_before(&h, 4), Some(3));
         assert_eq!(opener_before(&h, 3), None);
         assert_eq!(start_of_last_turns(&h, 1), 3);

@@ -39,12 +39,18 @@ pub fn check_pairs(messages: &[Message]) -> Result<HashSet<String>, Violation> {
             if !open.is_empty() {
                 return Err(violation(
                     "pairs-intact",
-                    format!("tool call `{}` of message {open_at} has no result before message {i}", open[0]),
+                    format!(
+                        "tool call `{}` of message {open_at} has no result before message {i}",
+                        open[0]
+                    ),
                 ));
             }
             for c in m.tool_calls() {
                 if !seen_ids.insert(&c.id) {
-                    return Err(violation("pairs-intact", format!("duplicate tool call id `{}` at message {i}", c.id)));
+                    return Err(violation(
+                        "pairs-intact",
+                        format!("duplicate tool call id `{}` at message {i}", c.id),
+                    ));
                 }
                 open.push(&c.id);
             }
@@ -61,19 +67,28 @@ pub fn check_pairs(messages: &[Message]) -> Result<HashSet<String>, Violation> {
                 None => {
                     return Err(violation(
                         "pairs-intact",
-                        format!("tool result at message {i} answers `{}`, which the preceding assistant message did not call", r.call_id),
+                        format!(
+                            "tool result at message {i} answers `{}`, which the preceding assistant message did not call",
+                            r.call_id
+                        ),
                     ));
                 }
             }
         }
         if m.role == Role::Tool && !carried_results {
-            return Err(violation("pairs-intact", format!("tool message {i} carries no tool result")));
+            return Err(violation(
+                "pairs-intact",
+                format!("tool message {i} carries no tool result"),
+            ));
         }
         // A person's message or a system message interrupts the batch.
         if !carried_results && !open.is_empty() {
             return Err(violation(
                 "pairs-intact",
-                format!("tool call `{}` of message {open_at} has no result before message {i}", open[0]),
+                format!(
+                    "tool call `{}` of message {open_at} has no result before message {i}",
+                    open[0]
+                ),
             ));
         }
     }
@@ -85,7 +100,9 @@ pub fn check_pairs(messages: &[Message]) -> Result<HashSet<String>, Violation> {
 /// agent's business.
 fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
     if a.has_tool_calls() && !b.has_tool_results() {
-        return Err("an assistant message with tool calls must be followed by their results".into());
+        return Err(
+            "an assistant message with tool calls must be followed by their results".into(),
+        );
     }
     if b.has_tool_results() && !a.has_tool_calls() && !a.has_tool_results() {
         return Err("tool results must follow the assistant message that called them".into());
@@ -93,7 +110,8 @@ fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
     if a.role == Role::System || b.role == Role::System {
         return Ok(());
     }
-    let carrier = |m: &Message| m.role == Role::Tool || (m.role == Role::User && m.has_tool_results());
+    let carrier =
+        |m: &Message| m.role == Role::Tool || (m.role == Role::User && m.has_tool_results());
     if a.role == b.role && !(carrier(a) && carrier(b)) {
         return Err(format!("two consecutive {:?} messages", a.role));
     }
@@ -111,15 +129,28 @@ fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
 /// - signed thinking appears only inside verbatim messages (never edited);
 /// - every adjacency the compressor created is a valid role order, and the first
 ///   conversational message is still a user message.
-pub fn check_output(input: &[Message], output: &[Message], boundary: usize) -> Result<(), Violation> {
+pub fn check_output(
+    input: &[Message],
+    output: &[Message],
+    boundary: usize,
+) -> Result<(), Violation> {
     if boundary > input.len() {
-        return Err(violation("tail-verbatim", format!("boundary {boundary} is past the {} input messages", input.len())));
+        return Err(violation(
+            "tail-verbatim",
+            format!(
+                "boundary {boundary} is past the {} input messages",
+                input.len()
+            ),
+        ));
     }
     let tail = &input[boundary..];
     if output.len() < tail.len() || output[output.len() - tail.len()..] != *tail {
         return Err(violation(
             "tail-verbatim",
-            format!("output does not end with input messages {boundary}..{} unchanged", input.len()),
+            format!(
+                "output does not end with input messages {boundary}..{} unchanged",
+                input.len()
+            ),
         ));
     }
     let head = &output[..output.len() - tail.len()];
@@ -133,10 +164,16 @@ pub fn check_output(input: &[Message], output: &[Message], boundary: usize) -> R
     for (k, m) in head.iter().enumerate() {
         if m.is_condense_summary() {
             if m.role == Role::System || m.role == Role::Tool {
-                return Err(violation("summary", format!("summary message {k} has role {:?}", m.role)));
+                return Err(violation(
+                    "summary",
+                    format!("summary message {k} has role {:?}", m.role),
+                ));
             }
             if let Some(p) = m.parts.iter().find(|p| !matches!(p, Part::Text(_))) {
-                return Err(violation("summary", format!("summary message {k} has a non-text part {p:?}")));
+                return Err(violation(
+                    "summary",
+                    format!("summary message {k} has a non-text part {p:?}"),
+                ));
             }
             origin.push(None);
             continue;
@@ -145,17 +182,28 @@ pub fn check_output(input: &[Message], output: &[Message], boundary: usize) -> R
         let Some(offset) = found else {
             return Err(violation(
                 "verbatim",
-                format!("output message {k} is neither a condense summary nor an unchanged input message (in order)"),
+                format!(
+                    "output message {k} is neither a condense summary nor an unchanged input message (in order)"
+                ),
             ));
         };
-        if let Some(skipped) = folded[cursor..cursor + offset].iter().position(|f| f.role == Role::System) {
-            return Err(violation("system-kept", format!("system message {} was dropped", cursor + skipped)));
+        if let Some(skipped) = folded[cursor..cursor + offset]
+            .iter()
+            .position(|f| f.role == Role::System)
+        {
+            return Err(violation(
+                "system-kept",
+                format!("system message {} was dropped", cursor + skipped),
+            ));
         }
         origin.push(Some(cursor + offset));
         cursor += offset + 1;
     }
     if let Some(skipped) = folded[cursor..].iter().position(|f| f.role == Role::System) {
-        return Err(violation("system-kept", format!("system message {} was dropped", cursor + skipped)));
+        return Err(violation(
+            "system-kept",
+            format!("system message {} was dropped", cursor + skipped),
+        ));
     }
     origin.extend((boundary..input.len()).map(Some));
 
@@ -164,20 +212,34 @@ pub fn check_output(input: &[Message], output: &[Message], boundary: usize) -> R
     let pending_in = check_pairs(input).unwrap_or_default();
     let pending_out = check_pairs(output)?;
     if let Some(id) = pending_out.iter().find(|id| !pending_in.contains(*id)) {
-        return Err(violation("pairs-intact", format!("tool call `{id}` lost its result")));
+        return Err(violation(
+            "pairs-intact",
+            format!("tool call `{id}` lost its result"),
+        ));
     }
 
     // New adjacencies must be valid role order.
     for k in 1..output.len() {
-        let adjacent_in_input = matches!((origin[k - 1], origin[k]), (Some(a), Some(b)) if b == a + 1);
+        let adjacent_in_input =
+            matches!((origin[k - 1], origin[k]), (Some(a), Some(b)) if b == a + 1);
         if !adjacent_in_input {
-            valid_junction(&output[k - 1], &output[k])
-                .map_err(|why| violation("role-order", format!("output messages {} and {k}: {why}", k - 1)))?;
+            valid_junction(&output[k - 1], &output[k]).map_err(|why| {
+                violation(
+                    "role-order",
+                    format!("output messages {} and {k}: {why}", k - 1),
+                )
+            })?;
         }
     }
-    let first_conversational = |ms: &[Message]| ms.iter().find(|m| m.role != Role::System).map(|m| m.role);
-    if first_conversational(input) == Some(Role::User) && first_conversational(output) != Some(Role::User) {
-        return Err(violation("role-order", "the first non-system message is no longer a user message".into()));
+    let first_conversational =
+        |ms: &[Message]| ms.iter().find(|m| m.role != Role::System).map(|m| m.role);
+    if first_conversational(input) == Some(Role::User)
+        && first_conversational(output) != Some(Role::User)
+    {
+        return Err(violation(
+            "role-order",
+            "the first non-system message is no longer a user message".into(),
+        ));
     }
     Ok(())
 }
@@ -185,7 +247,11 @@ pub fn check_output(input: &[Message], output: &[Message], boundary: usize) -> R
 /// Map from tool call id to tool name, for passes and summarizers that want to
 /// say which tool a result came from.
 pub fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
-    messages.iter().flat_map(|m| m.tool_calls()).map(|c| (c.id.as_str(), c.name.as_str())).collect()
+    messages
+        .iter()
+        .flat_map(|m| m.tool_calls())
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -196,13 +262,21 @@ mod tests {
     fn call(id: &str) -> Message {
         Message {
             role: Role::Assistant,
-            parts: vec![Part::ToolCall(ToolCall { id: id.into(), name: "Bash".into(), arguments: "{}".into() })],
+            parts: vec![Part::ToolCall(ToolCall {
+                id: id.into(),
+                name: "Bash".into(),
+                arguments: "{}".into(),
+            })],
         }
     }
     fn result(id: &str) -> Message {
         Message {
             role: Role::Tool,
-            parts: vec![Part::ToolResult(ToolResult { call_id: id.into(), content: "ok".into(), is_error: false })],
+            parts: vec![Part::ToolResult(ToolResult {
+                call_id: id.into(),
+                content: "ok".into(),
+                is_error: false,
+            })],
         }
     }
     fn user(t: &str) -> Message {
@@ -224,27 +298,46 @@ mod tests {
     #[test]
     fn pairs_reject_orphan_result_and_duplicate_id() {
         assert!(check_pairs(&[user("hi"), result("a")]).is_err());
-        assert!(check_pairs(&[user("hi"), call("a"), result("a"), call("a"), result("a")]).is_err());
+        assert!(
+            check_pairs(&[user("hi"), call("a"), result("a"), call("a"), result("a")]).is_err()
+        );
         assert!(check_pairs(&[user("hi"), call("a"), user("again")]).is_err());
     }
 
     #[test]
     fn unchanged_output_is_valid() {
-        let h = vec![Message::text(Role::System, "sys"), user("hi"), call("a"), result("a")];
+        let h = vec![
+            Message::text(Role::System, "sys"),
+            user("hi"),
+            call("a"),
+            result("a"),
+        ];
         check_output(&h, &h, 0).unwrap();
     }
 
     #[test]
     fn fold_with_summary_ack_and_pinned_opening_is_valid() {
         let sys = Message::text(Role::System, "sys");
-        let h = vec![sys.clone(), user("task"), call("a"), result("a"), call("b"), result("b")];
+        let h = vec![
+            sys.clone(),
+            user("task"),
+            call("a"),
+            result("a"),
+            call("b"),
+            result("b"),
+        ];
         let out = vec![sys, summary(), ack(), user("task"), call("b"), result("b")];
         check_output(&h, &out, 4).unwrap();
     }
 
     #[test]
     fn dropped_system_message_is_caught() {
-        let h = vec![Message::text(Role::System, "sys"), user("task"), call("a"), result("a")];
+        let h = vec![
+            Message::text(Role::System, "sys"),
+            user("task"),
+            call("a"),
+            result("a"),
+        ];
         let out = vec![summary(), ack(), user("task"), call("a"), result("a")];
         assert_eq!(check_output(&h, &out, 1).unwrap_err().rule, "system-kept");
     }

@@ -59,7 +59,10 @@ pub struct Message {
 
 impl Message {
     pub fn text(role: Role, text: impl Into<String>) -> Self {
-        Message { role, parts: vec![Part::Text(text.into())] }
+        Message {
+            role,
+            parts: vec![Part::Text(text.into())],
+        }
     }
 
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
@@ -140,7 +143,10 @@ impl Config {
     /// Names the first field that is out of range, with the allowed range.
     pub fn validate(&self) -> Result<(), String> {
         if self.token_threshold < 1_000 {
-            return Err(format!("token_threshold = {}: must be at least 1000", self.token_threshold));
+            return Err(format!(
+                "token_threshold = {}: must be at least 1000",
+                self.token_threshold
+            ));
         }
         if self.target_tokens == 0 || self.target_tokens >= self.token_threshold {
             return Err(format!(

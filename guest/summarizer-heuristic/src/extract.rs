@@ -12,8 +12,8 @@ use condense_model::tokens::text_millis;
 use condense_model::{Message, Part, Role, ToolCall, ToolResult};
 
 use crate::digest::{Digest, FixedState, Status, Todo, add};
-use serde_json::Value;
 use crate::text::{cut_to_fit, one_line, strip_reminders, tidy_block};
+use serde_json::Value;
 
 /// A request longer than this keeps only its head: the summary must leave room
 /// for everything else, and the opening of a long paste carries the ask.

@@ -16,8 +16,16 @@ impl exports::condense::middleware::summarizer::Guest for Counting {
             .flat_map(|m| &m.parts)
             .filter(|p| matches!(p, Part::ToolCall(_)))
             .count();
-        let line = format!("COUNTING SUMMARIZER: {} messages, {} tool calls folded", request.messages.len(), calls);
-        if request.previous_summary.is_empty() { line } else { format!("{}\n{line}", request.previous_summary) }
+        let line = format!(
+            "COUNTING SUMMARIZER: {} messages, {} tool calls folded",
+            request.messages.len(),
+            calls
+        );
+        if request.previous_summary.is_empty() {
+            line
+        } else {
+            format!("{}\n{line}", request.previous_summary)
+        }
     }
 }
 

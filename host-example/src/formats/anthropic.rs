@@ -1,0 +1,457 @@
+//! Anthropic Messages requests.
+//!
+//! | JSON                                          | model                                                  |
+//! |-----------------------------------------------|--------------------------------------------------------|
+//! | top-level `system` (string or text blocks)    | one [`Role::System`] message, index 0                  |
+//! | `content` string / `text` block               | [`Part::Text`]                                         |
+//! | `thinking` block                              | [`Part::Thinking`] with its signature                  |
+//! | `tool_use` block                              | [`Part::ToolCall`], `input` as JSON text               |
+//! | `tool_result` block                           | [`Part::ToolResult`]; the message stays [`Role::User`] |
+//! | `redacted_thinking`, `image`, `document`, ... | [`Part::Opaque`]                                       |
+//!
+//! Rendering: the output's system messages go to `system`, as the original value
+//! when they are the parsed system message, as text blocks when they changed, and
+//! the key is removed when there are none. Other new messages get block content;
+//! [`Role::Tool`] messages become `user` messages, where Anthropic carries results.
+
+use anyhow::{Result, bail};
+use condense_model::{Message, Part, Role, Thinking, ToolCall, ToolResult};
+use serde_json::{Value, json};
+
+use super::{
+    At, Format, Obj, Object, Parsed, json_or_string, opaque, opaque_block, read_content,
+    take_messages, text_block, tool_result_text,
+};
+
+/// A description of the first shape in the body that only Anthropic allows (see
+/// [`super::detect`]).
+pub(super) fn evidence(body: &Object, messages: &[Value]) -> Option<String> {
+    const BLOCK_TYPES: [&str; 6] = [
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "image",
+        "document",
+    ];
+    if body.contains_key("system") {
+        return Some("top-level `system`".into());
+    }
+    let mut tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    if let Some(i) = tools.position(|tool| tool.get("input_schema").is_some()) {
+        return Some(format!("tools[{i}] has `input_schema`"));
+    }
+    messages.iter().enumerate().find_map(|(i, message)| {
+        let blocks = message.get("content")?.as_array()?;
+        blocks.iter().enumerate().find_map(|(j, block)| {
+            let kind = block
+                .get("type")?
+                .as_str()
+                .filter(|t| BLOCK_TYPES.contains(t))?;
+            Some(format!("messages[{i}].content[{j}] has type {kind}"))
+        })
+    })
+}
+
+pub(super) fn parse(mut body: Value) -> Result<Parsed> {
+    let (list, bare) = take_messages(&mut body)?;
+    if bare {
+        bail!("body: an Anthropic request is an object with `messages`, found a bare list");
+    }
+    let root = At::ROOT;
+    let mut messages = Vec::with_capacity(list.len() + 1);
+    let mut originals = Vec::with_capacity(list.len() + 1);
+    if let Some(system) = body.get("system").filter(|s| !s.is_null()) {
+        let mut parts = Vec::new();
+        read_content(Some(system), &root.key("system"), &mut parts, opaque_block)?;
+        messages.push(Message {
+            role: Role::System,
+            parts,
+        });
+        originals.push(system.clone());
+    }
+    let messages_at = root.key("messages");
+    for (i, message) in list.iter().enumerate() {
+        messages.push(parse_message(message, &messages_at.index(i))?);
+    }
+    originals.extend(list);
+    Ok(Parsed {
+        format: Format::Anthropic,
+        body,
+        messages,
+        originals,
+        // Anthropic thinking has its own block type.
+        reasoning_field: "",
+    })
+}
+
+fn parse_message(value: &Value, at: &At) -> Result<Message> {
+    let message = Obj::new(value, at, "message")?;
+    let role = match message.str("role")? {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        other => bail!(
+            "{at}: unsupported role `{other}` (expected user or assistant; the system prompt is top-level `system`)"
+        ),
+    };
+    let mut parts = Vec::new();
+    // Unlike OpenAI's, Anthropic content is never absent or null.
+    let content = message.require("content")?;
+    read_content(Some(content), &at.key("content"), &mut parts, parse_block)?;
+    Ok(Message { role, parts })
+}
+
+/// The content blocks other than `text` (which [`read_content`] reads).
+fn parse_block(block: Obj, block_type: &str) -> Result<Part> {
+    Ok(match block_type {
+        "thinking" => {
+            let block = block.named("thinking block");
+            Part::Thinking(Thinking {
+                text: block.str("thinking")?.to_owned(),
+                signature: block.opt_str("signature")?.map(str::to_owned),
+            })
+        }
+        "tool_use" => {
+            let block = block.named("tool_use block");
+            Part::ToolCall(ToolCall {
+                id: block.str("id")?.to_owned(),
+                name: block.str("name")?.to_owned(),
+                arguments: block.require("input")?.to_string(),
+            })
+        }
+        "tool_result" => {
+            let block = block.named("tool_result block");
+            Part::ToolResult(ToolResult {
+                call_id: block.str("tool_use_id")?.to_owned(),
+                content: tool_result_text(block.get("content"), &block.at.key("content"))?,
+                is_error: block.opt_bool("is_error")?.unwrap_or(false),
+            })
+        }
+        _ => opaque(block.value),
+    })
+}
+
+pub(super) fn render(parsed: &Parsed, output: &[Message]) -> Value {
+    // Anthropic has no system role in the list: system messages go to `system`.
+    let (system, conversation): (Vec<&Message>, Vec<&Message>) =
+        output.iter().partition(|m| m.role == Role::System);
+    let messages = parsed.reuse_or_render(conversation, |message, out| {
+        out.push(render_message(message))
+    });
+    let mut body = parsed.body_with(messages);
+
+    let parsed_system = parsed.messages.first().filter(|m| m.role == Role::System);
+    if !system.iter().copied().eq(parsed_system)
+        && let Value::Object(obj) = &mut body
+    {
+        if system.is_empty() {
+            obj.shift_remove("system");
+        } else {
+            let blocks = system
+                .iter()
+                .flat_map(|m| &m.parts)
+                .map(render_block)
+                .collect();
+            obj.insert("system".into(), Value::Array(blocks));
+        }
+    }
+    body
+}
+
+fn render_message(message: &Message) -> Value {
+    let role = match message.role {
+        Role::Assistant => "assistant",
+        // Tool results travel in user messages.
+        Role::User | Role::Tool | Role::System => "user",
+    };
+    let content: Vec<Value> = message.parts.iter().map(render_block).collect();
+    json!({ "role": role, "content": content })
+}
+
+fn render_block(part: &Part) -> Value {
+    match part {
+        Part::Text(text) => text_block(text),
+        Part::Thinking(thinking) => {
+            let mut block = json!({ "type": "thinking", "thinking": thinking.text });
+            if let Some(signature) = &thinking.signature {
+                block["signature"] = signature.as_str().into();
+            }
+            block
+        }
+        Part::ToolCall(call) => json!({
+            "type": "tool_use",
+            "id": call.id,
+            "name": call.name,
+            // Arguments that are not JSON (possible from OpenAI-style input) go as a
+            // string rather than being dropped.
+            "input": json_or_string(&call.arguments),
+        }),
+        Part::ToolResult(result) => {
+            let mut block = json!({
+                "type": "tool_result",
+                "tool_use_id": result.call_id,
+                "content": result.content,
+            });
+            if result.is_error {
+                block["is_error"] = true.into();
+            }
+            block
+        }
+        Part::Opaque(json) => json_or_string(json),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::corpus_file;
+    use super::*;
+
+    fn parse_str(json: &str) -> Result<Parsed> {
+        Parsed::parse(serde_json::from_str(json).unwrap(), Format::Anthropic)
+    }
+
+    fn error(json: &str) -> String {
+        format!("{:#}", parse_str(json).unwrap_err())
+    }
+
+    #[test]
+    fn signed_thinking_tool_use_and_tool_result() {
+        let body = corpus_file("api/anthropic_pydantic-ai_tool_with_thinking.request.json").0;
+        let parsed = Parsed::parse(body.clone(), Format::Anthropic).unwrap();
+        let assistant = &parsed.messages()[1];
+        let block = &body["messages"][1]["content"][0];
+        assert_eq!(
+            assistant.parts[0],
+            Part::Thinking(Thinking {
+                text: block["thinking"].as_str().unwrap().into(),
+                signature: Some(block["signature"].as_str().unwrap().into()),
+            })
+        );
+        let call = assistant.tool_calls().next().unwrap();
+        let result_message = &parsed.messages()[2];
+        let result = result_message.tool_results().next().unwrap();
+        assert_eq!(result.call_id, call.id);
+        assert_eq!(result_message.role, Role::User);
+        let result_block = body["messages"][2]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["type"] == "tool_result")
+            .unwrap();
+        assert_eq!(result.is_error, result_block["is_error"].as_bool().unwrap());
+    }
+
+    #[test]
+    fn system_becomes_message_zero() {
+        let body = corpus_file("anthropic/cc-trace-sonnet.request.json").0;
+        let parsed = Parsed::parse(body.clone(), Format::Anthropic).unwrap();
+        assert_eq!(
+            parsed.messages().len(),
+            body["messages"].as_array().unwrap().len() + 1
+        );
+        let system = &parsed.messages()[0];
+        assert_eq!(system.role, Role::System);
+        assert_eq!(
+            system.parts,
+            [Part::Text(
+                body["system"][0]["text"].as_str().unwrap().into()
+            )]
+        );
+        assert!(
+            parsed.messages()[1..]
+                .iter()
+                .all(|m| m.role != Role::System)
+        );
+    }
+
+    #[test]
+    fn tool_input_and_results() {
+        let parsed = parse_str(
+            r#"{"messages": [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"cmd": "ls", "n": 1}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+                    {"type": "tool_result", "tool_use_id": "t2", "is_error": true, "content": [{"type": "image", "source": {}}]},
+                    {"type": "tool_result", "tool_use_id": "t3"},
+                    {"type": "redacted_thinking", "data": "x"}]}]}"#,
+        )
+        .unwrap();
+        let [call, results] = parsed.messages() else {
+            panic!()
+        };
+        assert_eq!(
+            call.tool_calls().next().unwrap().arguments,
+            r#"{"cmd":"ls","n":1}"#
+        );
+        let result = |call_id: &str, content: &str, is_error| {
+            Part::ToolResult(ToolResult {
+                call_id: call_id.into(),
+                content: content.into(),
+                is_error,
+            })
+        };
+        assert_eq!(
+            results.parts,
+            [
+                result("t1", "a\nb", false),
+                result("t2", r#"[{"type":"image","source":{}}]"#, true),
+                result("t3", "", false),
+                Part::Opaque(r#"{"type":"redacted_thinking","data":"x"}"#.into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn renders_new_messages_as_blocks() {
+        let parsed = parse_str(r#"{"model": "m", "messages": []}"#).unwrap();
+        let output = [
+            Message::text(Role::User, "[condense summary] x"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    Part::Thinking(Thinking {
+                        text: "t".into(),
+                        signature: Some("s".into()),
+                    }),
+                    Part::ToolCall(ToolCall {
+                        id: "c".into(),
+                        name: "f".into(),
+                        arguments: r#"{"a":1}"#.into(),
+                    }),
+                ],
+            },
+            // An OpenAI-style tool message becomes a user message.
+            Message {
+                role: Role::Tool,
+                parts: vec![Part::ToolResult(ToolResult {
+                    call_id: "c".into(),
+                    content: "r".into(),
+                    is_error: true,
+                })],
+            },
+        ];
+        assert_eq!(
+            parsed.render(&output),
+            json!({"model": "m", "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "[condense summary] x"}]},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "t", "signature": "s"},
+                    {"type": "tool_use", "id": "c", "name": "f", "input": {"a": 1}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": "r", "is_error": true}]},
+            ]})
+        );
+    }
+
+    #[test]
+    fn system_is_written_back_only_when_changed() {
+        let parsed = parse_str(r#"{"system": "be brief", "model": "m", "messages": [{"role": "user", "content": "hi"}]}"#).unwrap();
+        let [system, user] = parsed.messages() else {
+            panic!()
+        };
+
+        let kept = parsed.render(&[system.clone(), user.clone()]);
+        assert_eq!(
+            kept.to_string(),
+            r#"{"system":"be brief","model":"m","messages":[{"role":"user","content":"hi"}]}"#
+        );
+
+        let changed = parsed.render(&[Message::text(Role::System, "be kind"), user.clone()]);
+        assert_eq!(
+            changed["system"],
+            json!([{"type": "text", "text": "be kind"}])
+        );
+
+        let dropped = parsed.render(std::slice::from_ref(user));
+        assert_eq!(
+            dropped.to_string(),
+            r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#
+        );
+    }
+
+    #[test]
+    fn unknown_fields_survive_on_kept_messages() {
+        let body = json!({
+            "model": "m",
+            "system": [{"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}}],
+            "messages": [
+                {"role": "user", "content": "old"},
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "new", "cache_control": {"type": "ephemeral"}}]},
+            ],
+            "metadata": {"user_id": "u"},
+        });
+        let parsed = Parsed::parse(body.clone(), Format::Anthropic).unwrap();
+        let [system, _, _, last] = parsed.messages() else {
+            panic!()
+        };
+        let summary = Message::text(Role::User, "[condense summary] old");
+        let rendered = parsed.render(&[system.clone(), summary, last.clone()]);
+        assert_eq!(rendered["system"].to_string(), body["system"].to_string());
+        assert_eq!(
+            rendered["messages"][1].to_string(),
+            body["messages"][2].to_string()
+        );
+        assert_eq!(rendered["metadata"], body["metadata"]);
+    }
+
+    #[test]
+    fn errors_name_the_location() {
+        let mut messages = vec![r#"{"role": "user", "content": "hi"}"#; 12];
+        messages.push(r#"{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}, {"type": "text", "text": "c"}, {"type": "tool_result", "content": "x"}]}"#);
+        assert_eq!(
+            error(&format!(r#"{{"messages": [{}]}}"#, messages.join(","))),
+            "messages[12].content[3]: tool_result block has no `tool_use_id`"
+        );
+        assert_eq!(
+            error(r#"{"messages": [{"role": "system", "content": "x"}]}"#),
+            "messages[0]: unsupported role `system` (expected user or assistant; the system prompt is top-level `system`)"
+        );
+        assert_eq!(
+            error(r#"{"messages": [{"role": "user"}]}"#),
+            "messages[0]: message has no `content`"
+        );
+        assert_eq!(
+            error(r#"{"messages": [{"role": "user", "content": 1}]}"#),
+            "messages[0].content: expected a string or a list, found a number"
+        );
+        assert_eq!(
+            error(r#"{"messages": [{"role": "user", "content": [{"text": "a"}]}]}"#),
+            "messages[0].content[0]: content block has no `type`"
+        );
+        assert_eq!(
+            error(
+                r#"{"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "b"}]}]}"#
+            ),
+            "messages[0].content[0]: tool_use block has no `input`"
+        );
+        assert_eq!(
+            error(
+                r#"{"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "is_error": "yes"}]}]}"#
+            ),
+            "messages[0].content[0].is_error: expected a boolean, found a string"
+        );
+        assert_eq!(
+            error(
+                r#"{"messages": [{"role": "assistant", "content": [{"type": "thinking", "signature": "s"}]}]}"#
+            ),
+            "messages[0].content[0]: thinking block has no `thinking`"
+        );
+        assert_eq!(
+            error(r#"{"system": 5, "messages": []}"#),
+            "system: expected a string or a list, found a number"
+        );
+        assert_eq!(
+            error(r#"{"system": [{"type": "text"}], "messages": []}"#),
+            "system[0]: text block has no `text`"
+        );
+        assert_eq!(
+            error(r#"[]"#),
+            "body: an Anthropic request is an object with `messages`, found a bare list"
+        );
+    }
+}

@@ -1,0 +1,739 @@
+//! Request-body adapters: OpenAI Chat Completions and Anthropic Messages JSON to the
+//! condense message model and back.
+//!
+//! The compressor sees only [`condense_model::Message`]s, but the provider must get a
+//! request exactly like the one the agent built, minus what condense folded. So
+//! [`Parsed`] remembers the JSON every model message came from, and [`Parsed::render`]
+//! writes a message the compressor kept (equal to an input message) back as that
+//! JSON, untouched: unknown fields such as `cache_control`, `name` or `refusal`
+//! survive, and the request prefix stays byte-identical between calls, which is what
+//! keeps the provider's prompt cache warm. Only messages the compressor wrote or
+//! changed are rendered from their parts, in the format's natural shape.
+//!
+//! ```
+//! use condense_host::formats::{Parsed, detect};
+//! use condense_model::{Message, Role};
+//! use serde_json::json;
+//!
+//! let body = json!({
+//!     "model": "m",
+//!     "messages": [
+//!         {"role": "user", "content": "old question", "name": "ann"},
+//!         {"role": "user", "content": "new question", "name": "ann"},
+//!     ],
+//! });
+//! let parsed = Parsed::parse(body.clone(), detect(&body)?)?;
+//! // The compressor's output: a summary in place of the first message.
+//! let summary = Message::text(Role::User, "[condense summary] ann asked an old question");
+//! let output = [summary, parsed.messages()[1].clone()];
+//! let request = parsed.render(&output);
+//! assert_eq!(request["messages"][0], json!({
+//!     "role": "user",
+//!     "content": "[condense summary] ann asked an old question",
+//! }));
+//! assert_eq!(request["messages"][1], body["messages"][1]); // with its `name`
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+mod anthropic;
+mod openai;
+
+use std::fmt;
+use std::str::FromStr;
+
+use anyhow::{Result, anyhow, bail};
+use condense_model::{Message, Part};
+use serde_json::{Map, Value, json};
+
+/// The request-body formats condense reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Format {
+    /// OpenAI Chat Completions: `{"messages": [...]}` or a bare message list.
+    #[value(name = "openai")]
+    OpenAi,
+    /// Anthropic Messages: `{"system": ..., "messages": [...]}` with content blocks.
+    #[value(name = "anthropic")]
+    Anthropic,
+}
+
+impl Format {
+    /// The name used on the command line and in [`Display`](fmt::Display).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::OpenAi => "openai",
+            Format::Anthropic => "anthropic",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "openai" => Ok(Format::OpenAi),
+            "anthropic" => Ok(Format::Anthropic),
+            other => bail!("unknown format `{other}` (expected openai or anthropic)"),
+        }
+    }
+}
+
+/// Tells which format a request body is in.
+///
+/// The rule, from the shapes only one of the two formats allows:
+/// - A bare JSON list is an OpenAI-style message list (Anthropic bodies are objects).
+/// - Otherwise the body must be an object with a `messages` list. Anthropic evidence
+///   is a top-level `system` key, a `tools` entry with `input_schema`, or a content
+///   block of type `tool_use`, `tool_result`, `thinking`, `redacted_thinking`, `image`
+///   or `document`. OpenAI evidence is a message with role `system`, `developer` or
+///   `tool`, with `tool_calls`, `tool_call_id`, `function_call`, `reasoning` or
+///   `reasoning_content`, with `content: null`, a content part of type `image_url`,
+///   `input_audio`, `file` or `refusal`, or a `tools` entry with `function`.
+/// - Evidence of both is an error naming one piece of each. No evidence at all (only
+///   user and assistant messages with text) means OpenAI: such a body is valid in both
+///   formats, and the OpenAI rendering of new messages (string content) is valid
+///   Anthropic too.
+pub fn detect(body: &Value) -> Result<Format> {
+    let (messages, Some(obj)) = message_list(body)? else {
+        return Ok(Format::OpenAi);
+    };
+    match (
+        anthropic::evidence(obj, messages),
+        openai::evidence(obj, messages),
+    ) {
+        (Some(a), Some(o)) => bail!("body mixes Anthropic ({a}) and OpenAI ({o}) shapes"),
+        (Some(_), None) => Ok(Format::Anthropic),
+        (None, _) => Ok(Format::OpenAi),
+    }
+}
+
+/// A request body read into the message model, ready to be rendered back after
+/// compression.
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    format: Format,
+    /// The body with its message list emptied (an empty list for a bare-list body):
+    /// every other field comes back from here unchanged.
+    body: Value,
+    messages: Vec<Message>,
+    /// The JSON each entry of `messages` was read from, same index. For the Anthropic
+    /// system message (always index 0) it is the top-level `system` value.
+    originals: Vec<Value>,
+    /// OpenAI only: the message field that carries reasoning in rendered messages;
+    /// the one the input used, since providers disagree (`reasoning_content` at
+    /// DeepSeek, `reasoning` at OpenRouter and others).
+    reasoning_field: &'static str,
+}
+
+impl Parsed {
+    /// Reads `body` as `format`. Errors name the JSON location of the problem, e.g.
+    /// `messages[12].content[3]: tool_result block has no `tool_use_id``.
+    pub fn parse(body: Value, format: Format) -> Result<Parsed> {
+        match format {
+            Format::OpenAi => openai::parse(body),
+            Format::Anthropic => anthropic::parse(body),
+        }
+    }
+
+    /// The messages in model form, oldest first. In Anthropic bodies the top-level
+    /// `system` becomes one system message at index 0.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Renders `output` (the compressor's result) back into a request body of the
+    /// same format.
+    ///
+    /// `output` is expected to be an order-preserving subsequence of
+    /// [`messages`](Self::messages) plus new messages: each output message equal to
+    /// an input message at or after the previous match is written as that input's
+    /// original JSON; any other message is rendered from its parts. All other body
+    /// fields come back unchanged, and a bare-list body renders as a bare list.
+    pub fn render(&self, output: &[Message]) -> Value {
+        match self.format {
+            Format::OpenAi => openai::render(self, output),
+            Format::Anthropic => anthropic::render(self, output),
+        }
+    }
+
+    /// The JSON list of `output`: the original of each message matched against the
+    /// input with a forward-moving cursor, `render_new` for the rest (it may push
+    /// several JSON messages for one model message).
+    fn reuse_or_render<'m>(
+        &self,
+        output: impl IntoIterator<Item = &'m Message>,
+        mut render_new: impl FnMut(&Message, &mut Vec<Value>),
+    ) -> Vec<Value> {
+        let mut cursor = 0;
+        let mut rendered = Vec::new();
+        for message in output {
+            match self.messages[cursor..].iter().position(|m| m == message) {
+                Some(offset) => {
+                    rendered.push(self.originals[cursor + offset].clone());
+                    cursor += offset + 1;
+                }
+                None => render_new(message, &mut rendered),
+            }
+        }
+        rendered
+    }
+
+    /// The stored body with `messages` put back in place of the emptied list.
+    fn body_with(&self, messages: Vec<Value>) -> Value {
+        let mut body = self.body.clone();
+        match &mut body {
+            Value::Object(obj) => {
+                // Replacing an existing key keeps its position (preserve_order).
+                obj.insert("messages".into(), Value::Array(messages));
+            }
+            list => *list = Value::Array(messages),
+        }
+        body
+    }
+}
+
+/// A JSON object, as serde_json stores it.
+type Object = Map<String, Value>;
+
+/// The message list of `body` and, unless the body is a bare OpenAI-style list, the
+/// object around it.
+fn message_list(body: &Value) -> Result<(&[Value], Option<&Object>)> {
+    match body {
+        Value::Array(list) => Ok((list, None)),
+        Value::Object(obj) => match obj.get("messages") {
+            Some(Value::Array(list)) => Ok((list, Some(obj))),
+            Some(other) => bail!("messages: expected a list, found {}", kind(other)),
+            None => bail!("body has no `messages`"),
+        },
+        other => bail!(
+            "body: expected an object or a message list, found {}",
+            kind(other)
+        ),
+    }
+}
+
+/// Takes the message list out of `body`, leaving an empty list in its place (so
+/// the key keeps its position), and tells whether the body was a bare list.
+fn take_messages(body: &mut Value) -> Result<(Vec<Value>, bool)> {
+    let bare = message_list(body)?.1.is_none();
+    let slot = match body {
+        Value::Object(obj) => obj.get_mut("messages"),
+        list => Some(list),
+    };
+    // `message_list` checked that the slot holds a list.
+    let list = slot
+        .and_then(Value::as_array_mut)
+        .map(std::mem::take)
+        .unwrap_or_default();
+    Ok((list, bare))
+}
+
+/// A location in the request body, for error messages: `messages[12].content[3]`.
+/// A linked list on the stack, so it costs nothing until an error prints it.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    parent: Option<&'a At<'a>>,
+    step: Step<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> At<'a> {
+    const ROOT: At<'static> = At {
+        parent: None,
+        step: Step::Root,
+    };
+
+    fn key(&'a self, key: &'a str) -> At<'a> {
+        At {
+            parent: Some(self),
+            step: Step::Key(key),
+        }
+    }
+
+    fn index(&'a self, index: usize) -> At<'a> {
+        At {
+            parent: Some(self),
+            step: Step::Index(index),
+        }
+    }
+
+    fn is_root(&self) -> bool {
+        matches!(self.step, Step::Root)
+    }
+}
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The root prints only on its own ("body"); inside a path it is implicit.
+        let parent = self.parent.filter(|p| !p.is_root());
+        if let Some(parent) = parent {
+            write!(f, "{parent}")?;
+        }
+        match self.step {
+            Step::Root => f.write_str("body"),
+            Step::Key(key) if parent.is_some() => write!(f, ".{key}"),
+            Step::Key(key) => f.write_str(key),
+            Step::Index(index) => write!(f, "[{index}]"),
+        }
+    }
+}
+
+/// A JSON object being read: its fields, where it is and what it is ("tool call",
+/// "tool_result block"), so that every accessor can report a precise error.
+struct Obj<'v, 'a> {
+    value: &'v Value,
+    map: &'v Object,
+    at: &'a At<'a>,
+    what: &'a str,
+}
+
+impl<'v, 'a> Obj<'v, 'a> {
+    fn new(value: &'v Value, at: &'a At<'a>, what: &'a str) -> Result<Self> {
+        match value {
+            Value::Object(map) => Ok(Obj {
+                value,
+                map,
+                at,
+                what,
+            }),
+            other => bail!("{at}: {what} must be an object, found {}", kind(other)),
+        }
+    }
+
+    /// The same object under a more precise name, once its type is known.
+    fn named(self, what: &'a str) -> Self {
+        Obj { what, ..self }
+    }
+
+    /// The field, with `null` read as absent: clients write both for "none".
+    fn get(&self, key: &str) -> Option<&'v Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    fn require(&self, key: &str) -> Result<&'v Value> {
+        self.get(key)
+            .ok_or_else(|| anyhow!("{}: {} has no `{key}`", self.at, self.what))
+    }
+
+    fn str(&self, key: &str) -> Result<&'v str> {
+        self.opt_str(key)?
+            .ok_or_else(|| anyhow!("{}: {} has no `{key}`", self.at, self.what))
+    }
+
+    fn opt_str(&self, key: &str) -> Result<Option<&'v str>> {
+        self.get(key)
+            .map(|v| {
+                v.as_str()
+                    .ok_or_else(|| self.wrong_type(key, v, "a string"))
+            })
+            .transpose()
+    }
+
+    fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
+        self.get(key)
+            .map(|v| {
+                v.as_bool()
+                    .ok_or_else(|| self.wrong_type(key, v, "a boolean"))
+            })
+            .transpose()
+    }
+
+    fn opt_array(&self, key: &str) -> Result<Option<&'v Vec<Value>>> {
+        self.get(key)
+            .map(|v| {
+                v.as_array()
+                    .ok_or_else(|| self.wrong_type(key, v, "a list"))
+            })
+            .transpose()
+    }
+
+    fn wrong_type(&self, key: &str, found: &Value, expected: &str) -> anyhow::Error {
+        anyhow!(
+            "{}: expected {expected}, found {}",
+            self.at.key(key),
+            kind(found)
+        )
+    }
+}
+
+/// Reads a `content` value shared by both formats: absent or `null` (no parts), a
+/// string (one text part), or a list of typed blocks where `{"type": "text"}` is a
+/// text part and every other type goes to `other_block`.
+fn read_content(
+    content: Option<&Value>,
+    at: &At,
+    parts: &mut Vec<Part>,
+    other_block: impl Fn(Obj, &str) -> Result<Part>,
+) -> Result<()> {
+    match content {
+        None | Some(Value::Null) => {}
+        Some(Value::String(text)) => parts.push(Part::Text(text.clone())),
+        Some(Value::Array(blocks)) => {
+            for (i, block) in blocks.iter().enumerate() {
+                let at = at.index(i);
+                let block = Obj::new(block, &at, "content block")?;
+                let part = match block.str("type")? {
+                    "text" => Part::Text(block.named("text block").str("text")?.to_owned()),
+                    other => other_block(block, other)?,
+                };
+                parts.push(part);
+            }
+        }
+        Some(other) => bail!("{at}: expected a string or a list, found {}", kind(other)),
+    }
+    Ok(())
+}
+
+/// A tool result's content as the model carries it: a string as is, a list of only
+/// text blocks as their texts joined by newlines (what the model reads), any other
+/// list as its JSON text, so images and the like are measured and passed on, not
+/// lost.
+fn tool_result_text(content: Option<&Value>, at: &At) -> Result<String> {
+    match content {
+        None => Ok(String::new()),
+        Some(Value::String(text)) => Ok(text.clone()),
+        Some(list @ Value::Array(blocks)) => {
+            let texts: Option<Vec<&str>> = blocks.iter().map(block_text).collect();
+            Ok(texts.map_or_else(|| list.to_string(), |texts| texts.join("\n")))
+        }
+        Some(other) => bail!("{at}: expected a string or a list, found {}", kind(other)),
+    }
+}
+
+/// The text of a `{"type": "text", "text": ...}` block, the shape both formats use.
+fn block_text(block: &Value) -> Option<&str> {
+    (block.get("type")?.as_str()? == "text").then_some(())?;
+    block.get("text")?.as_str()
+}
+
+fn text_block(text: &str) -> Value {
+    json!({ "type": "text", "text": text })
+}
+
+/// An opaque part carries the compact JSON text of the value.
+fn opaque(value: &Value) -> Part {
+    Part::Opaque(value.to_string())
+}
+
+/// For [`read_content`]: a block kept as it is.
+fn opaque_block(block: Obj, _type: &str) -> Result<Part> {
+    Ok(opaque(block.value))
+}
+
+/// Parses JSON text back into a value: an opaque part, or tool arguments for a
+/// format that wants them as JSON. Text that is not JSON (only possible if the
+/// compressor made it up) is kept as a JSON string rather than dropped.
+fn json_or_string(json: &str) -> Value {
+    serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_owned()))
+}
+
+/// The JSON type of `value`, for error messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use condense_model::{Role, SUMMARY_MARKER};
+    use std::path::PathBuf;
+
+    /// The corpus file `name` (relative to tests/corpus) with the format it is in:
+    /// `anthropic/` and `api/anthropic_*` are Anthropic, the rest OpenAI.
+    pub(super) fn corpus_file(name: &str) -> (Value, Format) {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/corpus")
+            .join(name);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let body = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let anthropic = name.starts_with("anthropic/") || name.starts_with("api/anthropic_");
+        (
+            body,
+            if anthropic {
+                Format::Anthropic
+            } else {
+                Format::OpenAi
+            },
+        )
+    }
+
+    /// Every request body in tests/corpus: name, body, format.
+    fn corpus() -> Vec<(String, Value, Format)> {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+        let mut names = Vec::new();
+        for dir in ["sessions", "anthropic", "api"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let file = entry.unwrap().file_name().into_string().unwrap();
+                if file.ends_with(".json") {
+                    names.push(format!("{dir}/{file}"));
+                }
+            }
+        }
+        names.sort();
+        assert!(names.len() >= 16, "corpus incomplete: {names:?}");
+        names
+            .into_iter()
+            .map(|name| {
+                let (body, format) = corpus_file(&name);
+                (name, body, format)
+            })
+            .collect()
+    }
+
+    /// The message list of a rendered body.
+    fn rendered_messages(body: &Value) -> &Vec<Value> {
+        match body {
+            Value::Array(list) => list,
+            body => body["messages"].as_array().unwrap(),
+        }
+    }
+
+    #[test]
+    fn detect_classifies_every_corpus_file() {
+        for (name, body, format) in corpus() {
+            assert_eq!(detect(&body).unwrap(), format, "{name}");
+        }
+    }
+
+    #[test]
+    fn every_corpus_file_round_trips_byte_identical() {
+        for (name, body, format) in corpus() {
+            let parsed =
+                Parsed::parse(body.clone(), format).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            let rendered = parsed.render(parsed.messages());
+            // Serialised text, not `==`: object equality ignores key order.
+            assert_eq!(rendered.to_string(), body.to_string(), "{name}");
+        }
+    }
+
+    /// What a compaction does: system messages, a new summary, the tail.
+    #[test]
+    fn render_with_summary_keeps_kept_messages_identical() {
+        for (name, body, format) in corpus() {
+            let parsed = Parsed::parse(body.clone(), format).unwrap();
+            let input = parsed.messages();
+            let systems = input.iter().take_while(|m| m.role == Role::System).count();
+            let tail_start = systems + (input.len() - systems) / 2;
+            let summary = Message::text(Role::User, format!("{SUMMARY_MARKER} earlier work"));
+            let output: Vec<Message> = input[..systems]
+                .iter()
+                .chain([&summary])
+                .chain(&input[tail_start..])
+                .cloned()
+                .collect();
+
+            let rendered = parsed.render(&output);
+            let messages = rendered_messages(&rendered);
+            let original = rendered_messages(&body);
+            // Anthropic's system message lives outside the message list.
+            let (listed_systems, input_tail_start) = match format {
+                Format::OpenAi => (systems, tail_start),
+                Format::Anthropic => (0, tail_start - systems),
+            };
+            assert_eq!(
+                messages[..listed_systems],
+                original[..listed_systems],
+                "{name}"
+            );
+            let expected_summary = match format {
+                Format::OpenAi => {
+                    json!({"role": "user", "content": "[condense summary] earlier work"})
+                }
+                Format::Anthropic => json!({
+                    "role": "user",
+                    "content": [{"type": "text", "text": "[condense summary] earlier work"}],
+                }),
+            };
+            assert_eq!(messages[listed_systems], expected_summary, "{name}");
+            let tail = &messages[listed_systems + 1..];
+            assert_eq!(
+                serde_json::to_string(tail).unwrap(),
+                serde_json::to_string(&original[input_tail_start..]).unwrap(),
+                "{name}"
+            );
+            // Everything but the message list is unchanged (including `system`).
+            if let (Value::Object(after), Value::Object(before)) = (&rendered, &body) {
+                let others = |obj: &Object| {
+                    obj.iter()
+                        .filter(|(k, _)| *k != "messages")
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(others(after), others(before), "{name}");
+            } else {
+                assert!(rendered.is_array() && body.is_array(), "{name}");
+            }
+            // The rendered body reads back as the compressor's output.
+            assert_eq!(
+                Parsed::parse(rendered, format).unwrap().messages(),
+                output,
+                "{name}"
+            );
+        }
+    }
+
+    /// Replacing any one value of a request by a value of another type gives an
+    /// error or a body that still round-trips: never a panic.
+    #[test]
+    fn malformed_bodies_never_panic() {
+        fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
+            let children: Vec<(String, &Value)> = match value {
+                Value::Array(items) => items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (i.to_string(), v))
+                    .collect(),
+                Value::Object(obj) => obj
+                    .iter()
+                    .map(|(k, v)| (k.replace('~', "~0").replace('/', "~1"), v))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for (key, child) in children {
+                pointers(child, format!("{at}/{key}"), out);
+            }
+            out.push(at);
+        }
+        let replacements = [
+            Value::Null,
+            json!(true),
+            json!(1),
+            json!("x"),
+            json!([]),
+            json!([1]),
+            json!({}),
+        ];
+        for name in [
+            "api/anthropic_pydantic-ai_tool_with_thinking.request.json",
+            "api/openai-chat_pydantic-ai_deepseek-reasoner_tools_reasoning_content.request.json",
+        ] {
+            let (body, _) = corpus_file(name);
+            let mut all = Vec::new();
+            pointers(&body, String::new(), &mut all);
+            for pointer in &all {
+                for replacement in &replacements {
+                    let mut broken = body.clone();
+                    *broken.pointer_mut(pointer).unwrap() = replacement.clone();
+                    let _ = detect(&broken);
+                    for format in [Format::OpenAi, Format::Anthropic] {
+                        if let Ok(parsed) = Parsed::parse(broken.clone(), format) {
+                            let rendered = parsed.render(parsed.messages());
+                            assert_eq!(
+                                rendered.to_string(),
+                                broken.to_string(),
+                                "{name} {pointer}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn changed_message_is_rendered_and_later_ones_still_reused() {
+        let body = json!([
+            {"role": "user", "content": "hi", "name": "ann"},
+            {"role": "assistant", "content": "hello", "refusal": null},
+            {"role": "user", "content": "again", "name": "ann"},
+        ]);
+        let parsed = Parsed::parse(body.clone(), Format::OpenAi).unwrap();
+        let mut output = parsed.messages().to_vec();
+        output[1] = Message::text(Role::Assistant, "hello!");
+        let rendered = parsed.render(&output);
+        assert_eq!(rendered[0], body[0]);
+        assert_eq!(
+            rendered[1],
+            json!({"role": "assistant", "content": "hello!"})
+        );
+        assert_eq!(rendered[2], body[2]);
+    }
+
+    #[test]
+    fn duplicate_messages_match_in_order() {
+        // Two model-equal messages with different JSON: each output copy takes the
+        // next unused original.
+        let body = json!([
+            {"role": "user", "content": "go", "name": "first"},
+            {"role": "user", "content": "go", "name": "second"},
+        ]);
+        let parsed = Parsed::parse(body.clone(), Format::OpenAi).unwrap();
+        assert_eq!(parsed.render(parsed.messages()), body);
+        assert_eq!(parsed.render(&parsed.messages()[..1]), json!([body[0]]));
+    }
+
+    #[test]
+    fn detect_rules() {
+        let json = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+        // Text-only user/assistant messages are valid in both: OpenAI.
+        let plain = json(r#"{"messages": [{"role": "user", "content": "hi"}]}"#);
+        assert_eq!(detect(&plain).unwrap(), Format::OpenAi);
+        let system =
+            json(r#"{"system": "be brief", "messages": [{"role": "user", "content": "hi"}]}"#);
+        assert_eq!(detect(&system).unwrap(), Format::Anthropic);
+        let tools = json(r#"{"tools": [{"name": "x", "input_schema": {}}], "messages": []}"#);
+        assert_eq!(detect(&tools).unwrap(), Format::Anthropic);
+        let mixed = json(
+            r#"{"messages": [{"role": "tool", "tool_call_id": "a", "content": "x"},
+                             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a"}]}]}"#,
+        );
+        let err = detect(&mixed).unwrap_err().to_string();
+        assert!(
+            err.contains("messages[1].content[0]") && err.contains("messages[0]"),
+            "{err}"
+        );
+        assert_eq!(
+            detect(&json(r#"{"model": "x"}"#)).unwrap_err().to_string(),
+            "body has no `messages`"
+        );
+        assert_eq!(
+            detect(&json("42")).unwrap_err().to_string(),
+            "body: expected an object or a message list, found a number"
+        );
+    }
+
+    #[test]
+    fn format_names() {
+        for format in [Format::OpenAi, Format::Anthropic] {
+            assert_eq!(format.to_string().parse::<Format>().unwrap(), format);
+            let via_clap = <Format as clap::ValueEnum>::from_str(format.name(), false).unwrap();
+            assert_eq!(via_clap, format);
+        }
+        assert!("gemini".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn locations_print_as_json_paths() {
+        let root = At::ROOT;
+        let messages = root.key("messages");
+        let message = messages.index(12);
+        let content = message.key("content");
+        assert_eq!(root.to_string(), "body");
+        assert_eq!(content.index(3).to_string(), "messages[12].content[3]");
+        assert_eq!(root.index(4).key("content").to_string(), "[4].content");
+    }
+}

@@ -1,0 +1,453 @@
+//! OpenAI Chat Completions messages (and the many OpenAI-compatible APIs).
+//!
+//! | JSON                                      | model                                        |
+//! |-------------------------------------------|----------------------------------------------|
+//! | role `system` or `developer`              | [`Role::System`] (original JSON kept)        |
+//! | `reasoning_content` / `reasoning` string  | [`Part::Thinking`] without signature, first  |
+//! | `content` string / `text` part            | [`Part::Text`]                               |
+//! | any other content part (`image_url`, ...) | [`Part::Opaque`]                             |
+//! | `tool_calls[*]`                           | [`Part::ToolCall`], arguments as sent        |
+//! | legacy `function_call`                    | [`Part::Opaque`]                             |
+//! | role `tool`                               | [`Role::Tool`] with one [`Part::ToolResult`] |
+//!
+//! Rendering a new message: string `content` when it is one text part, a part list
+//! otherwise, reasoning in the field the input used, and one `tool` message per
+//! tool result (from Anthropic-style messages that carry several).
+
+use anyhow::{Result, bail};
+use condense_model::{Message, Part, Role, Thinking, ToolCall, ToolResult};
+use serde_json::{Map, Value, json};
+
+use super::{
+    At, Format, Obj, Object, Parsed, json_or_string, opaque, opaque_block, read_content,
+    take_messages, text_block, tool_result_text,
+};
+
+/// Where providers put reasoning text; the first one present in the input is also
+/// the one rendered messages use.
+const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
+
+/// A description of the first shape in the body that only OpenAI allows (see
+/// [`super::detect`]).
+pub(super) fn evidence(body: &Object, messages: &[Value]) -> Option<String> {
+    const ROLES: [&str; 3] = ["system", "developer", "tool"];
+    const FIELDS: [&str; 5] = [
+        "tool_calls",
+        "tool_call_id",
+        "function_call",
+        "reasoning_content",
+        "reasoning",
+    ];
+    const PART_TYPES: [&str; 4] = ["image_url", "input_audio", "file", "refusal"];
+    for (i, message) in messages.iter().enumerate() {
+        if let Some(role) = message
+            .get("role")
+            .and_then(Value::as_str)
+            .filter(|r| ROLES.contains(r))
+        {
+            return Some(format!("messages[{i}] has role {role}"));
+        }
+        if let Some(field) = FIELDS.iter().find(|f| message.get(f).is_some()) {
+            return Some(format!("messages[{i}] has `{field}`"));
+        }
+        match message.get("content") {
+            Some(Value::Null) => return Some(format!("messages[{i}] has `content: null`")),
+            Some(Value::Array(parts)) => {
+                for (j, part) in parts.iter().enumerate() {
+                    if let Some(kind) = part
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .filter(|t| PART_TYPES.contains(t))
+                    {
+                        return Some(format!("messages[{i}].content[{j}] has type {kind}"));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let tools = body.get("tools").and_then(Value::as_array)?;
+    let i = tools
+        .iter()
+        .position(|tool| tool.get("function").is_some())?;
+    Some(format!("tools[{i}] has `function`"))
+}
+
+pub(super) fn parse(mut body: Value) -> Result<Parsed> {
+    let (list, bare) = take_messages(&mut body)?;
+    let root = At::ROOT;
+    let messages_at = root.key("messages");
+    let list_at = if bare { &root } else { &messages_at };
+    let messages = list
+        .iter()
+        .enumerate()
+        .map(|(i, message)| parse_message(message, &list_at.index(i)))
+        .collect::<Result<Vec<_>>>()?;
+    let reasoning_field = list
+        .iter()
+        .find_map(|m| {
+            REASONING_FIELDS
+                .into_iter()
+                .find(|f| m.get(f).is_some_and(Value::is_string))
+        })
+        .unwrap_or(REASONING_FIELDS[0]);
+    Ok(Parsed {
+        format: Format::OpenAi,
+        body,
+        messages,
+        originals: list,
+        reasoning_field,
+    })
+}
+
+fn parse_message(value: &Value, at: &At) -> Result<Message> {
+    let message = Obj::new(value, at, "message")?;
+    let role = match message.str("role")? {
+        "system" | "developer" => Role::System,
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "tool" => Role::Tool,
+        other => bail!(
+            "{at}: unsupported role `{other}` (expected system, developer, user, assistant or tool)"
+        ),
+    };
+    if role == Role::Tool {
+        let message = message.named("tool message");
+        let result = ToolResult {
+            call_id: message.str("tool_call_id")?.to_owned(),
+            content: tool_result_text(message.get("content"), &at.key("content"))?,
+            is_error: false,
+        };
+        return Ok(Message {
+            role,
+            parts: vec![Part::ToolResult(result)],
+        });
+    }
+
+    let mut parts = Vec::new();
+    for field in REASONING_FIELDS {
+        if let Some(text) = message.opt_str(field)? {
+            parts.push(Part::Thinking(Thinking {
+                text: text.to_owned(),
+                signature: None,
+            }));
+        }
+    }
+    read_content(
+        message.get("content"),
+        &at.key("content"),
+        &mut parts,
+        opaque_block,
+    )?;
+    if let Some(calls) = message.opt_array("tool_calls")? {
+        let calls_at = at.key("tool_calls");
+        for (i, call) in calls.iter().enumerate() {
+            parts.push(Part::ToolCall(parse_tool_call(call, &calls_at.index(i))?));
+        }
+    }
+    if let Some(function_call) = message.get("function_call") {
+        parts.push(opaque(function_call));
+    }
+    Ok(Message { role, parts })
+}
+
+fn parse_tool_call(value: &Value, at: &At) -> Result<ToolCall> {
+    let call = Obj::new(value, at, "tool call")?;
+    let function_at = at.key("function");
+    let function = Obj::new(
+        call.require("function")?,
+        &function_at,
+        "tool call function",
+    )?;
+    Ok(ToolCall {
+        id: call.str("id")?.to_owned(),
+        name: function.str("name")?.to_owned(),
+        arguments: function.str("arguments")?.to_owned(),
+    })
+}
+
+pub(super) fn render(parsed: &Parsed, output: &[Message]) -> Value {
+    let messages = parsed.reuse_or_render(output, |message, out| {
+        render_message(message, parsed.reasoning_field, out)
+    });
+    parsed.body_with(messages)
+}
+
+/// Renders one model message as OpenAI messages: one `tool` message per tool result
+/// (OpenAI has no other place for them; they come first because they answer the
+/// preceding assistant message), then the other parts as one message, unless there
+/// are none.
+fn render_message(message: &Message, reasoning_field: &str, out: &mut Vec<Value>) {
+    let mut items = Vec::new();
+    let mut thinking = Vec::new();
+    let mut calls = Vec::new();
+    for part in &message.parts {
+        match part {
+            Part::Text(text) => items.push(text_block(text)),
+            Part::Opaque(json) => items.push(json_or_string(json)),
+            // OpenAI has no field for a signature: only the text can go back.
+            Part::Thinking(t) => thinking.push(t.text.as_str()),
+            Part::ToolCall(call) => calls.push(json!({
+                "id": call.id,
+                "type": "function",
+                "function": { "name": call.name, "arguments": call.arguments },
+            })),
+            Part::ToolResult(result) => out.push(json!({
+                "role": "tool",
+                "tool_call_id": result.call_id,
+                "content": result.content,
+            })),
+        }
+    }
+    if items.is_empty() && thinking.is_empty() && calls.is_empty() && message.has_tool_results() {
+        return;
+    }
+
+    let role = match message.role {
+        Role::System => "system",
+        Role::Assistant => "assistant",
+        // A tool message without results has no `tool_call_id` to carry; it can
+        // only be user content.
+        Role::User | Role::Tool => "user",
+    };
+    let content = match items.as_slice() {
+        // The plain string is the common shape and what every compatible API takes.
+        [item] if item["type"] == "text" => item["text"].clone(),
+        // An assistant message that only calls tools has no content.
+        [] if !calls.is_empty() => Value::Null,
+        [] => Value::from(""),
+        _ => Value::Array(items),
+    };
+    let mut rendered = Map::new();
+    rendered.insert("role".into(), role.into());
+    rendered.insert("content".into(), content);
+    if !thinking.is_empty() {
+        rendered.insert(reasoning_field.into(), thinking.join("\n").into());
+    }
+    if !calls.is_empty() {
+        rendered.insert("tool_calls".into(), Value::Array(calls));
+    }
+    out.push(Value::Object(rendered));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::corpus_file;
+    use super::*;
+
+    fn parse_str(json: &str) -> Result<Parsed> {
+        Parsed::parse(serde_json::from_str(json).unwrap(), Format::OpenAi)
+    }
+
+    fn error(json: &str) -> String {
+        format!("{:#}", parse_str(json).unwrap_err())
+    }
+
+    #[test]
+    fn reasoning_content_comes_first_and_names_the_field() {
+        let body = corpus_file(
+            "api/openai-chat_pydantic-ai_deepseek-reasoner_tools_reasoning_content.request.json",
+        )
+        .0;
+        let parsed = Parsed::parse(body.clone(), Format::OpenAi).unwrap();
+        let (index, original) = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.get("reasoning_content").is_some())
+            .unwrap();
+        let message = &parsed.messages()[index];
+        assert_eq!(message.role, Role::Assistant);
+        let Part::Thinking(thinking) = &message.parts[0] else {
+            panic!("thinking not first: {message:?}")
+        };
+        assert_eq!(
+            thinking.text,
+            original["reasoning_content"].as_str().unwrap()
+        );
+        assert_eq!(thinking.signature, None);
+        assert_eq!(parsed.reasoning_field, "reasoning_content");
+
+        // Both system messages are kept as system messages.
+        assert_eq!(
+            parsed
+                .messages()
+                .iter()
+                .filter(|m| m.role == Role::System)
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn sessions_use_reasoning_and_render_it_back_there() {
+        let parsed =
+            Parsed::parse(corpus_file("sessions/cc-opus-a.json").0, Format::OpenAi).unwrap();
+        assert_eq!(parsed.reasoning_field, "reasoning");
+        let thinking = Message {
+            role: Role::Assistant,
+            parts: vec![
+                Part::Thinking(Thinking {
+                    text: "hmm".into(),
+                    signature: Some("sig".into()),
+                }),
+                Part::Text("done".into()),
+            ],
+        };
+        let rendered = parsed.render(&[thinking]);
+        assert_eq!(
+            rendered,
+            json!([{ "role": "assistant", "content": "done", "reasoning": "hmm" }])
+        );
+    }
+
+    #[test]
+    fn tool_calls_and_results() {
+        let body =
+            corpus_file("api/openai-chat_pydantic-ai_multiple_agent_tool_calls.request.json").0;
+        let parsed = Parsed::parse(body.clone(), Format::OpenAi).unwrap();
+        let originals = body["messages"].as_array().unwrap();
+        for (message, original) in parsed.messages().iter().zip(originals) {
+            let calls = original["tool_calls"]
+                .as_array()
+                .map_or(&[][..], Vec::as_slice);
+            let parsed_calls: Vec<&ToolCall> = message.tool_calls().collect();
+            assert_eq!(parsed_calls.len(), calls.len());
+            for (call, json) in parsed_calls.iter().zip(calls) {
+                assert_eq!(call.id, json["id"].as_str().unwrap());
+                assert_eq!(call.name, json["function"]["name"].as_str().unwrap());
+                assert_eq!(
+                    call.arguments,
+                    json["function"]["arguments"].as_str().unwrap()
+                );
+            }
+            if original["role"] == "tool" {
+                let result = message.tool_results().next().unwrap();
+                assert_eq!(result.call_id, original["tool_call_id"].as_str().unwrap());
+                assert_eq!(result.content, original["content"].as_str().unwrap());
+                assert_eq!(message.role, Role::Tool);
+            }
+            if original["content"].is_null() {
+                assert!(!message.parts.iter().any(|p| matches!(p, Part::Text(_))));
+            }
+        }
+    }
+
+    #[test]
+    fn content_parts() {
+        let parsed = parse_str(
+            r#"[{"role": "developer", "content": "rules"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "image_url", "image_url": {"url": "data:x"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": [
+                    {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]"#,
+        )
+        .unwrap();
+        let messages = parsed.messages();
+        assert_eq!(messages[0], Message::text(Role::System, "rules"));
+        assert_eq!(
+            messages[1].parts,
+            [
+                Part::Text("look".into()),
+                Part::Opaque(r#"{"type":"image_url","image_url":{"url":"data:x"}}"#.into())
+            ]
+        );
+        assert_eq!(
+            messages[2].parts,
+            [Part::ToolResult(ToolResult {
+                call_id: "c1".into(),
+                content: "a\nb".into(),
+                is_error: false
+            })]
+        );
+        // A developer message kept verbatim stays a developer message.
+        assert_eq!(parsed.render(&messages[..1])[0]["role"], "developer");
+    }
+
+    #[test]
+    fn renders_new_messages_in_natural_shape() {
+        let parsed = parse_str(r#"{"model": "m", "messages": []}"#).unwrap();
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "Read".into(),
+            arguments: r#"{"path":"a"}"#.into(),
+        };
+        let result = ToolResult {
+            call_id: "c1".into(),
+            content: "text".into(),
+            is_error: true,
+        };
+        let output = [
+            Message::text(Role::User, "[condense summary] x"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolCall(call)],
+            },
+            // Anthropic style: results and text in one user message.
+            Message {
+                role: Role::User,
+                parts: vec![Part::ToolResult(result), Part::Text("next".into())],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![
+                    Part::Text("a".into()),
+                    Part::Opaque(r#"{"type":"file"}"#.into()),
+                ],
+            },
+        ];
+        assert_eq!(
+            parsed.render(&output),
+            json!({"model": "m", "messages": [
+                {"role": "user", "content": "[condense summary] x"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{\"path\":\"a\"}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "text"},
+                {"role": "user", "content": "next"},
+                {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "file"}]},
+            ]})
+        );
+        assert_eq!(parsed.reasoning_field, "reasoning_content");
+    }
+
+    #[test]
+    fn errors_name_the_location() {
+        assert_eq!(
+            error(r#"{"messages": [{"role": "user", "content": "a"}, "b"]}"#),
+            "messages[1]: message must be an object, found a string"
+        );
+        assert_eq!(error(r#"[{"content": "a"}]"#), "[0]: message has no `role`");
+        assert_eq!(
+            error(r#"[{"role": "function", "content": "a"}]"#),
+            "[0]: unsupported role `function` (expected system, developer, user, assistant or tool)"
+        );
+        assert_eq!(
+            error(r#"[{"role": "tool", "content": "a"}]"#),
+            "[0]: tool message has no `tool_call_id`"
+        );
+        assert_eq!(
+            error(r#"{"messages": [{"role": "user", "content": [{"type": "text", "text": 3}]}]}"#),
+            "messages[0].content[0].text: expected a string, found a number"
+        );
+        assert_eq!(
+            error(
+                r#"{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c", "function": {"name": "f"}}]}]}"#
+            ),
+            "messages[0].tool_calls[0].function: tool call function has no `arguments`"
+        );
+        assert_eq!(
+            error(r#"[{"role": "user", "content": 3}]"#),
+            "[0].content: expected a string or a list, found a number"
+        );
+        assert_eq!(
+            error(r#"{"messages": {}}"#),
+            "messages: expected a list, found an object"
+        );
+        assert_eq!(
+            error(r#"[{"role": "assistant", "reasoning": {"effort": "high"}}]"#),
+            "[0].reasoning: expected a string, found an object"
+        );
+    }
+}

@@ -1,0 +1,461 @@
+//! Loads a compressor and a summarizer component and runs calls through them.
+//!
+//! Both components are compiled and linked once, in [`Runtime::new`]; a call
+//! instantiates the compressor in a fresh store, and the summarizer in a store
+//! of its own the first time the compressor asks for a summary. Every failure
+//! comes back as a [`GuestFailure`] that names the component at fault.
+
+use crate::convert::compressor_world::{CompressorWorld, CompressorWorldPre};
+use crate::convert::summarizer_world::{SummarizerWorld, SummarizerWorldPre};
+use crate::convert::{compressor_world, wit};
+use crate::sandbox::{Limits, Sandbox, StoreData};
+use condense_model::{Checkpoint, Config, Message, Outcome, SummaryRequest};
+use serde::Serialize;
+use std::borrow::Cow;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use wasmtime::Store;
+use wasmtime::component::{HasSelf, InstancePre, Linker};
+
+/// Where a component's bytes come from. Paths let a host swap components
+/// without being rebuilt.
+#[derive(Clone, Debug)]
+pub enum ComponentSource {
+    /// Built into the binary, see [`crate::embedded`].
+    Embedded(&'static [u8]),
+    /// A component file, read once when the runtime is built.
+    Path(PathBuf),
+}
+
+/// What a component is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ComponentRole {
+    Compressor,
+    Summarizer,
+}
+
+impl fmt::Display for ComponentRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ComponentRole::Compressor => "compressor",
+            ComponentRole::Summarizer => "summarizer",
+        })
+    }
+}
+
+/// Names a component in errors and reports: "embedded compressor" or
+/// "summarizer `my_summ.wasm`".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ComponentLabel {
+    pub role: ComponentRole,
+    /// File name of a component loaded from a path; `None` when embedded.
+    pub file: Option<String>,
+}
+
+impl fmt::Display for ComponentLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "{} `{file}`", self.role),
+            None => write!(f, "embedded {}", self.role),
+        }
+    }
+}
+
+/// How a guest call failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// Unreadable, not a component, needs imports the host does not give, or
+    /// does not export what its role requires.
+    Load,
+    /// Could not be instantiated for a call (e.g. the instance pool is full).
+    Instantiate,
+    /// Ran past the call's deadline (epoch interruption).
+    Deadline,
+    /// Tried to grow its memory beyond the cap.
+    OutOfMemory,
+    /// Panicked or aborted (wasm `unreachable`).
+    Panic,
+    StackOverflow,
+    /// Any other trap or host-side error during the call.
+    Trap,
+    /// The compressor returned its typed `compress-error`.
+    CompressError,
+    /// The compressor returned output that breaks condense's invariants.
+    InvalidOutput,
+}
+
+/// A failed guest call: which component, what kind of failure, and the detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuestFailure {
+    pub component: ComponentLabel,
+    pub kind: FailureKind,
+    pub detail: String,
+}
+
+impl fmt::Display for GuestFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            FailureKind::Load => "could not be loaded",
+            FailureKind::Instantiate => "could not be instantiated",
+            FailureKind::Deadline
+            | FailureKind::OutOfMemory
+            | FailureKind::Panic
+            | FailureKind::StackOverflow
+            | FailureKind::Trap => "trapped",
+            FailureKind::CompressError => "refused to compress",
+            FailureKind::InvalidOutput => "returned invalid output",
+        };
+        write!(f, "{} {what}: {}", self.component, self.detail)
+    }
+}
+
+impl std::error::Error for GuestFailure {}
+
+/// A compressor and a summarizer, compiled and linked, ready for calls from
+/// any number of threads (up to [`Limits::max_concurrent_calls`] at once).
+pub struct Runtime {
+    sandbox: Arc<Sandbox>,
+    compressor: Loaded<CompressorWorldPre<StoreData<SummarizerSession>>>,
+    summarizer: Arc<Loaded<SummarizerWorldPre<StoreData<()>>>>,
+}
+
+/// A compiled, linked component and its name.
+struct Loaded<P> {
+    label: ComponentLabel,
+    pre: P,
+}
+
+impl Runtime {
+    /// Builds the engine and compiles both components. Fails when the limits
+    /// do not make a usable engine, or with a [`GuestFailure`] of kind
+    /// [`FailureKind::Load`] (`downcast_ref` finds it) when a component cannot
+    /// be read or compiled, or does not fit its world.
+    pub fn new(
+        limits: Limits,
+        compressor: ComponentSource,
+        summarizer: ComponentSource,
+    ) -> anyhow::Result<Runtime> {
+        let sandbox = Sandbox::new(limits)
+            .map_err(|e| anyhow::anyhow!("cannot set up the wasmtime engine: {e:#}"))?;
+        let compressor = load(
+            &sandbox,
+            ComponentRole::Compressor,
+            &compressor,
+            "compressor-world",
+            |linker| {
+                CompressorWorld::add_to_linker::<_, HasSelf<SummarizerSession>>(linker, |data| {
+                    &mut data.host
+                })
+            },
+            CompressorWorldPre::new,
+        )?;
+        let summarizer = load(
+            &sandbox,
+            ComponentRole::Summarizer,
+            &summarizer,
+            "summarizer-world",
+            |_| Ok(()),
+            SummarizerWorldPre::new,
+        )?;
+        Ok(Runtime {
+            sandbox: Arc::new(sandbox),
+            compressor,
+            summarizer: Arc::new(summarizer),
+        })
+    }
+
+    pub fn limits(&self) -> &Limits {
+        self.sandbox.limits()
+    }
+
+    pub fn compressor(&self) -> &ComponentLabel {
+        &self.compressor.label
+    }
+
+    pub fn summarizer(&self) -> &ComponentLabel {
+        &self.summarizer.label
+    }
+
+    /// One `compress` call. The guest's output is returned as it is: checking
+    /// it against the invariants is the middleware's job.
+    pub fn call(
+        &self,
+        messages: &[Message],
+        config: &Config,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<Outcome, GuestFailure> {
+        let deadline = self.sandbox.deadline();
+        let session =
+            SummarizerSession::new(self.sandbox.clone(), self.summarizer.clone(), deadline);
+        let mut store = self.sandbox.store(session, deadline);
+        let label = &self.compressor.label;
+        let instance = match self.compressor.pre.instantiate(&mut store) {
+            Ok(instance) => instance,
+            Err(e) => return Err(failure(label, FailureKind::Instantiate, format!("{e:#}"))),
+        };
+        let messages: Vec<wit::Message> = messages.iter().map(Into::into).collect();
+        let checkpoint = checkpoint.map(wit::Checkpoint::from);
+        let result = instance.condense_middleware_compressor().call_compress(
+            &mut store,
+            &messages,
+            config.into(),
+            checkpoint.as_ref(),
+        );
+        // Classified while the store can still tell why (denied memory, stderr).
+        let result = result.map_err(|e| {
+            let (kind, detail) = self.sandbox.failure(store.data(), &e);
+            failure(label, kind, detail)
+        });
+        let data = store.into_data();
+        data.forward_output(label);
+        let summarizer_failure = data.host.finish();
+        match result {
+            Ok(Ok(outcome)) => Ok(outcome.into()),
+            Ok(Err(refusal)) => Err(failure(
+                label,
+                FailureKind::CompressError,
+                condense_model::CompressError::from(refusal).to_string(),
+            )),
+            // A failed summary surfaces as a trap of the compressor, raised by
+            // its `summarizer` import; the session kept the real cause.
+            Err(trapped) => Err(summarizer_failure.unwrap_or(trapped)),
+        }
+    }
+
+    /// One `summarize` call, straight to the summarizer component: for hosts
+    /// that fold on their own, and for trying a summarizer out.
+    pub fn summarize(&self, request: &SummaryRequest) -> Result<String, GuestFailure> {
+        let mut session = SummarizerSession::new(
+            self.sandbox.clone(),
+            self.summarizer.clone(),
+            self.sandbox.deadline(),
+        );
+        let result = session.call(&request.into());
+        session.finish();
+        result
+    }
+}
+
+/// The summarizer as the compressor's `summarizer` import sees it during one
+/// call: instantiated on the first request, reused for later ones, and bound by
+/// the deadline of the whole call.
+struct SummarizerSession {
+    sandbox: Arc<Sandbox>,
+    guest: Arc<Loaded<SummarizerWorldPre<StoreData<()>>>>,
+    deadline: Instant,
+    live: Option<(Store<StoreData<()>>, SummarizerWorld)>,
+    /// The first failure; a later request does not run the guest again.
+    failure: Option<GuestFailure>,
+}
+
+impl SummarizerSession {
+    fn new(
+        sandbox: Arc<Sandbox>,
+        guest: Arc<Loaded<SummarizerWorldPre<StoreData<()>>>>,
+        deadline: Instant,
+    ) -> Self {
+        SummarizerSession {
+            sandbox,
+            guest,
+            deadline,
+            live: None,
+            failure: None,
+        }
+    }
+
+    fn call(&mut self, request: &wit::SummaryRequest) -> Result<String, GuestFailure> {
+        if let Some(failure) = &self.failure {
+            return Err(failure.clone());
+        }
+        let result = self.call_guest(request);
+        if let Err(failure) = &result {
+            self.failure = Some(failure.clone());
+        }
+        result
+    }
+
+    fn call_guest(&mut self, request: &wit::SummaryRequest) -> Result<String, GuestFailure> {
+        let label = &self.guest.label;
+        let (store, instance) = match &mut self.live {
+            Some(live) => {
+                // The deadline is the call's, not this store's creation's.
+                self.sandbox.set_deadline(&mut live.0, self.deadline);
+                live
+            }
+            None => {
+                let mut store = self.sandbox.store((), self.deadline);
+                let instance = self
+                    .guest
+                    .pre
+                    .instantiate(&mut store)
+                    .map_err(|e| failure(label, FailureKind::Instantiate, format!("{e:#}")))?;
+                self.live.insert((store, instance))
+            }
+        };
+        instance
+            .condense_middleware_summarizer()
+            .call_summarize(&mut *store, request)
+            .map_err(|e| {
+                let (kind, detail) = self.sandbox.failure(store.data(), &e);
+                failure(label, kind, detail)
+            })
+    }
+
+    /// Forwards the summarizer's stdio and returns its failure, if any.
+    fn finish(self) -> Option<GuestFailure> {
+        if let Some((store, _)) = &self.live {
+            store.data().forward_output(&self.guest.label);
+        }
+        self.failure
+    }
+}
+
+impl compressor_world::condense::middleware::summarizer::Host for SummarizerSession {
+    fn summarize(&mut self, request: wit::SummaryRequest) -> wasmtime::Result<String> {
+        // The error traps the compressor; `Runtime::call` reports the
+        // summarizer's failure recorded by `call`, not this message.
+        self.call(&request)
+            .map_err(|failure| wasmtime::format_err!("{failure}"))
+    }
+}
+
+impl compressor_world::condense::middleware::types::Host for SummarizerSession {}
+
+fn failure(component: &ComponentLabel, kind: FailureKind, detail: String) -> GuestFailure {
+    GuestFailure {
+        component: component.clone(),
+        kind,
+        detail,
+    }
+}
+
+fn label(role: ComponentRole, source: &ComponentSource) -> ComponentLabel {
+    let file = match source {
+        ComponentSource::Embedded(_) => None,
+        ComponentSource::Path(path) => Some(path.file_name().map_or_else(
+            || path.display().to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        )),
+    };
+    ComponentLabel { role, file }
+}
+
+/// Reads, compiles and links one component: `add_imports` adds what its world
+/// imports to the linker, `typed` checks its exports (the world's `…Pre::new`).
+fn load<T: Send + 'static, P>(
+    sandbox: &Sandbox,
+    role: ComponentRole,
+    source: &ComponentSource,
+    world: &str,
+    add_imports: impl FnOnce(&mut Linker<StoreData<T>>) -> wasmtime::Result<()>,
+    typed: impl FnOnce(InstancePre<StoreData<T>>) -> wasmtime::Result<P>,
+) -> Result<Loaded<P>, GuestFailure> {
+    let label = label(role, source);
+    let fail = |detail: String| failure(&label, FailureKind::Load, detail);
+    let bytes = match source {
+        ComponentSource::Embedded(bytes) => Cow::Borrowed(*bytes),
+        ComponentSource::Path(path) => Cow::Owned(read(path).map_err(fail)?),
+    };
+    let component = sandbox
+        .compile(&bytes)
+        .map_err(|e| fail(format!("not a valid component: {e:#}")))?;
+    let mut linker = sandbox
+        .linker::<T>()
+        .map_err(|e| fail(format!("cannot link WASI: {e:#}")))?;
+    add_imports(&mut linker)
+        .map_err(|e| fail(format!("cannot link the `{world}` imports: {e:#}")))?;
+    // Missing imports fail `instantiate_pre`, missing exports `typed`: either
+    // way the component is not a `world`.
+    let pre = linker
+        .instantiate_pre(&component)
+        .and_then(typed)
+        .map_err(|e| {
+            fail(format!(
+                "does not implement `{world}` of wit/condense.wit: {e:#}"
+            ))
+        })?;
+    Ok(Loaded { label, pre })
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_name_the_file_or_say_embedded() {
+        let path = ComponentSource::Path("/x/my_summ.wasm".into());
+        assert_eq!(
+            label(ComponentRole::Summarizer, &path).to_string(),
+            "summarizer `my_summ.wasm`"
+        );
+        assert_eq!(
+            label(ComponentRole::Compressor, &ComponentSource::Embedded(b"")).to_string(),
+            "embedded compressor"
+        );
+    }
+
+    #[test]
+    fn failures_read_as_sentences() {
+        let failure = GuestFailure {
+            component: label(
+                ComponentRole::Summarizer,
+                &ComponentSource::Path("my_summ.wasm".into()),
+            ),
+            kind: FailureKind::Deadline,
+            detail: "wasm trap: interrupt (deadline of 5s exceeded)".into(),
+        };
+        assert_eq!(
+            failure.to_string(),
+            "summarizer `my_summ.wasm` trapped: wasm trap: interrupt (deadline of 5s exceeded)"
+        );
+    }
+
+    fn load_failure(result: anyhow::Result<Runtime>) -> GuestFailure {
+        let error = result.err().expect("the runtime is not built");
+        error
+            .downcast::<GuestFailure>()
+            .expect("a failure naming the component")
+    }
+
+    #[test]
+    fn a_missing_file_is_a_load_failure_naming_it() {
+        let source = ComponentSource::Path("/nonexistent/compressor.wasm".into());
+        let limits = Limits {
+            code_cache: crate::sandbox::CodeCache::Off,
+            ..Limits::default()
+        };
+        let error = load_failure(Runtime::new(limits, source, ComponentSource::Embedded(b"")));
+        assert_eq!(error.kind, FailureKind::Load);
+        assert!(
+            error
+                .to_string()
+                .starts_with("compressor `compressor.wasm` could not be loaded: cannot read"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn bytes_that_are_no_component_are_a_load_failure() {
+        let limits = Limits {
+            code_cache: crate::sandbox::CodeCache::Off,
+            ..Limits::default()
+        };
+        let junk = ComponentSource::Embedded(b"\0asm junk");
+        let error = load_failure(Runtime::new(limits, junk, ComponentSource::Embedded(b"")));
+        assert_eq!(error.kind, FailureKind::Load);
+        assert!(
+            error
+                .to_string()
+                .starts_with("embedded compressor could not be loaded: not a valid component"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! Speed of one `compress` call on the largest recorded session (cc-opus-b,
+//! ~166k o200k tokens), natively and through the sandboxed component, so the
+//! component's overhead (copying messages across the boundary, wasm code) is
+//! visible next to the same code built natively.
+//!
+//! Two cases per side:
+//! - `steady`: the common call between compactions — a valid checkpoint is
+//!   reused and nothing is summarised;
+//! - `compact`: a cold call that folds the history (summarizer included).
+//!
+//! Run: `cargo bench -p condense-tests --bench compress`.
+
+use condense_host::Middleware;
+use condense_model::{Checkpoint, Config, Message};
+use condense_tests::{embedded_middleware, session};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+fn config() -> Config {
+    Config {
+        token_threshold: 40_000,
+        target_tokens: 16_000,
+        keep_recent_tokens: 8_000,
+        summary_max_tokens: 2_000,
+        ..Config::default()
+    }
+}
+
+fn native(history: &[Message], checkpoint: Option<&Checkpoint>) -> usize {
+    let mut summarize = |r| condense_summarizer_heuristic::summarize(&r);
+    condense_compressor::compress(history, &config(), checkpoint, &mut summarize)
+        .unwrap()
+        .messages
+        .len()
+}
+
+fn component(
+    middleware: &Middleware,
+    history: &[Message],
+    checkpoint: Option<&Checkpoint>,
+) -> usize {
+    middleware
+        .compress(history, &config(), checkpoint)
+        .messages
+        .len()
+}
+
+fn bench(c: &mut Criterion) {
+    let history = session("cc-opus-b");
+    let middleware = embedded_middleware();
+    // A checkpoint made one call earlier: the steady state between compactions.
+    let mut summarize = |r| condense_summarizer_heuristic::summarize(&r);
+    let checkpoint = condense_compressor::compress(
+        &history[..history.len() - 1],
+        &config(),
+        None,
+        &mut summarize,
+    )
+    .unwrap()
+    .checkpoint
+    .expect("the session is over the threshold");
+
+    let mut group = c.benchmark_group("cc-opus-b");
+    group.sample_size(30);
+    group.bench_function("native/steady", |b| {
+        b.iter(|| native(black_box(&history), Some(&checkpoint)))
+    });
+    group.bench_function("component/steady", |b| {
+        b.iter(|| component(middleware, black_box(&history), Some(&checkpoint)))
+    });
+    group.bench_function("native/compact", |b| {
+        b.iter(|| native(black_box(&history), None))
+    });
+    group.bench_function("component/compact", |b| {
+        b.iter(|| component(middleware, black_box(&history), None))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

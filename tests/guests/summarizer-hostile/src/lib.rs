@@ -1,0 +1,39 @@
+//! A summarizer that misbehaves on request, so tests can check that the host
+//! blames the summarizer (not the compressor that called it). The last word of
+//! the last folded message's text picks what it does: `trap` panics, `loop`
+//! never returns, anything else gets a fixed summary.
+
+wit_bindgen::generate!({ world: "summarizer-world", path: "../../../wit" });
+
+use condense::middleware::types::{Part, SummaryRequest};
+
+struct Hostile;
+
+impl exports::condense::middleware::summarizer::Guest for Hostile {
+    fn summarize(request: SummaryRequest) -> String {
+        let parts = request
+            .messages
+            .last()
+            .map(|m| m.parts.as_slice())
+            .unwrap_or_default();
+        let text = parts
+            .iter()
+            .find_map(|p| {
+                if let Part::Text(t) = p {
+                    Some(t.as_str())
+                } else {
+                    None
+                }
+            })
+            .unwrap_or_default();
+        match text.split_whitespace().last() {
+            Some("trap") => panic!("hostile summarizer: trap requested"),
+            Some("loop") => loop {
+                std::hint::black_box(&request);
+            },
+            _ => "HOSTILE SUMMARIZER: nothing to see".into(),
+        }
+    }
+}
+
+export!(Hostile);

@@ -1,0 +1,221 @@
+//! Every recorded session, replayed call by call through the host and the
+//! embedded components, with the invariants checked on every single call —
+//! independently of the middleware's own validation.
+
+use condense_host::formats::{Format, Parsed};
+use condense_host::replay::{ReplayStats, replay_middleware};
+use condense_host::{Middleware, Status};
+use condense_model::invariants::check_output;
+use condense_model::tokens::{estimate_messages, estimate_total};
+use condense_model::{Config, Message, Part, Trigger};
+use condense_tests::{corpus_dir, embedded_middleware, session, session_names};
+
+/// Replays `history` and asserts, on every call: no failure, a valid output,
+/// signed thinking byte-exact, the request within the threshold, the history
+/// untouched, and between compactions a request that extends the previous one.
+fn replay_checked(
+    name: &str,
+    history: &[Message],
+    config: &Config,
+    middleware: &Middleware,
+) -> ReplayStats {
+    let pristine = history.to_vec();
+    let mut previous: Option<Vec<Message>> = None;
+    let mut call = 0;
+    let stats = replay_middleware(middleware, config, history, |request, sent| {
+        call += 1;
+        let at = format!("{name}, call {call} ({} messages)", request.len());
+        assert_eq!(
+            sent.report.status,
+            Status::Compressed,
+            "{at}: {:?}",
+            sent.report.reason
+        );
+        let report = sent
+            .report
+            .guest
+            .as_ref()
+            .expect("a compressed call has the guest's report");
+        check_output(request, &sent.messages, report.boundary as usize)
+            .unwrap_or_else(|v| panic!("{at}: {v}"));
+
+        let signed_in = signed_thinking(request);
+        for part in signed_thinking(&sent.messages) {
+            assert!(
+                signed_in.contains(&part),
+                "{at}: a signed thinking block was altered"
+            );
+        }
+
+        let tokens = estimate_total(&sent.messages);
+        let largest = estimate_messages(request).into_iter().max().unwrap_or(0);
+        assert!(
+            tokens <= u64::from(config.token_threshold)
+                || u64::from(largest) > u64::from(config.target_tokens),
+            "{at}: request of {tokens} tokens over the threshold {}",
+            config.token_threshold
+        );
+
+        if report.trigger != Trigger::Compacted {
+            if let Some(prev) = &previous {
+                assert!(
+                    sent.messages.starts_with(prev),
+                    "{at}: cache break without a compaction"
+                );
+            }
+        }
+        previous = Some(sent.messages.clone());
+    });
+    assert_eq!(
+        history,
+        pristine.as_slice(),
+        "{name}: the durable history was modified"
+    );
+    stats
+}
+
+fn signed_thinking(messages: &[Message]) -> Vec<Part> {
+    messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter(|p| matches!(p, Part::Thinking(t) if t.signature.is_some()))
+        .cloned()
+        .collect()
+}
+
+const LONG_SESSION_CALLS: usize = 100;
+
+/// The configuration: a 40k-token threshold.
+fn config_40k() -> Config {
+    Config {
+        token_threshold: 40_000,
+        target_tokens: 16_000,
+        keep_recent_tokens: 8_000,
+        summary_max_tokens: 2_000,
+        ..Config::default()
+    }
+}
+
+/// A threshold at a quarter of the session, so that even the short sessions
+/// compact several times.
+fn config_forcing(history: &[Message]) -> Config {
+    let threshold = (estimate_total(history) / 4).max(2_000) as u32;
+    let target = threshold * 2 / 5;
+    Config {
+        token_threshold: threshold,
+        target_tokens: target,
+        keep_recent_tokens: target / 2,
+        summary_max_tokens: (target / 4).max(64),
+        ..Config::default()
+    }
+}
+
+#[test]
+fn every_session_at_40k_meets_the_cost_and_cache_targets() {
+    let middleware = embedded_middleware();
+    let mut figures = String::new();
+    for name in session_names() {
+        let history = session(&name);
+        let config = config_40k();
+        let stats = replay_checked(&name, &history, &config, middleware);
+        figures.push_str(&format!(
+            "{name:<24} calls {:>4}  history {:>7}  compactions {}  breaks {}  peak {:>6}  cost {:.3}\n",
+            stats.calls,
+            stats.history_tokens,
+            stats.compactions,
+            stats.cache_breaks,
+            stats.peak_request_tokens,
+            stats.cost_ratio()
+        ));
+        assert_eq!(stats.failed_open, 0, "{name}");
+        assert!(
+            stats.cache_breaks <= 6,
+            "{name}: {} cache breaks",
+            stats.cache_breaks
+        );
+        assert_eq!(
+            stats.cache_breaks, stats.compactions,
+            "{name}: every break is a compaction"
+        );
+        if stats.history_tokens > u64::from(config.token_threshold) {
+            assert!(
+                stats.compactions > 0,
+                "{name}: over the threshold but never compacted"
+            );
+            assert!(
+                stats.cost_ratio() < 1.0,
+                "{name}: compressing cost more than not: {:.3}",
+                stats.cost_ratio()
+            );
+        }
+        // A long session (the real coding sessions: 150+ model calls) is where
+        // the savings accrue; a short one that crosses the threshold near its
+        // end has few calls left to amortise the cache rewrite.
+        if stats.calls >= LONG_SESSION_CALLS {
+            assert!(
+                stats.cost_ratio() <= 0.65,
+                "{name}: cost {:.3}",
+                stats.cost_ratio()
+            );
+        }
+    }
+    eprintln!("{figures}");
+}
+
+#[test]
+fn every_session_stays_valid_when_forced_to_compact_often() {
+    let middleware = embedded_middleware();
+    for name in session_names() {
+        let history = session(&name);
+        let stats = replay_checked(&name, &history, &config_forcing(&history), middleware);
+        assert!(
+            stats.compactions >= 2,
+            "{name}: only {} compactions",
+            stats.compactions
+        );
+    }
+}
+
+/// The Anthropic-format sessions carry signed thinking blocks and tool results
+/// inside user messages; the rendered JSON of everything kept is the input's.
+#[test]
+fn anthropic_sessions_keep_their_json_and_signed_thinking() {
+    let middleware = embedded_middleware();
+    for name in ["cc-opus-a", "cc-opus-c", "cc-trace-sonnet"] {
+        let path = corpus_dir()
+            .join("anthropic")
+            .join(format!("{name}.request.json"));
+        let body: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let parsed = Parsed::parse(body.clone(), Format::Anthropic).unwrap();
+        let history = parsed.messages();
+        if name != "cc-trace-sonnet" {
+            assert!(
+                !signed_thinking(history).is_empty(),
+                "{name} has signed thinking"
+            );
+        }
+        let config = config_forcing(history);
+        let stats = replay_checked(name, history, &config, middleware);
+        assert!(stats.compactions >= 2, "{name}");
+
+        // The final request, rendered back to JSON: its verbatim tail is the
+        // original JSON, byte for byte, and the body's other fields are kept.
+        let sent = middleware.compress(history, &config, None);
+        let rendered = parsed.render(&sent.messages);
+        let boundary = sent.report.guest.as_ref().unwrap().boundary as usize;
+        let original = body["messages"].as_array().unwrap();
+        let out = rendered["messages"].as_array().unwrap();
+        // Index 0 of the model history is the system prompt when the body has one.
+        let offset = usize::from(body.get("system").is_some());
+        let tail = &original[boundary - offset..];
+        assert_eq!(&out[out.len() - tail.len()..], tail, "{name}");
+        assert_eq!(rendered["model"], body["model"]);
+        assert_eq!(rendered.get("system"), body.get("system"));
+        assert_eq!(
+            parsed.render(history),
+            body,
+            "{name}: an unchanged history renders as the original body"
+        );
+    }
+}

@@ -1,0 +1,373 @@
+//! The host end to end: real components through the sandbox, the runtime and
+//! the fail-open middleware.
+//!
+//! Limit tests come in pairs: the hostile compressor passes messages through
+//! under the same limits that stop its misbehaviour.
+
+use condense_host::{
+    ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Runtime, Status,
+};
+use condense_model::{
+    Checkpoint, Config, Message, Part, Role, SummaryRequest, ToolCall, ToolResult,
+};
+use condense_tests::{
+    custom_summarizer_middleware, embedded_middleware, guests, hostile_limits, hostile_middleware,
+    session, session_names,
+};
+use std::time::Duration;
+
+/// A small history whose last user message is `command`, the word the
+/// hostile guests act on.
+fn history(command: &str) -> Vec<Message> {
+    vec![
+        Message::text(Role::System, "You are a coding agent."),
+        Message::text(Role::User, "Fix the failing test."),
+        Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall(ToolCall {
+                id: "call_1".into(),
+                name: "Bash".into(),
+                arguments: r#"{"command":"cargo test"}"#.into(),
+            })],
+        },
+        Message {
+            role: Role::Tool,
+            parts: vec![Part::ToolResult(ToolResult {
+                call_id: "call_1".into(),
+                content: "1 failed".into(),
+                is_error: true,
+            })],
+        },
+        Message::text(Role::Assistant, "One test fails."),
+        Message::text(Role::User, command),
+    ]
+}
+
+fn previous_checkpoint() -> Checkpoint {
+    Checkpoint {
+        boundary: 2,
+        prefix_hash: "earlier".into(),
+        summary: "what came before".into(),
+    }
+}
+
+/// Runs `command` through the hostile pair with a checkpoint and checks that
+/// the call failed open: original messages, the checkpoint kept, a report
+/// naming the component and the kind of failure.
+fn assert_fails_open(command: &str, role: ComponentRole, kind: FailureKind) -> Compressed {
+    let messages = history(command);
+    let checkpoint = previous_checkpoint();
+    let out = hostile_middleware().compress(&messages, &Config::default(), Some(&checkpoint));
+    let report = &out.report;
+    assert_eq!(report.status, Status::FailedOpen, "{command}: {report:?}");
+    assert_eq!(
+        out.messages, messages,
+        "{command}: the original messages come back"
+    );
+    assert_eq!(
+        out.checkpoint,
+        Some(checkpoint),
+        "{command}: the previous checkpoint is kept"
+    );
+    assert_eq!(report.failure, Some(kind), "{command}: {report:?}");
+    let component = report
+        .component
+        .as_ref()
+        .expect("the failed component is named");
+    assert_eq!(component.role, role, "{command}: {report:?}");
+    let reason = report.reason.as_deref().expect("a reason");
+    assert!(
+        reason.starts_with(&component.to_string()),
+        "{command}: the reason names the component: {reason}"
+    );
+    out
+}
+
+#[test]
+fn embedded_compressor_passes_every_corpus_session_validly() {
+    for name in session_names() {
+        let messages = session(&name);
+        let out = embedded_middleware().compress(&messages, &Config::default(), None);
+        assert_eq!(
+            out.report.status,
+            Status::Compressed,
+            "{name}: {:?}",
+            out.report.reason
+        );
+        let guest = out.report.guest.expect("the compressor's report");
+        assert!(
+            guest.tokens_after <= guest.tokens_before,
+            "{name}: {guest:?}"
+        );
+    }
+}
+
+#[test]
+fn custom_summarizer_loads_by_path_and_answers() {
+    let runtime = custom_summarizer_middleware().runtime();
+    assert_eq!(
+        runtime.summarizer().to_string(),
+        "summarizer `test_summarizer_custom.wasm`"
+    );
+    let messages = session("swe-agent-marshmallow");
+    let calls = messages[..6].iter().flat_map(|m| m.tool_calls()).count();
+    let request = SummaryRequest {
+        previous_summary: String::new(),
+        messages: messages[..6].to_vec(),
+        max_tokens: 500,
+        language: "en".into(),
+    };
+    let summary = runtime
+        .summarize(&request)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        summary,
+        format!("COUNTING SUMMARIZER: 6 messages, {calls} tool calls folded")
+    );
+}
+
+#[test]
+fn well_behaved_call_passes_under_the_hostile_limits() {
+    let messages = history("hello");
+    let out = hostile_middleware().compress(&messages, &Config::default(), None);
+    assert_eq!(
+        out.report.status,
+        Status::Compressed,
+        "{:?}",
+        out.report.reason
+    );
+    assert_eq!(out.messages, messages);
+}
+
+#[test]
+fn compressor_reaches_the_summarizer_through_its_import() {
+    let out = hostile_middleware().compress(&history("summarize"), &Config::default(), None);
+    assert_eq!(
+        out.report.status,
+        Status::Compressed,
+        "{:?}",
+        out.report.reason
+    );
+    assert_eq!(
+        out.checkpoint.map(|c| c.summary).as_deref(),
+        Some("HOSTILE SUMMARIZER: nothing to see")
+    );
+}
+
+#[test]
+fn panic_fails_open_with_the_panic_message() {
+    let out = assert_fails_open("trap", ComponentRole::Compressor, FailureKind::Panic);
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("compressor `test_compressor_hostile.wasm` trapped: wasm trap"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("hostile compressor: trap requested"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn endless_loop_fails_open_at_the_deadline() {
+    let out = assert_fails_open("loop", ComponentRole::Compressor, FailureKind::Deadline);
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("wasm trap: interrupt (deadline of 300ms exceeded)"),
+        "{reason}"
+    );
+    let timeout = hostile_limits().call_timeout;
+    let elapsed = Duration::from_micros(out.report.elapsed_us);
+    assert!(
+        elapsed >= timeout && elapsed < timeout * 4,
+        "stopped after {elapsed:?}"
+    );
+}
+
+#[test]
+fn memory_hog_fails_open_at_the_memory_cap() {
+    let out = assert_fails_open("oom", ComponentRole::Compressor, FailureKind::OutOfMemory);
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("memory limit of 32 MiB reached"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn runaway_recursion_fails_open_at_the_stack_limit() {
+    assert_fails_open(
+        "recurse",
+        ComponentRole::Compressor,
+        FailureKind::StackOverflow,
+    );
+}
+
+#[test]
+fn orphaned_tool_call_fails_validation() {
+    let out = assert_fails_open(
+        "orphan",
+        ComponentRole::Compressor,
+        FailureKind::InvalidOutput,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("returned invalid output: pairs-intact"),
+        "{reason}"
+    );
+    assert!(
+        out.report.guest.is_some(),
+        "the invalid output's report is kept for the record"
+    );
+}
+
+#[test]
+fn dropped_system_message_fails_validation() {
+    let out = assert_fails_open(
+        "drop-system",
+        ComponentRole::Compressor,
+        FailureKind::InvalidOutput,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("returned invalid output: system-kept"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn summarizer_panic_is_blamed_on_the_summarizer() {
+    let out = assert_fails_open(
+        "summarize trap",
+        ComponentRole::Summarizer,
+        FailureKind::Panic,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.starts_with("summarizer `test_summarizer_hostile.wasm` trapped"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("hostile summarizer: trap requested"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn summarizer_loop_is_blamed_on_the_summarizer() {
+    let out = assert_fails_open(
+        "summarize loop",
+        ComponentRole::Summarizer,
+        FailureKind::Deadline,
+    );
+    let elapsed = Duration::from_micros(out.report.elapsed_us);
+    assert!(
+        elapsed < hostile_limits().call_timeout * 4,
+        "the summarizer shares the call's deadline: {elapsed:?}"
+    );
+}
+
+#[test]
+fn good_call_after_a_failed_one_works() {
+    assert_fails_open("trap", ComponentRole::Compressor, FailureKind::Panic);
+    let messages = history("hello again");
+    let out = hostile_middleware().compress(&messages, &Config::default(), None);
+    assert_eq!(
+        out.report.status,
+        Status::Compressed,
+        "{:?}",
+        out.report.reason
+    );
+    assert_eq!(out.messages, messages);
+}
+
+#[test]
+fn concurrent_calls_share_one_runtime() {
+    std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..4)
+            .map(|i| {
+                scope.spawn(move || {
+                    hostile_middleware().compress(
+                        &history(&format!("call {i}")),
+                        &Config::default(),
+                        None,
+                    )
+                })
+            })
+            .collect();
+        for call in calls {
+            assert_eq!(call.join().unwrap().report.status, Status::Compressed);
+        }
+    });
+}
+
+#[test]
+fn report_serializes_for_logs() {
+    let out = assert_fails_open("trap", ComponentRole::Compressor, FailureKind::Panic);
+    let json = serde_json::to_value(&out.report).unwrap();
+    assert_eq!(json["status"], "failed-open");
+    assert_eq!(json["failure"], "panic");
+    assert_eq!(json["component"]["role"], "compressor");
+    assert_eq!(json["component"]["file"], "test_compressor_hostile.wasm");
+    assert!(json["elapsed_us"].is_u64());
+
+    let out = hostile_middleware().compress(&history("hello"), &Config::default(), None);
+    let json = serde_json::to_value(&out.report).unwrap();
+    assert_eq!(json["status"], "compressed");
+    assert_eq!(json["guest"]["trigger"], "under-threshold");
+    assert!(json.get("reason").is_none());
+}
+
+#[test]
+fn component_of_the_wrong_world_is_rejected_at_load() {
+    let summarizer = || ComponentSource::Path(guests::TEST_SUMMARIZER_CUSTOM.into());
+    let error = Runtime::new(hostile_limits(), summarizer(), summarizer())
+        .err()
+        .expect("a summarizer is no compressor");
+    let error = error
+        .downcast_ref::<GuestFailure>()
+        .expect("a failure naming the component");
+    assert_eq!(error.kind, FailureKind::Load);
+    let message = error.to_string();
+    assert!(
+        message.starts_with("compressor `test_summarizer_custom.wasm` could not be loaded: does not implement `compressor-world`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn embedded_summarizer_answers_directly() {
+    let runtime = embedded_middleware().runtime();
+    assert_eq!(runtime.summarizer().to_string(), "embedded summarizer");
+    let request = SummaryRequest {
+        previous_summary: String::new(),
+        messages: session("cc-trace-sonnet"),
+        max_tokens: 500,
+        language: "en".into(),
+    };
+    let summary = runtime
+        .summarize(&request)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!summary.trim().is_empty());
+}
+
+#[test]
+fn swapped_summarizer_writes_the_fold() {
+    let messages = session("cc-trace-sonnet");
+    let config = Config {
+        token_threshold: 4_000,
+        target_tokens: 2_000,
+        keep_recent_tokens: 1_000,
+        summary_max_tokens: 500,
+        ..Config::default()
+    };
+    let out = custom_summarizer_middleware().compress(&messages, &config, None);
+    assert_eq!(
+        out.report.status,
+        Status::Compressed,
+        "{:?}",
+        out.report.reason
+    );
+    let summary = out.checkpoint.expect("a fold leaves a checkpoint").summary;
+    assert!(summary.starts_with("COUNTING SUMMARIZER: "), "{summary}");
+}
