@@ -23,6 +23,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod cli;
 mod convert;
 pub mod embedded;
 pub mod formats;

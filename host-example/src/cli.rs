@@ -1,0 +1,509 @@
+//! The `condense` command line: compress request bodies, replay recorded
+//! sessions, and the demo. The logic lives in the other modules; this one
+//! parses arguments, reads and writes files, and prints. It is a library
+//! module (`main.rs` only calls [`run`]) so tests drive the real command line
+//! in-process, with their own stdin and stdout.
+
+use crate::formats::{self, Format, Parsed};
+use crate::replay::{ReplayStats, replay_middleware};
+use crate::settings::Settings;
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use condense_model::{Checkpoint, Message, Part};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(Parser)]
+#[command(
+    name = "condense",
+    version,
+    about = "Context compression for LLM agents, run as a sandboxed WebAssembly component",
+    long_about = "Context compression for LLM agents, run as a sandboxed WebAssembly component.\n\n\
+        Before each model call, hand condense the whole request: it returns what the model should \
+        see — system messages and the recent tail verbatim, older history folded into one summary, \
+        tool calls never split from their results. It compacts with hysteresis and keeps a \
+        checkpoint, so between compactions each request extends the previous one byte for byte and \
+        the provider's prompt cache keeps hitting.\n\n\
+        Start with `condense demo`.",
+    after_help = "Examples:\n  \
+        condense demo\n  \
+        condense compress --checkpoint session.ckpt < request.json > sent.json\n  \
+        condense replay --config condense.toml session.json"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compress one request body (OpenAI Chat Completions or Anthropic Messages JSON) read
+    /// on stdin; write the body to send on stdout, in the same format.
+    ///
+    /// Fail-open: if a component fails, the body comes back unchanged and the report says why.
+    Compress(CompressArgs),
+    /// Replay recorded sessions call by call (the request before each assistant message)
+    /// and print cost, cache breaks and peak request size.
+    Replay(ReplayArgs),
+    /// Replay a real recorded Claude Code session, embedded in the binary, and show what
+    /// condense did to it.
+    Demo(DemoArgs),
+}
+
+#[derive(Args)]
+struct Common {
+    /// TOML config: compressor keys (token_threshold, target_tokens, recent_turns,
+    /// keep_recent_tokens, summary_max_tokens), [components] and [limits]. See README.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Compressor component to load instead of the embedded one.
+    #[arg(long, value_name = "PATH")]
+    compressor: Option<PathBuf>,
+    /// Summarizer component to load instead of the embedded heuristic one.
+    #[arg(long, value_name = "PATH")]
+    summarizer: Option<PathBuf>,
+}
+
+impl Common {
+    /// The config file (or the given defaults), with command-line overrides.
+    fn settings(&self, defaults: Settings) -> Result<Settings> {
+        let mut settings = match &self.config {
+            Some(path) => Settings::load(path)?,
+            None => defaults,
+        };
+        if let Some(p) = &self.compressor {
+            settings.components.compressor = Some(p.clone());
+        }
+        if let Some(p) = &self.summarizer {
+            settings.components.summarizer = Some(p.clone());
+        }
+        Ok(settings)
+    }
+}
+
+#[derive(Args)]
+struct CompressArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Checkpoint file: read if it exists, replaced (atomically) with the new checkpoint.
+    /// Keep one per session so compactions are reused between calls.
+    #[arg(long, value_name = "FILE")]
+    checkpoint: Option<PathBuf>,
+    /// Write a JSON report (tokens before/after, trigger, boundary, failures, time) here.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Request body format; `auto` tells them apart by their shape.
+    #[arg(long, default_value = "auto", value_name = "FORMAT")]
+    format: FormatArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum FormatArg {
+    Auto,
+    Openai,
+    Anthropic,
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Print the figures as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Session files: a bare message list or a request body, in either format.
+    #[arg(required = true, value_name = "SESSION")]
+    sessions: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct DemoArgs {
+    #[command(flatten)]
+    common: Common,
+}
+
+/// The demo's session: a real Claude Code session (MIT, marot/spotter; see
+/// tests/corpus/README.md), one user turn of 186 tool calls.
+const DEMO_SESSION: &str = include_str!("../../tests/corpus/sessions/cc-opus-a.json");
+const DEMO_SESSION_NAME: &str = "cc-opus-a (Claude Code 2.1.39, claude-opus-4-6)";
+
+/// Settings for the demo and the replay command when no config is given: a
+/// 40k-token threshold makes every long corpus session compact several times.
+fn replay_defaults() -> Settings {
+    let mut s = Settings::default();
+    s.compress.token_threshold = 40_000;
+    s.compress.target_tokens = 16_000;
+    s.compress.keep_recent_tokens = 8_000;
+    s.compress.summary_max_tokens = 2_000;
+    s
+}
+
+/// Runs the command line `args` (program name first) with the given stdin and
+/// stdout. Bad input is an error before anything is written to `stdout` or to
+/// a checkpoint or report file. `--help`/`--version` are printed to `stdout`.
+pub fn run(
+    args: impl IntoIterator<Item = OsString>,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+) -> Result<()> {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            write!(stdout, "{}", e.render())?;
+            return Ok(());
+        }
+        Err(e) => {
+            return Err(anyhow::Error::msg(
+                e.render().to_string().trim_end().to_owned(),
+            ));
+        }
+    };
+    match cli.command {
+        Command::Compress(args) => compress(args, stdin, stdout),
+        Command::Replay(args) => replay(args, stdout),
+        Command::Demo(args) => demo(args, stdout),
+    }
+}
+
+fn parse_body(text: &str, format: Option<Format>, source: &str) -> Result<Parsed> {
+    let body: serde_json::Value =
+        serde_json::from_str(text).with_context(|| format!("{source}: not valid JSON"))?;
+    let format = match format {
+        Some(f) => f,
+        None => {
+            formats::detect(&body).with_context(|| format!("{source}: cannot tell the format"))?
+        }
+    };
+    Parsed::parse(body, format).with_context(|| format!("{source}: not a valid {format} request"))
+}
+
+fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()> {
+    // Everything that can fail on bad input is checked before anything is written.
+    let settings = args.common.settings(Settings::default())?;
+    let mut input = String::new();
+    stdin
+        .read_to_string(&mut input)
+        .context("stdin: cannot read the request body")?;
+    let format = match args.format {
+        FormatArg::Auto => None,
+        FormatArg::Openai => Some(Format::OpenAi),
+        FormatArg::Anthropic => Some(Format::Anthropic),
+    };
+    let parsed = parse_body(&input, format, "stdin")?;
+    let previous = match &args.checkpoint {
+        Some(path) => read_checkpoint(path)?,
+        None => None,
+    };
+    let middleware = settings.middleware()?;
+
+    let sent = middleware.compress(parsed.messages(), &settings.compress, previous.as_ref());
+    let body = serde_json::to_vec(&parsed.render(&sent.messages))?;
+    if let (Some(path), Some(checkpoint)) = (&args.checkpoint, &sent.checkpoint) {
+        write_atomically(path, &serde_json::to_vec_pretty(checkpoint)?)?;
+    }
+    if let Some(path) = &args.report {
+        write_atomically(path, &serde_json::to_vec_pretty(&sent.report)?)?;
+    }
+    stdout.write_all(&body)?;
+    stdout.write_all(b"\n")?;
+    Ok(())
+}
+
+/// A missing file is a session without a checkpoint yet. A file that is not a
+/// checkpoint is an error: it is most likely the wrong path.
+fn read_checkpoint(path: &Path) -> Result<Option<Checkpoint>> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).with_context(|| {
+            format!(
+                "checkpoint file {}: not a condense checkpoint",
+                path.display()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read checkpoint file {}", path.display())),
+    }
+}
+
+/// Writes to a temporary file beside `path`, then renames it over `path`, so a
+/// reader never sees half a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .with_context(|| format!("{}: not a file path", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
+}
+
+fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
+    let settings = args.common.settings(replay_defaults())?;
+    // Parse every session before running any, so a bad file fails fast.
+    let sessions: Vec<(String, Parsed)> = args
+        .sessions
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            Ok((
+                path.display().to_string(),
+                parse_body(&text, None, &path.display().to_string())?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let middleware = settings.middleware()?;
+    let results: Vec<(String, ReplayStats)> = sessions
+        .iter()
+        .map(|(name, parsed)| {
+            (
+                name.clone(),
+                replay_middleware(
+                    &middleware,
+                    &settings.compress,
+                    parsed.messages(),
+                    |_, _| {},
+                ),
+            )
+        })
+        .collect();
+    if args.json {
+        let rows: Vec<_> = results.iter().map(|(name, stats)| serde_json::json!({ "session": name, "stats": stats, "cost_ratio": stats.cost_ratio() })).collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "token_threshold = {}, target_tokens = {}\n",
+        settings.compress.token_threshold, settings.compress.target_tokens
+    )?;
+    writeln!(
+        out,
+        "{:<40} {:>6} {:>9} {:>7} {:>9} {:>8} {:>7}",
+        "session", "calls", "history", "folds", "breaks", "peak", "cost"
+    )?;
+    for (name, s) in &results {
+        let short = Path::new(name)
+            .file_name()
+            .map_or(name.clone(), |n| n.to_string_lossy().into_owned());
+        writeln!(
+            out,
+            "{:<40} {:>6} {:>9} {:>7} {:>9} {:>8} {:>7.3}{}",
+            short,
+            s.calls,
+            s.history_tokens,
+            s.compactions,
+            s.cache_breaks,
+            s.peak_request_tokens,
+            s.cost_ratio(),
+            if s.failed_open > 0 {
+                format!("  ({} failed open)", s.failed_open)
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    writeln!(
+        out,
+        "\ncost: cache-weighted input cost relative to sending every request uncompressed (cached prefix x0.1, the rest x1.25)"
+    )?;
+    Ok(())
+}
+
+fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
+    let settings = args.common.settings(replay_defaults())?;
+    let parsed = parse_body(DEMO_SESSION, Some(Format::OpenAi), "embedded demo session")?;
+    let history = parsed.messages();
+    let tool_calls: usize = history.iter().map(|m| m.tool_calls().count()).sum();
+    writeln!(
+        out,
+        "condense demo: replaying a real agent session call by call, as an agent runtime would.\n"
+    )?;
+    writeln!(out, "  session    {DEMO_SESSION_NAME}")?;
+    writeln!(
+        out,
+        "             {} messages, {} user turns, {} tool calls, ~{} tokens",
+        history.len(),
+        history.iter().filter(|m| m.opens_turn()).count(),
+        tool_calls,
+        condense_model::tokens::estimate_total(history)
+    )?;
+    writeln!(
+        out,
+        "  config     token_threshold = {}, target_tokens = {}, keep_recent_tokens = {}, summary_max_tokens = {}",
+        settings.compress.token_threshold,
+        settings.compress.target_tokens,
+        settings.compress.keep_recent_tokens,
+        settings.compress.summary_max_tokens
+    )?;
+    writeln!(
+        out,
+        "  components compressor and summarizer in the wasmtime sandbox (embedded)\n"
+    )?;
+
+    let middleware = settings.middleware()?;
+    writeln!(
+        out,
+        "{:>6} {:>10} {:>8}  what happened",
+        "call", "history", "sent"
+    )?;
+    let mut call = 0usize;
+    let mut times = Vec::new();
+    let mut last = None;
+    // The replay callback cannot return errors: collect its lines, print after.
+    let mut events = Vec::new();
+    let stats = replay_middleware(&middleware, &settings.compress, history, |request, sent| {
+        call += 1;
+        times.push(sent.report.elapsed_us);
+        if let Some(r) = sent
+            .report
+            .guest
+            .as_ref()
+            .filter(|r| r.trigger == condense_model::Trigger::Compacted)
+        {
+            events.push(format!(
+                "{call:>6} {:>10} {:>8}  compacted: {} more messages folded (summary pair {} tokens){}",
+                r.tokens_before,
+                r.tokens_after,
+                r.newly_folded,
+                r.summary_tokens,
+                r.pinned_opening
+                    .map_or(String::new(), |p| format!(", opener #{p} pinned"))
+            ));
+        }
+        if let Some(reason) = &sent.report.reason {
+            events.push(format!("{call:>6} failed open: {reason}"));
+        }
+        last = Some((request.len(), sent.messages.clone()));
+    });
+    for line in events {
+        writeln!(out, "{line}")?;
+    }
+    times.sort_unstable();
+    let median_us = times.get(times.len() / 2).copied().unwrap_or(0);
+    writeln!(out, "\n  model calls           {}", stats.calls)?;
+    writeln!(
+        out,
+        "  compactions           {} (cache breaks: {})",
+        stats.compactions, stats.cache_breaks
+    )?;
+    writeln!(
+        out,
+        "  peak request          {} tokens (threshold {}; uncompressed the last request is {})",
+        stats.peak_request_tokens, settings.compress.token_threshold, stats.history_tokens
+    )?;
+    writeln!(
+        out,
+        "  cost vs uncompressed  {:.2}  (cache-weighted: cached prefix x0.1, the rest x1.25)",
+        stats.cost_ratio()
+    )?;
+    writeln!(out, "  failed open           {}", stats.failed_open)?;
+    writeln!(
+        out,
+        "  time per call         {:.2} ms median, sandbox and validation included",
+        median_us as f64 / 1000.0
+    )?;
+
+    if let Some((history_len, sent)) = last {
+        writeln!(
+            out,
+            "\nThe last request: {history_len} history messages sent as {} messages:",
+            sent.len()
+        )?;
+        for (i, m) in sent.iter().enumerate().take(4) {
+            writeln!(
+                out,
+                "  #{i:<3} {:<9} {}",
+                format!("{:?}", m.role).to_lowercase(),
+                preview(m)
+            )?;
+        }
+        writeln!(out, "  ...   then the recent tail, verbatim")?;
+        if let Some(summary) = sent.iter().find(|m| m.is_condense_summary()) {
+            writeln!(
+                out,
+                "\nThe summary the model sees instead of the folded history:\n"
+            )?;
+            for line in summary.joined_text().lines().take(40) {
+                writeln!(out, "  | {line}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One line describing a message.
+fn preview(m: &Message) -> String {
+    let text = m
+        .parts
+        .iter()
+        .find_map(|p| match p {
+            Part::Text(t) if !t.trim().is_empty() => Some(t.trim().replace('\n', " ")),
+            Part::ToolCall(c) => Some(format!("tool call {}({})", c.name, c.arguments)),
+            Part::ToolResult(r) => Some(format!("tool result: {}", r.content.replace('\n', " "))),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let mut short: String = text.chars().take(90).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    short
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn demo_session_parses() {
+        assert!(
+            parse_body(DEMO_SESSION, None, "demo")
+                .unwrap()
+                .messages()
+                .len()
+                > 300
+        );
+    }
+
+    #[test]
+    fn checkpoint_file_is_replaced_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.json");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+    }
+
+    #[test]
+    fn bad_checkpoint_file_is_an_error_and_missing_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(
+            read_checkpoint(&dir.path().join("missing"))
+                .unwrap()
+                .is_none()
+        );
+        let bad = dir.path().join("bad");
+        std::fs::write(&bad, "not json").unwrap();
+        let e = format!("{:#}", read_checkpoint(&bad).unwrap_err());
+        assert!(e.contains("not a condense checkpoint"), "{e}");
+    }
+}
