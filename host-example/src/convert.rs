@@ -134,6 +134,7 @@ impl From<&model::Checkpoint> for wit::Checkpoint {
         wit::Checkpoint {
             boundary: c.boundary,
             prefix_hash: c.prefix_hash.clone(),
+            folded_tokens: c.folded_tokens,
             summary: c.summary.clone(),
         }
     }
@@ -144,6 +145,7 @@ impl From<wit::Checkpoint> for model::Checkpoint {
         model::Checkpoint {
             boundary: c.boundary,
             prefix_hash: c.prefix_hash,
+            folded_tokens: c.folded_tokens,
             summary: c.summary,
         }
     }
@@ -234,6 +236,7 @@ mod tests {
         let checkpoint = model::Checkpoint {
             boundary: 7,
             prefix_hash: "abc".into(),
+            folded_tokens: 1234,
             summary: "s".into(),
         };
         assert_eq!(

@@ -47,6 +47,7 @@ fn previous_checkpoint() -> Checkpoint {
     Checkpoint {
         boundary: 2,
         prefix_hash: "earlier".into(),
+        folded_tokens: 0,
         summary: "what came before".into(),
     }
 }

@@ -99,6 +99,7 @@ mod tests {
         let cp = Checkpoint {
             boundary: 2,
             prefix_hash: prefix_hash(&h[..2]),
+            folded_tokens: 10,
             summary: "s".into(),
         };
         assert_eq!(matching_boundary(&cp, &h, &[1, 2]), Some(2));

@@ -11,9 +11,14 @@
 //!    `keep_recent_tokens`, and the turn's opener is pinned before it.
 
 use crate::segment;
+use condense_model::tokens::estimate_message;
 use condense_model::{Config, Message, Role};
 
 /// Token sums of one history, so each candidate boundary costs O(1).
+///
+/// Built by [`Sizes::measure`] from a `start` index (the current fold
+/// boundary): sums are exact for boundaries at or after `start`, which are the
+/// only ones a compaction can move to.
 pub struct Sizes {
     tokens: Vec<u32>,
     /// `suffix[i]`: tokens of `messages[i..]`.
@@ -25,6 +30,26 @@ pub struct Sizes {
 }
 
 impl Sizes {
+    /// Measures the messages from `start` on, plus what a request still shows
+    /// of the folded ones: system messages and the opener that may be pinned.
+    /// The other folded messages count as 0: the history is up to hundreds of
+    /// kilobytes, and this runs on every call.
+    pub fn measure(messages: &[Message], start: usize) -> Sizes {
+        let pinnable = segment::opener_before(messages, start);
+        let tokens = messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                if i >= start || m.role == Role::System || Some(i) == pinnable {
+                    estimate_message(m)
+                } else {
+                    0
+                }
+            })
+            .collect();
+        Sizes::new(messages, tokens)
+    }
+
     pub fn new(messages: &[Message], tokens: Vec<u32>) -> Sizes {
         let n = messages.len();
         let mut suffix = vec![0u64; n + 1];
@@ -56,6 +81,7 @@ impl Sizes {
         }
     }
 
+    /// Tokens of the whole history (exact when measured from 0).
     pub fn total(&self) -> u64 {
         self.suffix[0]
     }

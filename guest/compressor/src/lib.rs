@@ -24,7 +24,7 @@ pub mod segment;
 #[cfg(target_arch = "wasm32")]
 mod component;
 
-use condense_model::tokens::{estimate_messages, estimate_text, estimate_total};
+use condense_model::tokens::estimate_text;
 use condense_model::{
     Checkpoint, CompressError, Config, Message, Outcome, Report, Role, SummaryRequest, Trigger,
     invariants,
@@ -41,15 +41,19 @@ pub fn compress(
     config.validate().map_err(CompressError::InvalidConfig)?;
     invariants::check_pairs(messages).map_err(|v| CompressError::InvalidInput(v.detail))?;
 
-    let sizes = fold::Sizes::new(messages, estimate_messages(messages));
     let cuts = segment::safe_cut_points(messages);
     let language = language::detect(messages);
-    let tokens_before = saturate(sizes.total());
 
     // The request as it stands: the checkpoint's fold if it still applies,
     // else the whole history.
     let previous =
         checkpoint.and_then(|cp| Some((checkpoint::matching_boundary(cp, messages, &cuts)?, cp)));
+    // Between compactions only what follows the boundary can change the
+    // request: the folded messages were measured when they were folded.
+    let start = previous.map_or(0, |(boundary, _)| boundary);
+    let sizes = fold::Sizes::measure(messages, start);
+    let folded_tokens = previous.map_or(0, |(_, cp)| u64::from(cp.folded_tokens));
+    let tokens_before = saturate(folded_tokens + sizes.tail(start));
     let current = match previous {
         Some((boundary, cp)) => Fold::new(boundary, cp.summary.clone(), language),
         None => Fold::none(),
@@ -116,7 +120,7 @@ pub fn compress(
     Ok(Outcome {
         report: Report {
             tokens_before,
-            tokens_after: saturate(estimate_total(&output)),
+            tokens_after: saturate(next_tokens),
             trigger: Trigger::Compacted,
             boundary: boundary as u32,
             newly_folded: newly_folded_count,
@@ -126,6 +130,7 @@ pub fn compress(
         checkpoint: Some(Checkpoint {
             boundary: boundary as u32,
             prefix_hash: checkpoint::prefix_hash(&messages[..boundary]),
+            folded_tokens: saturate(folded_tokens + sizes.tail(start) - sizes.tail(boundary)),
             summary: next.summary,
         }),
         messages: output,

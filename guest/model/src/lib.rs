@@ -177,6 +177,7 @@ impl Config {
 pub struct Checkpoint {
     pub boundary: u32,
     pub prefix_hash: String,
+    pub folded_tokens: u32,
     pub summary: String,
 }
 

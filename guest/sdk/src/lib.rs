@@ -123,6 +123,7 @@ impl From<wit::Checkpoint> for model::Checkpoint {
         model::Checkpoint {
             boundary: c.boundary,
             prefix_hash: c.prefix_hash,
+            folded_tokens: c.folded_tokens,
             summary: c.summary,
         }
     }
@@ -133,6 +134,7 @@ impl From<model::Checkpoint> for wit::Checkpoint {
         wit::Checkpoint {
             boundary: c.boundary,
             prefix_hash: c.prefix_hash,
+            folded_tokens: c.folded_tokens,
             summary: c.summary,
         }
     }

@@ -79,6 +79,7 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                 checkpoint = Some(Checkpoint {
                     boundary: 0,
                     prefix_hash: String::new(),
+                    folded_tokens: 0,
                     summary,
                 });
             }
