@@ -5,7 +5,8 @@
 //! verbatim, and the next compaction is as far away as the threshold allows),
 //! under two floors for what stays verbatim:
 //!
-//! 1. the last `recent_turns` user turns are kept whole when they fit;
+//! 1. the last `recent_turns` user turns are kept whole when they fit (the
+//!    cut then falls between turns);
 //! 2. when they do not (a long coding session is one turn of 150+ tool calls),
 //!    the cut goes inside the turn, but the tail keeps at least
 //!    `keep_recent_tokens`, and the turn's opener is pinned before it.
@@ -115,9 +116,15 @@ pub fn choose_boundary(
     let candidates: Vec<usize> = cuts.iter().copied().filter(|&b| b > previous).collect();
     let fits = |b: usize| sizes.request(b, pair_tokens) <= u64::from(config.target_tokens);
 
+    // Whole turns first: the earliest turn start that fits, never inside the
+    // last `recent_turns` turns.
     let recent_turns = segment::start_of_last_turns(messages, config.recent_turns as usize);
-    if let Some(&b) = candidates.iter().find(|&&b| b <= recent_turns && fits(b)) {
-        return Some(b);
+    let whole_turns = candidates
+        .iter()
+        .copied()
+        .find(|&b| b <= recent_turns && messages[b].opens_turn() && fits(b));
+    if whole_turns.is_some() {
+        return whole_turns;
     }
 
     let keep = u64::from(config.keep_recent_tokens);
