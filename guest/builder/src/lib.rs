@@ -163,14 +163,13 @@ fn ensure_target_installed() {
         .output()
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok());
-    if let Some(root) = sysroot {
-        if Path::new(root.trim())
+    if sysroot.is_some_and(|root| {
+        Path::new(root.trim())
             .join("lib/rustlib")
             .join(TARGET)
             .is_dir()
-        {
-            return;
-        }
+    }) {
+        return;
     }
     let installed = Command::new("rustup")
         .args(["target", "add", TARGET])

@@ -135,7 +135,7 @@ pub fn choose_boundary(
         .iter()
         .copied()
         .find(|&b| keeps_floor(&b) && fits(b))
-        .or_else(|| candidates.iter().copied().filter(keeps_floor).last())
+        .or_else(|| candidates.iter().copied().rfind(keeps_floor))
         // Every tail since the previous fold is under the floor (the history
         // grew by little but the request is over the threshold): keep as much
         // as fits.
