@@ -128,17 +128,6 @@ struct DemoArgs {
 const DEMO_SESSION: &str = include_str!("../../tests/corpus/sessions/cc-opus-a.json");
 const DEMO_SESSION_NAME: &str = "cc-opus-a (Claude Code 2.1.39, claude-opus-4-6)";
 
-/// Settings for the demo and the replay command when no config is given: a
-/// 40k-token threshold makes every long corpus session compact several times.
-fn replay_defaults() -> Settings {
-    let mut s = Settings::default();
-    s.compress.token_threshold = 40_000;
-    s.compress.target_tokens = 16_000;
-    s.compress.keep_recent_tokens = 8_000;
-    s.compress.summary_max_tokens = 2_000;
-    s
-}
-
 /// Runs the command line `args` (program name first) with the given stdin and
 /// stdout. Bad input is an error before anything is written to `stdout` or to
 /// a checkpoint or report file. `--help`/`--version` are printed to `stdout`.
@@ -245,7 +234,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
-    let settings = args.common.settings(replay_defaults())?;
+    let settings = args.common.settings(Settings::for_replay())?;
     // Parse every session before running any, so a bad file fails fast.
     let sessions: Vec<(String, Parsed)> = args
         .sessions
@@ -318,7 +307,7 @@ fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
-    let settings = args.common.settings(replay_defaults())?;
+    let settings = args.common.settings(Settings::for_replay())?;
     let parsed = parse_body(DEMO_SESSION, Some(Format::OpenAi), "embedded demo session")?;
     let history = parsed.messages();
     let tool_calls: usize = history.iter().map(|m| m.tool_calls().count()).sum();

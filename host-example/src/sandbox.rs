@@ -460,7 +460,13 @@ mod tests {
         let ticker = Ticker::start(Duration::from_millis(1), move || {
             counter.fetch_add(1, Ordering::Relaxed);
         });
-        thread::sleep(Duration::from_millis(30));
+        // Wait for a first tick, however loaded the machine is (bounded).
+        for _ in 0..5_000 {
+            if ticks.load(Ordering::Relaxed) > 0 {
+                break;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
         drop(ticker);
         let at_drop = ticks.load(Ordering::Relaxed);
         assert!(at_drop > 0, "the ticker never ticked");

@@ -103,6 +103,18 @@ impl Settings {
         Ok(settings)
     }
 
+    /// The defaults of `condense replay` and `condense demo`, and of the
+    /// corpus tests and benches: a 40k-token threshold makes every long
+    /// recorded session compact several times.
+    pub fn for_replay() -> Settings {
+        let mut s = Settings::default();
+        s.compress.token_threshold = 40_000;
+        s.compress.target_tokens = 16_000;
+        s.compress.keep_recent_tokens = 8_000;
+        s.compress.summary_max_tokens = 2_000;
+        s
+    }
+
     /// The sandbox limits these settings ask for.
     pub fn sandbox_limits(&self) -> Limits {
         Limits {

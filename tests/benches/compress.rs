@@ -16,14 +16,9 @@ use condense_tests::{embedded_middleware, session};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
+/// The 40k-token threshold the corpus figures use.
 fn config() -> Config {
-    Config {
-        token_threshold: 40_000,
-        target_tokens: 16_000,
-        keep_recent_tokens: 8_000,
-        summary_max_tokens: 2_000,
-        ..Config::default()
-    }
+    condense_host::settings::Settings::for_replay().compress
 }
 
 fn native(history: &[Message], checkpoint: Option<&Checkpoint>) -> usize {

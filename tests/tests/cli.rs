@@ -70,9 +70,14 @@ const CONFIG_40K: &str =
     "token_threshold = 40000\ntarget_tokens = 16000\nkeep_recent_tokens = 8000\n";
 
 fn config_40k() -> Config {
-    condense_host::settings::Settings::parse(CONFIG_40K)
+    let config = condense_host::settings::Settings::parse(CONFIG_40K)
         .unwrap()
-        .compress
+        .compress;
+    assert_eq!(
+        config,
+        condense_host::settings::Settings::for_replay().compress
+    );
+    config
 }
 
 fn raw_session(name: &str) -> Vec<Value> {

@@ -88,13 +88,7 @@ const LONG_SESSION_CALLS: usize = 100;
 
 /// The configuration: a 40k-token threshold.
 fn config_40k() -> Config {
-    Config {
-        token_threshold: 40_000,
-        target_tokens: 16_000,
-        keep_recent_tokens: 8_000,
-        summary_max_tokens: 2_000,
-        ..Config::default()
-    }
+    condense_host::settings::Settings::for_replay().compress
 }
 
 /// A threshold at a quarter of the session, so that even the short sessions
