@@ -59,36 +59,31 @@ impl Layout {
         }
     }
 
+    /// Every item with its section and item index.
+    fn items(&self) -> impl Iterator<Item = (usize, usize, &Item)> {
+        self.sections.iter().enumerate().flat_map(|(s, section)| {
+            section
+                .items
+                .iter()
+                .enumerate()
+                .map(move |(i, item)| (s, i, item))
+        })
+    }
+
     /// Droppable items, first to go first.
     fn drop_order(&self) -> Vec<(usize, usize)> {
         let mut order: Vec<((u8, usize), usize, usize)> = self
-            .sections
-            .iter()
-            .enumerate()
-            .flat_map(|(s, section)| {
-                section
-                    .items
-                    .iter()
-                    .enumerate()
-                    .filter_map(move |(i, item)| Some((item.drop_rank?, s, i)))
-            })
+            .items()
+            .filter_map(|(s, i, item)| Some((item.drop_rank?, s, i)))
             .collect();
         order.sort_unstable();
         order.into_iter().map(|(_, s, i)| (s, i)).collect()
     }
 
     fn pinned(&self) -> Vec<(usize, usize)> {
-        self.sections
-            .iter()
-            .enumerate()
-            .flat_map(|(s, section)| {
-                section
-                    .items
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, item)| item.drop_rank.is_none())
-                    .map(move |(i, _)| (s, i))
-            })
+        self.items()
+            .filter(|(_, _, item)| item.drop_rank.is_none())
+            .map(|(s, i, _)| (s, i))
             .collect()
     }
 
