@@ -6,9 +6,9 @@
 
 use crate::formats::{self, Format, Parsed};
 use crate::replay::{ReplayStats, replay_middleware};
-use crate::settings::Settings;
-use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand};
+use crate::settings::{self, ConfigFile, Settings};
+use anyhow::{Context, Result, bail};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 use condense_model::{Checkpoint, Message, Part};
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
     after_help = "Examples:\n  \
         condense demo\n  \
         condense compress --checkpoint session.ckpt < request.json > sent.json\n  \
-        condense replay --config condense.toml session.json"
+        condense replay --config condense.toml session.json\n  \
+        condense config --show > condense.toml"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -49,14 +50,42 @@ enum Command {
     /// Replay a real recorded Claude Code session, embedded in the binary, and show what
     /// condense did to it.
     Demo(DemoArgs),
+    /// Print the config file's JSON Schema (--schema), or the effective configuration
+    /// as TOML (--show).
+    #[command(
+        long_about = "Print the config file's JSON Schema (--schema), or the effective \
+            configuration as TOML (--show).\n\n\
+            --schema prints the JSON Schema (draft 2020-12) of the TOML config file: every key \
+            with its description, type, default and allowed range. Point an editor's TOML \
+            support at it to get completion and checking while you write condense.toml.\n\n\
+            --show prints every key with the value condense uses: the defaults, then the \
+            --config file, then the --agent NAME overrides, then --compressor/--summarizer. \
+            The output is itself a valid config file; copy it as a starting point. Without \
+            --config it shows the defaults of `condense compress` (`replay` and `demo` use a \
+            40k-token threshold when no --config is given).",
+        after_help = "Examples:\n  \
+            condense config --show > condense.toml\n      \
+                every key with its default, to edit\n  \
+            condense config --show --config condense.toml --agent review\n      \
+                what agent `review` runs with ([agents.review] merged over the top level)\n  \
+            condense config --schema > condense.schema.json\n      \
+                the JSON Schema, e.g. for an editor's TOML support"
+    )]
+    Config(ConfigArgs),
 }
 
 #[derive(Args)]
 struct Common {
-    /// TOML config: compressor keys (token_threshold, target_tokens, recent_turns,
-    /// keep_recent_tokens, summary_max_tokens), [components] and [limits]. See README.
+    /// TOML config: compressor keys (token_threshold, target_tokens, clear_mode, ...),
+    /// [tools], [components], [limits] and per-agent [agents.NAME] overrides. Every key
+    /// and its default: `condense config --show`; their meaning: README or
+    /// `condense config --schema`.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Use the settings of agent NAME: its [agents.NAME] table of the --config file merged
+    /// over the file's top-level keys.
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
     /// Compressor component to load instead of the embedded one.
     #[arg(long, value_name = "PATH")]
     compressor: Option<PathBuf>,
@@ -68,9 +97,21 @@ struct Common {
 impl Common {
     /// The config file (or the given defaults), with command-line overrides.
     fn settings(&self, defaults: Settings) -> Result<Settings> {
-        let mut settings = match &self.config {
-            Some(path) => Settings::load(path)?,
-            None => defaults,
+        Ok(self.load(defaults)?.0)
+    }
+
+    /// The settings, and the config file they come from if there is one.
+    fn load(&self, defaults: Settings) -> Result<(Settings, Option<ConfigFile>)> {
+        let (mut settings, file) = match (&self.config, &self.agent) {
+            (Some(path), agent) => {
+                let file = ConfigFile::load(path)?;
+                (file.settings(agent.as_deref())?.clone(), Some(file))
+            }
+            (None, Some(agent)) => bail!(
+                "--agent {agent} needs --config FILE: agents are the [agents.NAME] tables \
+                 of a config file"
+            ),
+            (None, None) => (defaults, None),
         };
         if let Some(p) = &self.compressor {
             settings.components.compressor = Some(p.clone());
@@ -78,7 +119,7 @@ impl Common {
         if let Some(p) = &self.summarizer {
             settings.components.summarizer = Some(p.clone());
         }
-        Ok(settings)
+        Ok((settings, file))
     }
 }
 
@@ -123,6 +164,21 @@ struct DemoArgs {
     common: Common,
 }
 
+#[derive(Args)]
+#[command(group(ArgGroup::new("output").required(true).args(["schema", "show"])))]
+struct ConfigArgs {
+    /// Print the JSON Schema of the config file: every key with its description, type,
+    /// default and allowed range.
+    #[arg(long, conflicts_with_all = ["config", "agent", "compressor", "summarizer"])]
+    schema: bool,
+    /// Print the effective configuration as TOML: every key with the value condense uses,
+    /// after the defaults, --config, --agent and --compressor/--summarizer.
+    #[arg(long)]
+    show: bool,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// The demo's session: a real Claude Code session (MIT, marot/spotter; see
 /// tests/corpus/README.md), one user turn of 186 tool calls.
 const DEMO_SESSION: &str = include_str!("../../tests/corpus/sessions/cc-opus-a.json");
@@ -152,7 +208,52 @@ pub fn run(
         Command::Compress(args) => compress(args, stdin, stdout),
         Command::Replay(args) => replay(args, stdout),
         Command::Demo(args) => demo(args, stdout),
+        Command::Config(args) => config(args, stdout),
     }
+}
+
+fn config(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
+    if args.schema {
+        out.write_all(settings::json_schema_text().as_bytes())?;
+        return Ok(());
+    }
+    let (settings, file) = args.common.load(Settings::default())?;
+    let toml = settings.to_toml()?;
+    let mut sources = vec!["the defaults".to_owned()];
+    if let Some(path) = &args.common.config {
+        // One comment line, whatever the path holds.
+        sources.push(path.display().to_string().replace(['\n', '\r'], " "));
+    }
+    if let Some(agent) = &args.common.agent {
+        sources.push(format!("its [agents.{agent}] table"));
+    }
+    for (flag, given) in [
+        ("--compressor", args.common.compressor.is_some()),
+        ("--summarizer", args.common.summarizer.is_some()),
+    ] {
+        if given {
+            sources.push(flag.to_owned());
+        }
+    }
+    let mut header = format!(
+        "# condense configuration: every key with the value condense uses, from {}.\n\
+         # A valid config file to start from; what each key does: README or\n\
+         # `condense config --schema`.\n",
+        sources.join(", then ")
+    );
+    if let Some(file) = file.as_ref().filter(|_| args.common.agent.is_none()) {
+        let names: Vec<&str> = file.agent_names().collect();
+        if !names.is_empty() {
+            header.push_str(&format!(
+                "# The file's agents ({}) are shown with --agent NAME.\n",
+                names.join(", ")
+            ));
+        }
+    }
+    out.write_all(header.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.write_all(toml.as_bytes())?;
+    Ok(())
 }
 
 fn parse_body(text: &str, format: Option<Format>, source: &str) -> Result<Parsed> {

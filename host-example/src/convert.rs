@@ -125,6 +125,22 @@ impl From<&model::Config> for wit::Config {
             recent_turns: c.recent_turns,
             keep_recent_tokens: c.keep_recent_tokens,
             summary_max_tokens: c.summary_max_tokens,
+            strip_reasoning_after_turns: c.strip_reasoning_after_turns,
+            reasoning_echo: c.reasoning_echo,
+            aggregate_developer_loops: c.aggregate_developer_loops,
+            max_loop_steps_before_aggregate: c.max_loop_steps_before_aggregate,
+            tools: wit::ToolClasses {
+                mutating: c.tools.mutating.clone(),
+                exec_capable: c.tools.exec_capable.clone(),
+            },
+            clear_mode: match c.clear_mode {
+                model::ClearMode::Off => wit::ClearMode::Off,
+                model::ClearMode::Truncate => wit::ClearMode::Truncate,
+                model::ClearMode::Clear => wit::ClearMode::Clear,
+            },
+            result_char_threshold: c.result_char_threshold,
+            keep_tool_results: c.keep_tool_results,
+            exclude_tools: c.exclude_tools.clone(),
         }
     }
 }
@@ -136,6 +152,8 @@ impl From<&model::Checkpoint> for wit::Checkpoint {
             prefix_hash: c.prefix_hash.clone(),
             folded_tokens: c.folded_tokens,
             summary: c.summary.clone(),
+            tail_start: c.tail_start,
+            horizon: c.horizon,
         }
     }
 }
@@ -147,6 +165,8 @@ impl From<wit::Checkpoint> for model::Checkpoint {
             prefix_hash: c.prefix_hash,
             folded_tokens: c.folded_tokens,
             summary: c.summary,
+            tail_start: c.tail_start,
+            horizon: c.horizon,
         }
     }
 }
@@ -176,6 +196,13 @@ impl From<wit::Report> for model::Report {
             newly_folded: r.newly_folded,
             summary_tokens: r.summary_tokens,
             pinned_opening: r.pinned_opening,
+            tail_start: r.tail_start,
+            passes: model::PassReport {
+                reasoning_pruned: r.passes.reasoning_pruned,
+                steps_elided: r.passes.steps_elided,
+                results_cleared: r.passes.results_cleared,
+                tokens_saved: r.passes.tokens_saved,
+            },
         }
     }
 }
@@ -238,6 +265,8 @@ mod tests {
             prefix_hash: "abc".into(),
             folded_tokens: 1234,
             summary: "s".into(),
+            tail_start: 9,
+            horizon: 12,
         };
         assert_eq!(
             model::Checkpoint::from(wit::Checkpoint::from(&checkpoint)),

@@ -115,7 +115,7 @@ impl Middleware {
         input: &[Message],
         outcome: Outcome,
     ) -> Result<Outcome, (GuestFailure, Option<Report>)> {
-        match check_output(input, &outcome.messages, outcome.report.boundary as usize) {
+        match check_output(input, &outcome.messages, outcome.report.tail_start as usize) {
             Ok(()) => Ok(outcome),
             Err(violation) => Err((
                 GuestFailure {

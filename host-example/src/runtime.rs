@@ -199,10 +199,11 @@ impl Runtime {
         };
         let messages: Vec<wit::Message> = messages.iter().map(Into::into).collect();
         let checkpoint = checkpoint.map(wit::Checkpoint::from);
+        let config = wit::Config::from(config);
         let result = instance.condense_middleware_compressor().call_compress(
             &mut store,
             &messages,
-            config.into(),
+            &config,
             checkpoint.as_ref(),
         );
         // Classified while the store can still tell why (denied memory, stderr).

@@ -3,6 +3,10 @@
 //! ```toml
 //! token_threshold = 100000      # compressor keys, as in the WIT `config` record
 //! target_tokens = 40000
+//! clear_mode = "truncate"
+//!
+//! [tools]                       # tool classes by name pattern (`*`, `?`)
+//! mutating = ["Edit", "Write", "mcp__fs__write*"]
 //!
 //! [components]                  # optional: swap guests without rebuilding the host
 //! summarizer = "my_summarizer.wasm"
@@ -10,34 +14,57 @@
 //! [limits]                      # optional: sandbox limits per guest call
 //! memory_mib = 256
 //! timeout_ms = 5000
+//!
+//! [agents.review]               # optional: per-agent overrides of any key above
+//! token_threshold = 60000
+//! [agents.review.tools]
+//! exec_capable = []             # a list replaces the top-level list
 //! ```
 //!
 //! Parsed and validated once, when the host is set up (configure once, call
-//! many); unknown keys are rejected with their name, out-of-range values with
-//! the allowed range. Relative component paths resolve against the file's
-//! directory.
+//! many), every agent included: unknown keys are rejected with their full
+//! path (`agents.review.token_treshold`), wrong types with the type expected,
+//! out-of-range values with the allowed range. An agent's settings are the
+//! top-level ones with the agent's table merged over them key by key (a table
+//! merges key by key, any other value, a list included, replaces). Relative
+//! component paths resolve against the file's directory.
+//!
+//! [`json_schema`] describes the file, generated from these types: the
+//! descriptions are the field docs, the numeric ranges come from
+//! [`condense_model::RANGES`] and [`LIMIT_RANGES`], the tables `validate`
+//! enforces.
 
 use crate::{ComponentSource, Limits, Middleware, Runtime, embedded};
 use anyhow::{Context, Result, bail};
-use condense_model::Config;
+use condense_model::{Config, RANGES, ToolClasses};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Component paths; `None` means the component embedded in the binary.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Components to load instead of the ones embedded in the binary.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Components {
+    /// Path of a compressor component (a `.wasm` file) to load instead of the
+    /// embedded one; relative to the config file's directory. Unset: the
+    /// embedded compressor.
     pub compressor: Option<PathBuf>,
+    /// Path of a summarizer component (a `.wasm` file) to load instead of the
+    /// embedded one; relative to the config file's directory. Unset: the
+    /// embedded heuristic summarizer.
     pub summarizer: Option<PathBuf>,
 }
 
 /// Sandbox limits per guest call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitSettings {
-    /// Linear memory a guest may grow to, in MiB.
+    /// Linear memory a guest instance may grow to, in MiB.
     pub memory_mib: u32,
-    /// Wall-clock budget of one `compress` call (summarizer included), in ms.
+    /// Wall-clock budget of one `compress` call, summarizer included, in
+    /// milliseconds. A call over it fails open: the request is sent unchanged.
     pub timeout_ms: u32,
 }
 
@@ -50,57 +77,56 @@ impl Default for LimitSettings {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+/// The ranges of the `[limits]` keys: [`Settings::validate`] enforces them and
+/// [`json_schema`] publishes them, from this one table (the compressor keys'
+/// ranges are [`condense_model::RANGES`]).
+pub const LIMIT_RANGES: &[(&str, u32, u32)] =
+    &[("memory_mib", 16, 4_096), ("timeout_ms", 10, 600_000)];
+
+impl LimitSettings {
+    fn value(&self, key: &str) -> u32 {
+        match key {
+            "memory_mib" => self.memory_mib,
+            "timeout_ms" => self.timeout_ms,
+            _ => unreachable!("LIMIT_RANGES names a key LimitSettings does not have: {key}"),
+        }
+    }
+}
+
+/// The condense configuration file (TOML). Every key is optional and defaults
+/// to the value shown. `condense config --show` prints every key with the
+/// value condense uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(default, deny_unknown_fields)]
 pub struct Settings {
     #[serde(flatten)]
     pub compress: Config,
+    /// Components to load instead of the embedded ones.
     pub components: Components,
+    /// Sandbox limits per guest call.
     pub limits: LimitSettings,
 }
 
+/// The sub-tables of a settings table besides `[tools]` (a `Config` field).
+const HOST_TABLES: [&str; 2] = ["components", "limits"];
+
 impl Settings {
-    /// Reads and validates a config file.
+    /// Reads and validates a config file, its agents included, and returns
+    /// its top-level settings.
     pub fn load(path: &Path) -> Result<Settings> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config file {}", path.display()))?;
-        let mut settings =
-            Settings::parse(&text).with_context(|| format!("config file {}", path.display()))?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        for p in [
-            &mut settings.components.compressor,
-            &mut settings.components.summarizer,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if p.is_relative() {
-                *p = base.join(&*p);
-            }
-        }
-        Ok(settings)
+        Ok(ConfigFile::load(path)?.base)
     }
 
-    /// Parses TOML text. Serde cannot combine `flatten` with
-    /// `deny_unknown_fields`, so the two sub-tables are split off first and
-    /// each part is decoded strictly on its own.
+    /// Reads and validates a config file, its agents included, and returns
+    /// the settings of `agent` (`None`: the top-level settings).
+    pub fn load_agent(path: &Path, agent: Option<&str>) -> Result<Settings> {
+        ConfigFile::load(path)?.settings(agent).cloned()
+    }
+
+    /// Parses and validates TOML text, its agents included, and returns its
+    /// top-level settings. Relative component paths are left as written.
     pub fn parse(text: &str) -> Result<Settings> {
-        let mut table: toml::Table = toml::from_str(text)?;
-        let components = match table.remove("components") {
-            Some(v) => v.try_into::<Components>().context("[components]")?,
-            None => Components::default(),
-        };
-        let limits = match table.remove("limits") {
-            Some(v) => v.try_into::<LimitSettings>().context("[limits]")?,
-            None => LimitSettings::default(),
-        };
-        let compress: Config = toml::Value::Table(table).try_into()?;
-        let settings = Settings {
-            compress,
-            components,
-            limits,
-        };
-        settings.validate()?;
-        Ok(settings)
+        Ok(ConfigFile::parse(text)?.base)
     }
 
     /// The defaults of `condense replay` and `condense demo`, and of the
@@ -139,33 +165,494 @@ impl Settings {
         Ok(Middleware::new(runtime))
     }
 
+    /// Names the first value out of range, with the allowed range.
     pub fn validate(&self) -> Result<()> {
-        if let Err(e) = self.compress.validate() {
-            bail!("{e}");
-        }
-        if !(16..=4096).contains(&self.limits.memory_mib) {
-            bail!(
-                "limits.memory_mib = {}: must be between 16 and 4096",
-                self.limits.memory_mib
-            );
-        }
-        if !(10..=600_000).contains(&self.limits.timeout_ms) {
-            bail!(
-                "limits.timeout_ms = {}: must be between 10 and 600000",
-                self.limits.timeout_ms
-            );
+        self.compress.validate().map_err(anyhow::Error::msg)?;
+        for &(key, min, max) in LIMIT_RANGES {
+            let value = self.limits.value(key);
+            if !(min..=max).contains(&value) {
+                bail!("limits.{key} = {value}: must be between {min} and {max}");
+            }
         }
         Ok(())
+    }
+
+    /// These settings as a config file: every key with its value, so it can
+    /// be copied as a starting point. [`Settings::parse`] reads it back to the
+    /// same settings. An unset component is a comment.
+    pub fn to_toml(&self) -> Result<String> {
+        let mut out = toml::to_string_pretty(&self.compress)?;
+        out.push_str("\n[components]\n");
+        let components = [
+            (
+                "compressor",
+                &self.components.compressor,
+                "the embedded compressor",
+            ),
+            (
+                "summarizer",
+                &self.components.summarizer,
+                "the embedded heuristic summarizer",
+            ),
+        ];
+        for (key, path, unset) in components {
+            match path {
+                Some(p) => {
+                    let text = p.to_str().with_context(|| {
+                        format!(
+                            "components.{key}: {} is not UTF-8 and cannot be written as TOML",
+                            p.display()
+                        )
+                    })?;
+                    out.push_str(&format!("{key} = {}\n", toml::Value::from(text)));
+                }
+                None => out.push_str(&format!("# {key} = \"{key}.wasm\"  (unset: {unset})\n")),
+            }
+        }
+        out.push_str("\n[limits]\n");
+        out.push_str(&toml::to_string(&self.limits)?);
+        Ok(out)
+    }
+
+    fn resolve_paths(&mut self, dir: &Path) {
+        for p in [
+            &mut self.components.compressor,
+            &mut self.components.summarizer,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if p.is_relative() {
+                *p = dir.join(&*p);
+            }
+        }
+    }
+}
+
+/// A config file, loaded and validated: its top-level settings and the
+/// effective settings of each `[agents.NAME]` table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// The file read, for messages; `None` when parsed from text.
+    pub source: Option<PathBuf>,
+    /// The top-level keys over the defaults.
+    pub base: Settings,
+    /// Each agent's table merged over the top-level keys, by agent name.
+    pub agents: BTreeMap<String, Settings>,
+}
+
+impl ConfigFile {
+    /// Reads a config file and validates it, every agent included. Relative
+    /// component paths resolve against the file's directory.
+    pub fn load(path: &Path) -> Result<ConfigFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let mut file =
+            ConfigFile::parse(&text).with_context(|| format!("config file {}", path.display()))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for settings in std::iter::once(&mut file.base).chain(file.agents.values_mut()) {
+            settings.resolve_paths(dir);
+        }
+        file.source = Some(path.to_owned());
+        Ok(file)
+    }
+
+    /// Parses and validates TOML text, every agent included; the first error
+    /// names the full path of its key.
+    pub fn parse(text: &str) -> Result<ConfigFile> {
+        let mut table: toml::Table = toml::from_str(text)?;
+        let agents = match table.remove("agents") {
+            None => toml::Table::new(),
+            Some(toml::Value::Table(agents)) => agents,
+            Some(other) => bail!(
+                "agents: must be a table of [agents.NAME] tables, not {}",
+                other.type_str()
+            ),
+        };
+        let base = decode_settings(table.clone(), "")?;
+        base.validate()?;
+        let mut effective = BTreeMap::new();
+        for (name, overrides) in agents {
+            let at = format!("agents.{}", key_text(&name));
+            let toml::Value::Table(overrides) = overrides else {
+                bail!(
+                    "{at}: must be a table ([{at}]) of keys that override the top-level ones, not {}",
+                    overrides.type_str()
+                );
+            };
+            if overrides.contains_key("agents") {
+                bail!("{at}.agents: agents cannot be nested; [agents.NAME] tables are top-level");
+            }
+            let mut merged = table.clone();
+            merge(&mut merged, overrides.clone());
+            let settings = decode_settings(merged, &format!("{at}."))?;
+            if let Err(e) = settings.validate() {
+                // The value at fault may come from the top level: say so.
+                let message = e.to_string();
+                let key = message.split([' ', '[']).next().unwrap_or_default();
+                if sets(&overrides, key) {
+                    bail!("{at}.{message}");
+                }
+                bail!(
+                    "{at}.{message} ([{at}] does not set {key}: it comes from the top level \
+                     or the defaults)"
+                );
+            }
+            effective.insert(name, settings);
+        }
+        Ok(ConfigFile {
+            source: None,
+            base,
+            agents: effective,
+        })
+    }
+
+    /// The names of the agents the file defines, sorted.
+    pub fn agent_names(&self) -> impl Iterator<Item = &str> {
+        self.agents.keys().map(String::as_str)
+    }
+
+    /// The settings of `agent`, or the top-level ones for `None`. An unknown
+    /// agent is an error listing the agents the file defines.
+    pub fn settings(&self, agent: Option<&str>) -> Result<&Settings> {
+        let Some(name) = agent else {
+            return Ok(&self.base);
+        };
+        if let Some(settings) = self.agents.get(name) {
+            return Ok(settings);
+        }
+        let file = self
+            .source
+            .as_ref()
+            .map_or("the config file".to_owned(), |p| p.display().to_string());
+        if self.agents.is_empty() {
+            bail!(
+                "unknown agent `{name}`: {file} defines no agents (add an [agents.{}] table)",
+                key_text(name)
+            );
+        }
+        let known: Vec<String> = self.agent_names().map(|n| format!("`{n}`")).collect();
+        bail!(
+            "unknown agent `{name}`: {file} defines {}",
+            known.join(", ")
+        )
+    }
+}
+
+/// A table key as written in a dotted path: bare when TOML allows it.
+fn key_text(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        key.to_owned()
+    } else {
+        toml::Value::from(key).to_string()
+    }
+}
+
+/// Merges `overrides` into `base`: a table merges key by key, any other value
+/// (a list included) replaces the base value.
+fn merge(base: &mut toml::Table, overrides: toml::Table) {
+    for (key, value) in overrides {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(base)), toml::Value::Table(value)) => merge(base, value),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// Decodes one settings table (the top level, or an agent's table merged
+/// over it) strictly; errors name their key with `at` (`""` or
+/// `"agents.NAME."`) before it. The values are not validated yet.
+fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
+    let mut sub_table = |key: &str| match table.remove(key) {
+        None => Ok(toml::Table::new()),
+        Some(toml::Value::Table(t)) => Ok(t),
+        Some(other) => bail!(
+            "{at}{key}: must be a table ([{at}{key}]), not {}",
+            other.type_str()
+        ),
+    };
+    let components = sub_table("components")?;
+    let limits = sub_table("limits")?;
+    let tools = sub_table("tools")?;
+    let mut top_keys: Vec<&str> = HOST_TABLES.to_vec();
+    if at.is_empty() {
+        top_keys.push("agents");
+    }
+    let mut compress: Config = decode_table(table, at, &top_keys)?;
+    compress.tools = decode_table::<ToolClasses>(tools, &format!("{at}tools."), &[])?;
+    Ok(Settings {
+        compress,
+        components: decode_table(components, &format!("{at}components."), &[])?,
+        limits: decode_table(limits, &format!("{at}limits."), &[])?,
+    })
+}
+
+/// Whether `table` sets the dotted `key` (`limits.timeout_ms`).
+fn sets(table: &toml::Table, key: &str) -> bool {
+    let mut table = table;
+    let mut parts = key.split('.').peekable();
+    while let Some(part) = parts.next() {
+        match (table.get(part), parts.peek()) {
+            (None, _) => return false,
+            (Some(_), None) => return true,
+            (Some(value), Some(_)) => match value.as_table() {
+                Some(inner) => table = inner,
+                None => return false,
+            },
+        }
+    }
+    false
+}
+
+/// Decodes a table of scalars and lists into `T` strictly. An unknown key is
+/// named (with the keys allowed, `T`'s fields plus `also`), and so is a key
+/// whose value has the wrong type.
+fn decode_table<T: DeserializeOwned>(table: toml::Table, at: &str, also: &[&str]) -> Result<T> {
+    let known: Vec<&str> = field_names::<T>().iter().chain(also).copied().collect();
+    if let Some(key) = table.keys().find(|k| !known.contains(&k.as_str())) {
+        let hint = closest(key, &known).map_or(String::new(), |k| format!("did you mean `{k}`? "));
+        let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+        bail!(
+            "{at}{}: unknown key ({hint}the keys here are {})",
+            key_text(key),
+            list.join(", ")
+        );
+    }
+    match toml::Value::Table(table.clone()).try_into::<T>() {
+        Ok(value) => Ok(value),
+        Err(all) => {
+            // Find the key at fault: decode each one alone (every field has a default).
+            for (key, value) in table {
+                let one = toml::Table::from_iter([(key.clone(), value)]);
+                if let Err(e) = toml::Value::Table(one).try_into::<T>() {
+                    bail!("{at}{}: {}", key_text(&key), e.message());
+                }
+            }
+            bail!("{}: {}", at.trim_end_matches('.'), all.message())
+        }
+    }
+}
+
+/// The known key nearest to a mistyped one (at most two edits away).
+fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut previous = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let substitution = previous + usize::from(ca != *cb);
+                previous = row[j + 1];
+                row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+            }
+        }
+        row[b.len()]
+    }
+    known
+        .iter()
+        .map(|k| (distance(key, k), *k))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// The field names of struct `T`, read from its `Deserialize` impl, so the
+/// keys named in messages are the keys serde accepts.
+fn field_names<T: DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::{Deserializer, Visitor};
+
+    #[derive(Debug)]
+    struct Fields(&'static [&'static str]);
+    impl std::fmt::Display for Fields {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("not a struct")
+        }
+    }
+    impl std::error::Error for Fields {}
+    impl serde::de::Error for Fields {
+        fn custom<M: std::fmt::Display>(_: M) -> Self {
+            Fields(&[])
+        }
+    }
+
+    struct Probe;
+    impl<'de> Deserializer<'de> for Probe {
+        type Error = Fields;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Fields> {
+            Err(Fields(&[]))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Fields> {
+            Err(Fields(fields))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    match T::deserialize(Probe) {
+        Err(Fields(fields)) => fields,
+        Ok(_) => &[],
+    }
+}
+
+/// The JSON Schema (draft 2020-12) of the config file, generated from the
+/// types: descriptions from their docs, defaults from their `Default`, and
+/// the numeric minimum and maximum from [`condense_model::RANGES`] and
+/// [`LIMIT_RANGES`], the tables `validate` enforces. `agents` is an object
+/// whose values are the same schema without `agents`.
+pub fn json_schema() -> serde_json::Value {
+    use serde_json::{Value, json};
+
+    let mut schema = schemars::schema_for!(Settings).to_value();
+    apply_ranges(&mut schema, RANGES);
+    let limits = def_of(&mut schema, "limits");
+    apply_ranges(limits, LIMIT_RANGES);
+
+    let mut agent = serde_json::Map::new();
+    agent.insert(
+        "description".into(),
+        json!(
+            "Overrides for one agent, selected with `--agent NAME`: any key of the file but \
+             `agents`. Keys left out keep the top-level value; a table merges key by key, any \
+             other value (a list included) replaces the top-level one."
+        ),
+    );
+    for key in ["type", "properties", "additionalProperties"] {
+        agent.insert(key.into(), schema[key].clone());
+    }
+    schema["$defs"]["AgentSettings"] = Value::Object(agent);
+    schema["properties"]["agents"] = json!({
+        "description": "Per-agent overrides: `[agents.NAME]` tables, by agent name. Every \
+                        agent's effective settings are validated when the file is loaded.",
+        "type": "object",
+        "additionalProperties": { "$ref": "#/$defs/AgentSettings" },
+        "default": {}
+    });
+    schema["title"] = json!("condense configuration file");
+    tidy(&mut schema);
+    schema
+}
+
+/// [`json_schema`] as `condense config --schema` prints it (and as the golden
+/// file `host-example/config.schema.json` holds it).
+pub fn json_schema_text() -> String {
+    let mut text = serde_json::to_string_pretty(&json_schema()).expect("a JSON value serialises");
+    text.push('\n');
+    text
+}
+
+/// Sets `minimum` and `maximum` of each property of `object` named in `ranges`.
+fn apply_ranges(object: &mut serde_json::Value, ranges: &[(&str, u32, u32)]) {
+    for &(key, min, max) in ranges {
+        let property = object["properties"]
+            .get_mut(key)
+            .and_then(serde_json::Value::as_object_mut)
+            .unwrap_or_else(|| panic!("a range names `{key}`, which the schema does not have"));
+        property.insert("minimum".into(), min.into());
+        property.insert("maximum".into(), max.into());
+    }
+}
+
+/// The definition a top-level property refers to (`{"$ref": "#/$defs/X"}`).
+fn def_of<'a>(schema: &'a mut serde_json::Value, property: &str) -> &'a mut serde_json::Value {
+    let pointer = schema["properties"][property]["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix('#'))
+        .unwrap_or_else(|| panic!("`{property}` is not a reference to a definition"))
+        .to_owned();
+    schema
+        .pointer_mut(&pointer)
+        .unwrap_or_else(|| panic!("`{property}` refers to {pointer}, which is missing"))
+}
+
+/// Makes a generated (sub)schema read well and fit TOML: keywords in a fixed
+/// order (description first), doc-comment line breaks joined within
+/// paragraphs, and no `null` (TOML has none: an unset optional key is absent).
+fn tidy(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    const ORDER: &[&str] = &[
+        "$schema",
+        "title",
+        "description",
+        "$ref",
+        "type",
+        "format",
+        "const",
+        "items",
+        "minimum",
+        "maximum",
+        "default",
+        "properties",
+        "additionalProperties",
+        "oneOf",
+        "$defs",
+    ];
+    let Value::Object(map) = schema else {
+        return;
+    };
+    let mut entries: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
+    entries.sort_by_key(|(k, _)| ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()));
+    map.extend(entries);
+
+    if let Some(Value::String(text)) = map.get_mut("description") {
+        let paragraphs: Vec<String> = text.split("\n\n").map(|p| p.replace('\n', " ")).collect();
+        *text = paragraphs.join("\n\n");
+    }
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [only] = types.as_slice() {
+            let only = only.clone();
+            map.insert("type".into(), only);
+        }
+    }
+    match map.get_mut("default") {
+        Some(Value::Null) => {
+            map.remove("default");
+        }
+        Some(Value::Object(default)) => default.retain(|_, v| !v.is_null()),
+        _ => {}
+    }
+    for key in ["properties", "$defs"] {
+        if let Some(Value::Object(schemas)) = map.get_mut(key) {
+            schemas.values_mut().for_each(tidy);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(sub) = map.get_mut(key) {
+            tidy(sub);
+        }
+    }
+    if let Some(Value::Array(schemas)) = map.get_mut("oneOf") {
+        schemas.iter_mut().for_each(tidy);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use condense_model::ClearMode;
+
+    fn err(text: &str) -> String {
+        format!("{:#}", ConfigFile::parse(text).unwrap_err())
+    }
 
     #[test]
     fn empty_file_gives_defaults() {
         assert_eq!(Settings::parse("").unwrap(), Settings::default());
+        assert!(ConfigFile::parse("").unwrap().agents.is_empty());
     }
 
     #[test]
@@ -179,32 +666,389 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_named() {
-        let e = format!("{:#}", Settings::parse("token_treshold = 4").unwrap_err());
-        assert!(e.contains("token_treshold"), "{e}");
-        let e = format!("{:#}", Settings::parse("[limits]\nmemory = 4").unwrap_err());
-        assert!(e.contains("memory") && e.contains("[limits]"), "{e}");
+        let e = err("token_treshold = 4");
+        assert!(
+            e.contains("token_treshold: unknown key")
+                && e.contains("did you mean `token_threshold`"),
+            "{e}"
+        );
+        let e = err("[limits]\nmemory = 4");
+        assert!(e.contains("limits.memory: unknown key"), "{e}");
+        assert!(
+            e.contains("`memory_mib`"),
+            "the allowed keys are listed: {e}"
+        );
+        let e = err("[components]\nsummariser = \"x.wasm\"");
+        assert!(e.contains("components.summariser: unknown key"), "{e}");
+    }
+
+    #[test]
+    fn tools_table_is_strict() {
+        let e = err("[tools]\nmutating = [\"Edit\"]\nreadonly = [\"Read\"]");
+        assert!(
+            e.contains("tools.readonly: unknown key") && e.contains("`exec_capable`"),
+            "{e}"
+        );
+        let e = err("[tools]\nmutating = [1]");
+        assert!(e.contains("tools.mutating: invalid type"), "{e}");
+        let e = err("[tools]\nmutating = \"Edit\"");
+        assert!(e.contains("tools.mutating: invalid type"), "{e}");
+        let e = err("tools = [\"Edit\"]");
+        assert!(e.contains("tools: must be a table"), "{e}");
+        let e = err("[tools]\nexec_capable = [\"\"]");
+        assert!(e.contains("tools.exec_capable[0] is empty"), "{e}");
+        // Given, a list replaces the default list; left out, the default stays.
+        let s = Settings::parse("[tools]\nmutating = [\"Edit\", \"mcp__*__write*\"]").unwrap();
+        assert_eq!(s.compress.tools.mutating, ["Edit", "mcp__*__write*"]);
+        assert_eq!(
+            s.compress.tools.exec_capable,
+            ToolClasses::default().exec_capable
+        );
     }
 
     #[test]
     fn out_of_range_values_are_named_with_their_range() {
-        let e = format!(
-            "{:#}",
-            Settings::parse("token_threshold = 40000\ntarget_tokens = 50000").unwrap_err()
-        );
+        let e = err("token_threshold = 40000\ntarget_tokens = 50000");
         assert!(e.contains("target_tokens") && e.contains("39999"), "{e}");
-        let e = format!(
-            "{:#}",
-            Settings::parse("[limits]\nmemory_mib = 1").unwrap_err()
+        let e = err("[limits]\nmemory_mib = 1");
+        assert!(
+            e.contains("limits.memory_mib = 1: must be between 16 and 4096"),
+            "{e}"
         );
-        assert!(e.contains("memory_mib") && e.contains("16"), "{e}");
+        let e = err("max_loop_steps_before_aggregate = 2");
+        assert!(
+            e.contains("max_loop_steps_before_aggregate = 2") && e.contains("3"),
+            "{e}"
+        );
     }
 
     #[test]
     fn wrong_types_are_named() {
+        let e = err("recent_turns = \"ten\"");
+        assert!(
+            e.contains("recent_turns: invalid type: string \"ten\""),
+            "{e}"
+        );
+        let e = err("recent_turns = -1");
+        assert!(e.contains("recent_turns: invalid value"), "{e}");
+        let e = err("clear_mode = \"wipe\"");
+        assert!(
+            e.contains("clear_mode: unknown variant `wipe`") && e.contains("truncate"),
+            "{e}"
+        );
+        let e = err("reasoning_echo = 1");
+        assert!(e.contains("reasoning_echo: invalid type"), "{e}");
+    }
+
+    const AGENTS: &str = r#"
+token_threshold = 60000
+target_tokens = 30000
+clear_mode = "truncate"
+exclude_tools = ["Read", "Grep"]
+
+[tools]
+mutating = ["Edit", "Write"]
+
+[limits]
+timeout_ms = 2000
+
+[agents.review]
+token_threshold = 40000
+target_tokens = 16000
+keep_recent_tokens = 8000
+exclude_tools = ["Read"]
+[agents.review.tools]
+exec_capable = ["Bash"]
+[agents.review.limits]
+memory_mib = 128
+
+[agents.plain]
+"#;
+
+    #[test]
+    fn agent_keys_merge_over_the_top_level_key_by_key() {
+        let file = ConfigFile::parse(AGENTS).unwrap();
+        assert_eq!(file.agent_names().collect::<Vec<_>>(), ["plain", "review"]);
+        let base = &file.base;
+        let review = file.settings(Some("review")).unwrap();
+        // Overridden keys.
+        assert_eq!(review.compress.token_threshold, 40_000);
+        assert_eq!(review.compress.target_tokens, 16_000);
+        assert_eq!(review.compress.keep_recent_tokens, 8_000);
+        assert_eq!(review.limits.memory_mib, 128);
+        assert_eq!(review.compress.tools.exec_capable, ["Bash"]);
+        // Keys the agent leaves out keep the top-level value, in tables too.
+        assert_eq!(review.compress.clear_mode, ClearMode::Truncate);
+        assert_eq!(review.compress.tools.mutating, ["Edit", "Write"]);
+        assert_eq!(review.limits.timeout_ms, 2_000);
+        assert_eq!(
+            review.compress.summary_max_tokens,
+            base.compress.summary_max_tokens
+        );
+        // An empty agent table is the top level; no agent is the top level.
+        assert_eq!(file.settings(Some("plain")).unwrap(), base);
+        assert_eq!(file.settings(None).unwrap(), base);
+        assert_eq!(base.compress.token_threshold, 60_000);
+        assert_eq!(
+            base.compress.tools.exec_capable,
+            ToolClasses::default().exec_capable
+        );
+    }
+
+    #[test]
+    fn an_agent_list_replaces_the_top_level_list() {
+        let file = ConfigFile::parse(AGENTS).unwrap();
+        assert_eq!(file.base.compress.exclude_tools, ["Read", "Grep"]);
+        assert_eq!(
+            file.settings(Some("review"))
+                .unwrap()
+                .compress
+                .exclude_tools,
+            ["Read"]
+        );
+        let file =
+            ConfigFile::parse("[agents.a]\nexclude_tools = []\n[agents.a.tools]\nmutating = []")
+                .unwrap();
+        let a = file.settings(Some("a")).unwrap();
+        assert!(a.compress.exclude_tools.is_empty() && a.compress.tools.mutating.is_empty());
+    }
+
+    #[test]
+    fn a_bad_key_inside_an_agent_is_named_with_its_path() {
+        let e = err("[agents.review]\ntoken_treshold = 4");
+        assert!(
+            e.contains("agents.review.token_treshold: unknown key")
+                && e.contains("did you mean `token_threshold`"),
+            "{e}"
+        );
+        let e = err("[agents.review.tools]\nreadonly = []");
+        assert!(
+            e.contains("agents.review.tools.readonly: unknown key"),
+            "{e}"
+        );
+        let e = err("[agents.review.limits]\nmemory = 4");
+        assert!(
+            e.contains("agents.review.limits.memory: unknown key"),
+            "{e}"
+        );
+        let e = err("[agents.review]\nrecent_turns = \"ten\"");
+        assert!(
+            e.contains("agents.review.recent_turns: invalid type"),
+            "{e}"
+        );
+        let e = err("[agents.review]\ntools = 3");
+        assert!(e.contains("agents.review.tools: must be a table"), "{e}");
+        let e = err("[agents.review.agents.inner]\ntoken_threshold = 4");
+        assert!(
+            e.contains("agents.review.agents: agents cannot be nested"),
+            "{e}"
+        );
+        let e = err("agents = 3");
+        assert!(e.contains("agents: must be a table"), "{e}");
+        let e = err("[agents]\nreview = 3");
+        assert!(e.contains("agents.review: must be a table"), "{e}");
+        let e = err("[agents.\"code review\"]\ntoken_treshold = 4");
+        assert!(e.contains("agents.\"code review\".token_treshold"), "{e}");
+        // The top level is checked first, and named without a prefix.
+        let e = err("token_treshold = 4\n[agents.review]\nrecent_turns = 1");
+        assert!(e.starts_with("token_treshold: unknown key"), "{e}");
+    }
+
+    #[test]
+    fn an_out_of_range_agent_value_is_named_with_its_path_and_range() {
+        let e = err("[agents.review]\ntarget_tokens = 200000");
+        assert!(
+            e.contains("agents.review.target_tokens = 200000: must be between 1 and token_threshold - 1 (99999)"),
+            "{e}"
+        );
+        let e = err("[agents.review.limits]\ntimeout_ms = 1");
+        assert!(
+            e.contains("agents.review.limits.timeout_ms = 1: must be between 10 and 600000"),
+            "{e}"
+        );
+        // Valid on its own, invalid over the top level: the effective
+        // settings are what is validated, when the file is loaded.
+        let e = err("target_tokens = 50000\n[agents.small]\ntoken_threshold = 40000");
+        assert!(
+            e.contains("agents.small.target_tokens = 50000")
+                && e.contains("[agents.small] does not set target_tokens"),
+            "{e}"
+        );
+        let e = err("[agents.small]\ntarget_tokens = 200000");
+        assert!(!e.contains("does not set"), "{e}");
+        let e = err("[agents.small.tools]\nmutating = [\"\"]");
+        assert!(
+            e.contains("agents.small.tools.mutating[0] is empty") && !e.contains("does not set"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_agent_lists_the_known_ones() {
+        let file = ConfigFile::parse(AGENTS).unwrap();
+        let e = format!("{:#}", file.settings(Some("reveiw")).unwrap_err());
+        assert!(
+            e.contains("unknown agent `reveiw`") && e.contains("`plain`, `review`"),
+            "{e}"
+        );
         let e = format!(
             "{:#}",
-            Settings::parse("recent_turns = \"ten\"").unwrap_err()
+            ConfigFile::parse("")
+                .unwrap()
+                .settings(Some("x"))
+                .unwrap_err()
         );
-        assert!(e.contains("recent_turns"), "{e}");
+        assert!(
+            e.contains("defines no agents") && e.contains("[agents.x]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn relative_component_paths_resolve_against_the_file_in_agents_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[components]\nsummarizer = \"s.wasm\"\n[agents.a.components]\ncompressor = \"sub/c.wasm\"\n[agents.b.components]\nsummarizer = \"/abs/s.wasm\"\n",
+        )
+        .unwrap();
+        let file = ConfigFile::load(&path).unwrap();
+        assert_eq!(
+            file.base.components.summarizer,
+            Some(dir.path().join("s.wasm"))
+        );
+        let a = Settings::load_agent(&path, Some("a")).unwrap();
+        assert_eq!(a.components.compressor, Some(dir.path().join("sub/c.wasm")));
+        assert_eq!(a.components.summarizer, Some(dir.path().join("s.wasm")));
+        let b = file.settings(Some("b")).unwrap();
+        assert_eq!(b.components.summarizer, Some(PathBuf::from("/abs/s.wasm")));
+        let e = format!("{:#}", file.settings(Some("c")).unwrap_err());
+        assert!(e.contains(&path.display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn to_toml_prints_every_key_and_reads_back_to_the_same_settings() {
+        let file = ConfigFile::parse(
+            "clear_mode = \"clear\"\n[components]\nsummarizer = \"/x/s.wasm\"\n[agents.r]\nrecent_turns = 2\n",
+        )
+        .unwrap();
+        for settings in [
+            &Settings::default(),
+            &Settings::for_replay(),
+            &file.base,
+            file.settings(Some("r")).unwrap(),
+        ] {
+            let text = settings.to_toml().unwrap();
+            assert_eq!(&Settings::parse(&text).unwrap(), settings, "{text}");
+            let schema = json_schema();
+            for key in schema["properties"].as_object().unwrap().keys() {
+                if key != "agents" {
+                    assert!(text.contains(key.as_str()), "{key} missing from\n{text}");
+                }
+            }
+        }
+    }
+
+    fn golden_path() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("config.schema.json")
+    }
+
+    /// `host-example/config.schema.json` is the schema `condense config
+    /// --schema` prints. `CONDENSE_BLESS=1` rewrites it.
+    #[test]
+    fn schema_matches_the_golden_file() {
+        let generated = json_schema_text();
+        let path = golden_path();
+        if std::env::var_os("CONDENSE_BLESS").is_some_and(|v| v == "1") {
+            std::fs::write(&path, &generated).unwrap();
+            return;
+        }
+        let golden = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            golden == generated,
+            "{} differs from the schema generated from the code (config keys, their docs or \
+             RANGES changed). Regenerate it with\n\n    CONDENSE_BLESS=1 cargo test -p \
+             condense-host schema_matches_the_golden_file\n\nand review the diff.",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn schema_ranges_come_from_the_range_tables() {
+        let schema = json_schema();
+        let properties = schema["properties"].as_object().unwrap();
+        let integers: Vec<&String> = properties
+            .iter()
+            .filter(|(_, p)| p["type"] == "integer")
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(
+            integers.len(),
+            RANGES.len(),
+            "every integer key has a range"
+        );
+        for &(key, min, max) in RANGES {
+            assert_eq!(properties[key]["minimum"], min, "{key}");
+            assert_eq!(properties[key]["maximum"], max, "{key}");
+        }
+        let limits = &schema["$defs"]["LimitSettings"]["properties"];
+        for &(key, min, max) in LIMIT_RANGES {
+            assert_eq!(limits[key]["minimum"], min, "{key}");
+            assert_eq!(limits[key]["maximum"], max, "{key}");
+        }
+        // Every description is there, and agents take every key but `agents`.
+        for (key, p) in properties {
+            assert!(
+                p["description"].as_str().is_some_and(|d| d.len() > 20),
+                "{key}"
+            );
+        }
+        let agent = &schema["$defs"]["AgentSettings"]["properties"];
+        assert_eq!(
+            agent.as_object().unwrap().len() + 1,
+            properties.len(),
+            "{agent}"
+        );
+        assert!(agent.get("agents").is_none());
+        assert_eq!(schema["additionalProperties"], false);
+    }
+
+    /// README's configuration section documents every key of the schema and
+    /// every `clear_mode` value.
+    #[test]
+    fn readme_documents_every_key() {
+        let readme =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+                .unwrap();
+        let schema = json_schema();
+        let mut missing = Vec::new();
+        for (key, property) in schema["properties"].as_object().unwrap() {
+            if !readme.contains(&format!("`{key}`")) && !readme.contains(&format!("`[{key}]`")) {
+                missing.push(key.clone());
+            }
+            let Some(pointer) = property["$ref"].as_str().and_then(|r| r.strip_prefix('#')) else {
+                continue;
+            };
+            let def = schema.pointer(pointer).unwrap();
+            if let Some(sub) = def["properties"].as_object() {
+                for sub_key in sub.keys() {
+                    if !readme.contains(&format!("`{sub_key}`")) {
+                        missing.push(format!("{key}.{sub_key}"));
+                    }
+                }
+            }
+            for value in def["oneOf"].as_array().into_iter().flatten() {
+                if let Some(v) = value["const"].as_str()
+                    && !readme.contains(&format!("\"{v}\""))
+                {
+                    missing.push(format!("{key} = \"{v}\""));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "README.md's configuration section does not document {missing:?}"
+        );
     }
 }

@@ -3,27 +3,36 @@
 //! component's overhead (copying messages across the boundary, wasm code) is
 //! visible next to the same code built natively.
 //!
-//! Two cases per side:
+//! Two cases per side, each with the context-engineering passes off and on
+//! (`+passes`):
 //! - `steady`: the common call between compactions — a valid checkpoint is
-//!   reused and nothing is summarised;
+//!   reused and nothing is summarised (with the passes on, their rewrite of
+//!   the kept messages is reproduced from the checkpoint);
 //! - `compact`: a cold call that folds the history (summarizer included).
 //!
 //! Run: `cargo bench -p condense-tests --bench compress`.
 
 use condense_host::Middleware;
-use condense_model::{Checkpoint, Config, Message};
+use condense_model::{Checkpoint, ClearMode, Config, Message};
 use condense_tests::{embedded_middleware, session};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
-/// The 40k-token threshold the corpus figures use.
-fn config() -> Config {
-    condense_host::settings::Settings::for_replay().compress
+/// The 40k-token threshold the corpus figures use, passes off and on.
+fn configs() -> [(&'static str, Config); 2] {
+    let off = condense_host::settings::Settings::for_replay().compress;
+    let on = Config {
+        strip_reasoning_after_turns: 3,
+        aggregate_developer_loops: true,
+        clear_mode: ClearMode::Truncate,
+        ..off.clone()
+    };
+    [("", off), ("+passes", on)]
 }
 
-fn native(history: &[Message], checkpoint: Option<&Checkpoint>) -> usize {
+fn native(history: &[Message], config: &Config, checkpoint: Option<&Checkpoint>) -> usize {
     let mut summarize = |r| condense_summarizer_heuristic::summarize(&r);
-    condense_compressor::compress(history, &config(), checkpoint, &mut summarize)
+    condense_compressor::compress(history, config, checkpoint, &mut summarize)
         .unwrap()
         .messages
         .len()
@@ -32,10 +41,11 @@ fn native(history: &[Message], checkpoint: Option<&Checkpoint>) -> usize {
 fn component(
     middleware: &Middleware,
     history: &[Message],
+    config: &Config,
     checkpoint: Option<&Checkpoint>,
 ) -> usize {
     middleware
-        .compress(history, &config(), checkpoint)
+        .compress(history, config, checkpoint)
         .messages
         .len()
 }
@@ -43,32 +53,34 @@ fn component(
 fn bench(c: &mut Criterion) {
     let history = session("cc-opus-b");
     let middleware = embedded_middleware();
-    // A checkpoint made one call earlier: the steady state between compactions.
-    let mut summarize = |r| condense_summarizer_heuristic::summarize(&r);
-    let checkpoint = condense_compressor::compress(
-        &history[..history.len() - 1],
-        &config(),
-        None,
-        &mut summarize,
-    )
-    .unwrap()
-    .checkpoint
-    .expect("the session is over the threshold");
-
     let mut group = c.benchmark_group("cc-opus-b");
     group.sample_size(30);
-    group.bench_function("native/steady", |b| {
-        b.iter(|| native(black_box(&history), Some(&checkpoint)))
-    });
-    group.bench_function("component/steady", |b| {
-        b.iter(|| component(middleware, black_box(&history), Some(&checkpoint)))
-    });
-    group.bench_function("native/compact", |b| {
-        b.iter(|| native(black_box(&history), None))
-    });
-    group.bench_function("component/compact", |b| {
-        b.iter(|| component(middleware, black_box(&history), None))
-    });
+    for (passes, config) in configs() {
+        // A checkpoint made one call earlier: the steady state between compactions.
+        let mut summarize = |r| condense_summarizer_heuristic::summarize(&r);
+        let checkpoint = condense_compressor::compress(
+            &history[..history.len() - 1],
+            &config,
+            None,
+            &mut summarize,
+        )
+        .unwrap()
+        .checkpoint
+        .expect("the session is over the threshold");
+        let checkpoint = Some(&checkpoint);
+        group.bench_function(format!("native/steady{passes}"), |b| {
+            b.iter(|| native(black_box(&history), &config, checkpoint))
+        });
+        group.bench_function(format!("component/steady{passes}"), |b| {
+            b.iter(|| component(middleware, black_box(&history), &config, checkpoint))
+        });
+        group.bench_function(format!("native/compact{passes}"), |b| {
+            b.iter(|| native(black_box(&history), &config, None))
+        });
+        group.bench_function(format!("component/compact{passes}"), |b| {
+            b.iter(|| component(middleware, black_box(&history), &config, None))
+        });
+    }
     group.finish();
 }
 

@@ -5,10 +5,11 @@
 use condense_host::cli;
 use condense_host::formats::{Format, Parsed};
 use condense_host::replay::{ReplayStats, Step, replay, replay_middleware};
-use condense_model::{Checkpoint, Config, Message};
+use condense_host::settings::{ConfigFile, Settings};
+use condense_model::{Checkpoint, Config, Message, RANGES};
 use condense_tests::{corpus_dir, embedded_middleware, guests, session_names};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Runs `condense ARGS` with `stdin`; returns stdout, or the error.
 fn condense(args: &[&str], stdin: &str) -> Result<String, String> {
@@ -18,6 +19,17 @@ fn condense(args: &[&str], stdin: &str) -> Result<String, String> {
     let mut out = Vec::new();
     cli::run(argv, &mut stdin.as_bytes(), &mut out).map_err(|e| format!("{e:#}"))?;
     Ok(String::from_utf8(out).expect("stdout is UTF-8"))
+}
+
+/// Runs `condense ARGS` with `stdin`; returns the outcome and everything
+/// written to stdout, error or not.
+fn condense_with_stdout(args: &[&str], stdin: &str) -> (Result<(), String>, String) {
+    let argv = std::iter::once("condense")
+        .chain(args.iter().copied())
+        .map(Into::into);
+    let mut out = Vec::new();
+    let result = cli::run(argv, &mut stdin.as_bytes(), &mut out).map_err(|e| format!("{e:#}"));
+    (result, String::from_utf8(out).expect("stdout is UTF-8"))
 }
 
 struct Session {
@@ -325,4 +337,306 @@ fn help_teaches_and_replay_prints_figures() {
         out.contains("cc-subagent-sonnet.json") && out.contains("cost"),
         "{out}"
     );
+}
+
+fn golden_schema_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host-example/config.schema.json")
+}
+
+#[test]
+fn config_schema_prints_the_golden_schema_as_valid_json() {
+    let out = condense(&["config", "--schema"], "").unwrap();
+    let golden = std::fs::read_to_string(golden_schema_path()).unwrap();
+    assert!(
+        out == golden,
+        "`condense config --schema` differs from host-example/config.schema.json; \
+         regenerate it with `CONDENSE_BLESS=1 cargo test -p condense-host \
+         schema_matches_the_golden_file` and review the diff"
+    );
+    let schema: Value = serde_json::from_str(&out).expect("the schema is JSON");
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    let properties = schema["properties"].as_object().unwrap();
+    for key in [
+        "token_threshold",
+        "target_tokens",
+        "recent_turns",
+        "keep_recent_tokens",
+        "summary_max_tokens",
+        "strip_reasoning_after_turns",
+        "reasoning_echo",
+        "aggregate_developer_loops",
+        "max_loop_steps_before_aggregate",
+        "tools",
+        "clear_mode",
+        "result_char_threshold",
+        "keep_tool_results",
+        "exclude_tools",
+        "components",
+        "limits",
+        "agents",
+    ] {
+        assert!(
+            properties[key]["description"].is_string(),
+            "{key} is documented"
+        );
+    }
+    for &(key, min, max) in RANGES {
+        assert_eq!(
+            (&properties[key]["minimum"], &properties[key]["maximum"]),
+            (&Value::from(min), &Value::from(max)),
+            "{key}"
+        );
+    }
+    assert_eq!(properties["token_threshold"]["default"], 100_000);
+    assert_eq!(
+        properties["agents"]["additionalProperties"]["$ref"],
+        "#/$defs/AgentSettings"
+    );
+}
+
+const AGENTS_CONFIG: &str = r#"
+token_threshold = 1000000
+target_tokens = 500000
+clear_mode = "truncate"
+
+[components]
+summarizer = "mine.wasm"
+
+[agents.tight]
+token_threshold = 40000
+target_tokens = 16000
+keep_recent_tokens = 8000
+[agents.tight.components]
+summarizer = "theirs.wasm"
+
+[agents.tools-only.tools]
+exec_capable = ["Bash"]
+"#;
+
+#[test]
+fn config_show_prints_toml_that_reads_back_to_the_same_settings() {
+    // No --config: the defaults of `condense compress`.
+    let out = condense(&["config", "--show"], "").unwrap();
+    assert_eq!(Settings::parse(&out).unwrap(), Settings::default());
+    for line in [
+        "token_threshold = 100000",
+        "clear_mode = \"off\"",
+        "exclude_tools = []",
+        "[tools]",
+        "\"mcp__*__exec*\"",
+        "[components]",
+        "[limits]",
+        "memory_mib = 256",
+    ] {
+        assert!(out.contains(line), "{line} missing from\n{out}");
+    }
+
+    let files = Session::new(AGENTS_CONFIG);
+    let config = files.path("condense.toml");
+    let config = config.to_str().unwrap();
+    let loaded = ConfigFile::load(Path::new(config)).unwrap();
+    let out = condense(&["config", "--show", "--config", config], "").unwrap();
+    assert_eq!(Settings::parse(&out).unwrap(), loaded.base, "{out}");
+    assert!(
+        out.contains("tight, tools-only") && out.contains("--agent NAME"),
+        "{out}"
+    );
+    for agent in ["tight", "tools-only"] {
+        let out = condense(
+            &["config", "--show", "--config", config, "--agent", agent],
+            "",
+        )
+        .unwrap();
+        let shown = Settings::parse(&out).unwrap();
+        assert_eq!(&shown, loaded.settings(Some(agent)).unwrap(), "{out}");
+        assert_ne!(shown, loaded.base, "{agent}");
+        // Written out, it is a config file giving the same settings.
+        let copy = files.path(&format!("{agent}.toml"));
+        std::fs::write(&copy, &out).unwrap();
+        assert_eq!(Settings::load(&copy).unwrap(), shown);
+    }
+    let tight = Settings::load_agent(Path::new(config), Some("tight")).unwrap();
+    assert_eq!(tight.compress.token_threshold, 40_000);
+    assert_eq!(
+        tight.compress.clear_mode,
+        condense_model::ClearMode::Truncate
+    );
+    assert_eq!(
+        tight.components.summarizer,
+        Some(files.path("theirs.wasm")),
+        "relative to the config file"
+    );
+}
+
+/// The same request through the same file: left alone by the top-level
+/// settings (threshold 1M), compacted with `--agent tight` (threshold 40k),
+/// exactly as a file holding the agent's keys at the top level would.
+#[test]
+fn an_agent_override_applies_to_compress_and_replay() {
+    let config = AGENTS_CONFIG.replace("[components]\nsummarizer = \"mine.wasm\"\n", "");
+    let config = config.replace(
+        "[agents.tight.components]\nsummarizer = \"theirs.wasm\"\n",
+        "",
+    );
+    let files = Session::new(&config);
+    let body = long_body();
+    let out = files.compress(&body, &[]).unwrap();
+    assert_eq!(files.report()["guest"]["trigger"], "under-threshold");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        serde_json::from_str::<Value>(&body).unwrap()
+    );
+
+    let files = Session::new(&config);
+    let out = files.compress(&body, &["--agent", "tight"]).unwrap();
+    assert_eq!(files.report()["guest"]["trigger"], "compacted");
+    let report = files.report();
+    assert!(
+        report["guest"]["tokens_after"].as_u64().unwrap() <= 40_000,
+        "{report}"
+    );
+    assert_ne!(out, body);
+    let same = Session::new(&format!("{CONFIG_40K}clear_mode = \"truncate\"\n"));
+    assert_eq!(same.compress(&body, &[]).unwrap(), out);
+
+    let session = corpus_dir()
+        .join("sessions")
+        .join("cc-subagent-sonnet.json");
+    let path = files.path("condense.toml");
+    let out = condense(
+        &[
+            "replay",
+            "--config",
+            path.to_str().unwrap(),
+            "--agent",
+            "tight",
+            session.to_str().unwrap(),
+        ],
+        "",
+    )
+    .unwrap();
+    assert!(
+        out.contains("token_threshold = 40000, target_tokens = 16000"),
+        "{out}"
+    );
+}
+
+#[test]
+fn config_and_agent_errors_exit_non_zero_and_write_nothing() {
+    let files = Session::new(AGENTS_CONFIG);
+    let config = files.path("condense.toml");
+    let config = config.to_str().unwrap();
+    let session = corpus_dir()
+        .join("sessions")
+        .join("cc-subagent-sonnet.json");
+    let session = session.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["compress", "--config", config, "--agent", "tihgt"],
+            "unknown agent `tihgt`",
+        ),
+        (
+            &["compress", "--agent", "tight"],
+            "--agent tight needs --config",
+        ),
+        (
+            &["demo", "--agent", "tight"],
+            "--agent tight needs --config",
+        ),
+        (
+            &["replay", "--agent", "tight", session],
+            "--agent tight needs --config",
+        ),
+        (
+            &["config", "--show", "--agent", "tight"],
+            "--agent tight needs --config",
+        ),
+        (
+            &["config", "--show", "--config", config, "--agent", "x"],
+            "`tight`, `tools-only`",
+        ),
+        (&["config", "--schema", "--show"], "cannot be used with"),
+        (
+            &["config", "--schema", "--config", config],
+            "cannot be used with",
+        ),
+        (&["config"], "--schema"),
+    ];
+    for (args, expected) in cases {
+        let (result, stdout) = condense_with_stdout(args, "[]");
+        let e = result.expect_err(&format!("{args:?} must fail"));
+        assert!(e.contains(expected), "{args:?}: {e}");
+        assert!(stdout.is_empty(), "{args:?} wrote {stdout}");
+    }
+
+    // Bad files, through `compress` with a checkpoint and a report: the
+    // error names the key by its full path, and no file is written.
+    for (config, expected) in [
+        (
+            "[agents.review]\ntoken_treshold = 4\n",
+            "agents.review.token_treshold: unknown key",
+        ),
+        (
+            "[agents.review]\ntarget_tokens = 200000\n",
+            "agents.review.target_tokens = 200000: must be between 1 and token_threshold - 1 (99999)",
+        ),
+        (
+            "[agents.review.limits]\ntimeout_ms = 0\n",
+            "agents.review.limits.timeout_ms = 0: must be between 10 and 600000",
+        ),
+        (
+            "[tools]\nreadonly = [\"Read\"]\n",
+            "tools.readonly: unknown key",
+        ),
+        (
+            "[tools]\nmutating = \"Edit\"\n",
+            "tools.mutating: invalid type",
+        ),
+        (
+            "clear_mode = \"wipe\"\n",
+            "clear_mode: unknown variant `wipe`",
+        ),
+    ] {
+        let files = Session::new(config);
+        for agent in [&[][..], &["--agent", "review"][..]] {
+            let e = files.compress(&hostile_body("hi"), agent).unwrap_err();
+            assert!(e.contains(expected), "{config}: {e}");
+            assert!(
+                !files.path("k.json").exists() && !files.path("report.json").exists(),
+                "{config}"
+            );
+        }
+        let path = files.path("condense.toml");
+        let (result, stdout) = condense_with_stdout(
+            &["config", "--show", "--config", path.to_str().unwrap()],
+            "",
+        );
+        assert!(result.unwrap_err().contains(expected), "{config}");
+        assert!(stdout.is_empty(), "{config}");
+    }
+}
+
+#[test]
+fn config_help_teaches_schema_and_show() {
+    let help = condense(&["config", "--help"], "").unwrap();
+    for text in [
+        "--schema",
+        "--show",
+        "JSON Schema",
+        "condense config --show > condense.toml",
+        "condense config --show --config condense.toml --agent review",
+        "condense config --schema > condense.schema.json",
+    ] {
+        assert!(help.contains(text), "{text} missing from\n{help}");
+    }
+    for command in ["compress", "replay", "demo", "config"] {
+        let help = condense(&[command, "--help"], "").unwrap();
+        assert!(
+            help.contains("--agent <NAME>") && help.contains("[agents.NAME]"),
+            "{command}: {help}"
+        );
+    }
 }

@@ -7,19 +7,21 @@ use condense_host::replay::{ReplayStats, replay_middleware};
 use condense_host::{Middleware, Status};
 use condense_model::invariants::check_output;
 use condense_model::tokens::{estimate_messages, estimate_total};
-use condense_model::{Config, Message, Part, Trigger};
+use condense_model::{ClearMode, Config, Message, Part, PassReport, Trigger};
 use condense_tests::{corpus_dir, embedded_middleware, session, session_names};
 
 /// Replays `history` and asserts, on every call: no failure, a valid output,
 /// signed thinking byte-exact, the request within the threshold, the history
 /// untouched, and between compactions a request that extends the previous one.
+/// Returns the figures and what the passes did, summed over the compactions.
 fn replay_checked(
     name: &str,
     history: &[Message],
     config: &Config,
     middleware: &Middleware,
-) -> ReplayStats {
+) -> (ReplayStats, PassReport) {
     let pristine = history.to_vec();
+    let mut passes = PassReport::default();
     let mut previous: Option<Vec<Message>> = None;
     let mut call = 0;
     let stats = replay_middleware(middleware, config, history, |request, sent| {
@@ -36,7 +38,7 @@ fn replay_checked(
             .guest
             .as_ref()
             .expect("a compressed call has the guest's report");
-        check_output(request, &sent.messages, report.boundary as usize)
+        check_output(request, &sent.messages, report.tail_start as usize)
             .unwrap_or_else(|v| panic!("{at}: {v}"));
 
         let signed_in = signed_thinking(request);
@@ -56,6 +58,12 @@ fn replay_checked(
             config.token_threshold
         );
 
+        if report.trigger == Trigger::Compacted {
+            passes.reasoning_pruned += report.passes.reasoning_pruned;
+            passes.steps_elided += report.passes.steps_elided;
+            passes.results_cleared += report.passes.results_cleared;
+            passes.tokens_saved += report.passes.tokens_saved;
+        }
         if let Some(prev) = previous
             .as_ref()
             .filter(|_| report.trigger != Trigger::Compacted)
@@ -72,7 +80,7 @@ fn replay_checked(
         pristine.as_slice(),
         "{name}: the durable history was modified"
     );
-    stats
+    (stats, passes)
 }
 
 fn signed_thinking(messages: &[Message]) -> Vec<Part> {
@@ -89,6 +97,24 @@ const LONG_SESSION_CALLS: usize = 100;
 /// The configuration: a 40k-token threshold.
 fn config_40k() -> Config {
     condense_host::settings::Settings::for_replay().compress
+}
+
+/// `config` with the three context-engineering passes on.
+fn with_passes(config: Config) -> Config {
+    Config {
+        strip_reasoning_after_turns: 3,
+        aggregate_developer_loops: true,
+        clear_mode: ClearMode::Truncate,
+        ..config
+    }
+}
+
+/// Passes off and on: every corpus replay runs both ways.
+fn both(config: Config) -> [(&'static str, Config); 2] {
+    [
+        ("passes off", config.clone()),
+        ("passes on", with_passes(config)),
+    ]
 }
 
 /// A threshold at a quarter of the session, so that even the short sessions
@@ -109,49 +135,62 @@ fn config_forcing(history: &[Message]) -> Config {
 fn every_session_at_40k_meets_the_cost_and_cache_targets() {
     let middleware = embedded_middleware();
     let mut figures = String::new();
-    for name in session_names() {
-        let history = session(&name);
-        let config = config_40k();
-        let stats = replay_checked(&name, &history, &config, middleware);
-        figures.push_str(&format!(
-            "{name:<24} calls {:>4}  history {:>7}  compactions {}  breaks {}  peak {:>6}  cost {:.3}\n",
-            stats.calls,
-            stats.history_tokens,
-            stats.compactions,
-            stats.cache_breaks,
-            stats.peak_request_tokens,
-            stats.cost_ratio()
-        ));
-        assert_eq!(stats.failed_open, 0, "{name}");
-        assert!(
-            stats.cache_breaks <= 6,
-            "{name}: {} cache breaks",
-            stats.cache_breaks
-        );
-        assert_eq!(
-            stats.cache_breaks, stats.compactions,
-            "{name}: every break is a compaction"
-        );
-        if stats.history_tokens > u64::from(config.token_threshold) {
-            assert!(
-                stats.compactions > 0,
-                "{name}: over the threshold but never compacted"
-            );
-            assert!(
-                stats.cost_ratio() < 1.0,
-                "{name}: compressing cost more than not: {:.3}",
+    for (mode, config) in both(config_40k()) {
+        let mut long_costs = Vec::new();
+        let mut saved = 0;
+        for name in session_names() {
+            let history = session(&name);
+            let (stats, passes) = replay_checked(&name, &history, &config, middleware);
+            saved += passes.tokens_saved;
+            figures.push_str(&format!(
+                "{mode:<10} {name:<24} calls {:>4}  history {:>7}  compactions {}  breaks {}  peak {:>6}  cost {:.3}  {passes:?}\n",
+                stats.calls,
+                stats.history_tokens,
+                stats.compactions,
+                stats.cache_breaks,
+                stats.peak_request_tokens,
                 stats.cost_ratio()
+            ));
+            let at = format!("{name}, {mode}");
+            assert_eq!(stats.failed_open, 0, "{at}");
+            assert!(
+                stats.cache_breaks <= 6,
+                "{at}: {} cache breaks",
+                stats.cache_breaks
             );
+            assert_eq!(
+                stats.cache_breaks, stats.compactions,
+                "{at}: every break is a compaction"
+            );
+            if stats.history_tokens > u64::from(config.token_threshold) {
+                assert!(
+                    stats.compactions > 0,
+                    "{at}: over the threshold but never compacted"
+                );
+                assert!(
+                    stats.cost_ratio() < 1.0,
+                    "{at}: compressing cost more than not: {:.3}",
+                    stats.cost_ratio()
+                );
+            }
+            // A long session (the real coding sessions: 150+ model calls) is where
+            // the savings accrue; a short one that crosses the threshold near its
+            // end has few calls left to amortise the cache rewrite.
+            if stats.calls >= LONG_SESSION_CALLS {
+                assert!(
+                    stats.cost_ratio() <= 0.65,
+                    "{at}: cost {:.3}",
+                    stats.cost_ratio()
+                );
+                long_costs.push(stats.cost_ratio());
+            }
         }
-        // A long session (the real coding sessions: 150+ model calls) is where
-        // the savings accrue; a short one that crosses the threshold near its
-        // end has few calls left to amortise the cache rewrite.
-        if stats.calls >= LONG_SESSION_CALLS {
-            assert!(
-                stats.cost_ratio() <= 0.65,
-                "{name}: cost {:.3}",
-                stats.cost_ratio()
-            );
+        assert_eq!(long_costs.len(), 3, "the three long sessions");
+        if mode == "passes on" {
+            assert!(saved > 0, "the passes saved nothing");
+            long_costs.sort_by(f64::total_cmp);
+            assert!(long_costs[1] <= 0.45, "median cost {:.3}", long_costs[1]);
+            assert!(long_costs[2] <= 0.55, "highest cost {:.3}", long_costs[2]);
         }
     }
     eprintln!("{figures}");
@@ -162,12 +201,14 @@ fn every_session_stays_valid_when_forced_to_compact_often() {
     let middleware = embedded_middleware();
     for name in session_names() {
         let history = session(&name);
-        let stats = replay_checked(&name, &history, &config_forcing(&history), middleware);
-        assert!(
-            stats.compactions >= 2,
-            "{name}: only {} compactions",
-            stats.compactions
-        );
+        for (mode, config) in both(config_forcing(&history)) {
+            let (stats, _) = replay_checked(&name, &history, &config, middleware);
+            assert!(
+                stats.compactions >= 2,
+                "{name}, {mode}: only {} compactions",
+                stats.compactions
+            );
+        }
     }
 }
 
@@ -176,6 +217,7 @@ fn every_session_stays_valid_when_forced_to_compact_often() {
 #[test]
 fn anthropic_sessions_keep_their_json_and_signed_thinking() {
     let middleware = embedded_middleware();
+    let mut pruned = 0;
     for name in ["cc-opus-a", "cc-opus-c", "cc-trace-sonnet"] {
         let path = corpus_dir()
             .join("anthropic")
@@ -190,27 +232,41 @@ fn anthropic_sessions_keep_their_json_and_signed_thinking() {
                 "{name} has signed thinking"
             );
         }
-        let config = config_forcing(history);
-        let stats = replay_checked(name, history, &config, middleware);
-        assert!(stats.compactions >= 2, "{name}");
+        for (mode, config) in both(config_forcing(history)) {
+            let (stats, passes) = replay_checked(name, history, &config, middleware);
+            assert!(stats.compactions >= 2, "{name}, {mode}");
+            if mode == "passes on" && name != "cc-trace-sonnet" {
+                assert!(
+                    passes.steps_elided > 0 && passes.results_cleared > 0,
+                    "{name}: {passes:?}"
+                );
+                pruned += passes.reasoning_pruned;
+            }
 
-        // The final request, rendered back to JSON: its verbatim tail is the
-        // original JSON, byte for byte, and the body's other fields are kept.
-        let sent = middleware.compress(history, &config, None);
-        let rendered = parsed.render(&sent.messages);
-        let boundary = sent.report.guest.as_ref().unwrap().boundary as usize;
-        let original = body["messages"].as_array().unwrap();
-        let out = rendered["messages"].as_array().unwrap();
-        // Index 0 of the model history is the system prompt when the body has one.
-        let offset = usize::from(body.get("system").is_some());
-        let tail = &original[boundary - offset..];
-        assert_eq!(&out[out.len() - tail.len()..], tail, "{name}");
-        assert_eq!(rendered["model"], body["model"]);
-        assert_eq!(rendered.get("system"), body.get("system"));
+            // The final request, rendered back to JSON: its verbatim tail is the
+            // original JSON, byte for byte, and the body's other fields are kept.
+            let sent = middleware.compress(history, &config, None);
+            let rendered = parsed.render(&sent.messages);
+            let tail_start = sent.report.guest.as_ref().unwrap().tail_start as usize;
+            let original = body["messages"].as_array().unwrap();
+            let out = rendered["messages"].as_array().unwrap();
+            // Index 0 of the model history is the system prompt when the body has one.
+            let offset = usize::from(body.get("system").is_some());
+            let tail = &original[tail_start - offset..];
+            assert_eq!(&out[out.len() - tail.len()..], tail, "{name}, {mode}");
+            // What the passes rewrote renders as valid Messages API input.
+            for (i, m) in out.iter().enumerate() {
+                let role = if i % 2 == 0 { "user" } else { "assistant" };
+                assert_eq!(m["role"], role, "{name}, {mode}: message {i}");
+            }
+            assert_eq!(rendered["model"], body["model"]);
+            assert_eq!(rendered.get("system"), body.get("system"));
+        }
         assert_eq!(
             parsed.render(history),
             body,
             "{name}: an unchanged history renders as the original body"
         );
     }
+    assert!(pruned > 0, "signed thinking was never pruned");
 }

@@ -48,6 +48,8 @@ fn previous_checkpoint() -> Checkpoint {
         prefix_hash: "earlier".into(),
         folded_tokens: 0,
         summary: "what came before".into(),
+        tail_start: 2,
+        horizon: 2,
     }
 }
 

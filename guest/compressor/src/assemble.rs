@@ -5,8 +5,12 @@
 //! user:      [condense summary] <framing> <summary text>
 //! assistant: [condense summary] <acknowledgement>
 //! user:      the opener of the tail's turn (verbatim), when the cut is inside a turn
-//! the tail   messages[boundary..] (verbatim)
+//! the region messages[boundary..tail_start] as the passes rewrote them
+//! the tail   messages[tail_start..] (verbatim)
 //! ```
+//!
+//! With no fold yet (boundary 0, the passes alone were enough) there is no
+//! summary pair and no pinned opener.
 //!
 //! The summary is a user message because it is reference data, not an
 //! instruction with system authority; the acknowledgement keeps user/assistant
@@ -78,22 +82,26 @@ pub fn summary_pair(summary: &str, language: &str) -> [Message; 2] {
     ]
 }
 
-/// The request for tail start `boundary`, with `pinned` the opener kept before
-/// the tail (see `segment::opener_before`).
+/// The request for a fold at `boundary` with its summary `pair`, `pinned` the
+/// opener kept before the kept messages (see `segment::opener_before`), the
+/// passes' `region`, and the verbatim tail from `tail_start`.
 pub fn assemble(
     messages: &[Message],
     boundary: usize,
     pinned: Option<usize>,
-    pair: [Message; 2],
+    pair: Option<[Message; 2]>,
+    region: impl IntoIterator<Item = Message>,
+    tail_start: usize,
 ) -> Vec<Message> {
     let systems = messages[..boundary]
         .iter()
         .filter(|m| m.role == Role::System);
     let mut out = Vec::with_capacity(messages.len() - boundary + 8);
     out.extend(systems.cloned());
-    out.extend(pair);
+    out.extend(pair.into_iter().flatten());
     out.extend(pinned.map(|p| messages[p].clone()));
-    out.extend_from_slice(&messages[boundary..]);
+    out.extend(region);
+    out.extend_from_slice(&messages[tail_start..]);
     out
 }
 
@@ -120,11 +128,15 @@ mod tests {
             Message::text(Role::Assistant, "a"),
             Message::text(Role::Assistant, "b"),
         ];
-        let out = assemble(&h, 3, Some(1), summary_pair("s", "en"));
+        let out = assemble(&h, 3, Some(1), Some(summary_pair("s", "en")), [], 3);
         assert_eq!(out.len(), 5);
         assert_eq!(out[0], h[0]);
         assert!(out[1].is_condense_summary() && out[2].is_condense_summary());
         assert_eq!(out[3], h[1]);
         assert_eq!(out[4], h[3]);
+
+        let rewritten = Message::text(Role::Assistant, "a, rewritten");
+        let out = assemble(&h, 0, None, None, [rewritten.clone()], 3);
+        assert_eq!(out, vec![rewritten, h[3].clone()]);
     }
 }

@@ -56,18 +56,36 @@ pub fn prefix_hash(messages: &[Message]) -> String {
     format!("{:032x}", h.digest128())
 }
 
-/// The checkpoint's boundary if it still describes `messages`: in range, at a
-/// safe cut point, and over an unchanged prefix.
-pub fn matching_boundary(
-    checkpoint: &Checkpoint,
-    messages: &[Message],
-    cuts: &[usize],
-) -> Option<usize> {
-    let boundary = checkpoint.boundary as usize;
-    if cuts.binary_search(&boundary).is_err() {
-        return None;
-    }
-    (prefix_hash(&messages[..boundary]) == checkpoint.prefix_hash).then_some(boundary)
+/// The checkpoint's fold if it still describes `messages`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Matched {
+    pub boundary: usize,
+    pub tail_start: usize,
+    pub horizon: usize,
+}
+
+/// The checkpoint's fold if it still describes `messages`: boundary and tail
+/// start at safe cut points (boundary 0 only when the passes alone compacted),
+/// `boundary <= tail_start <= horizon <= messages.len()`, and an unchanged
+/// folded prefix. Messages between the boundary and the horizon need no hash:
+/// the passes' rewrite is recomputed from them, so an edit there changes the
+/// request (one cache break) but can never make it describe another history.
+pub fn matching(checkpoint: &Checkpoint, messages: &[Message], cuts: &[usize]) -> Option<Matched> {
+    let m = Matched {
+        boundary: checkpoint.boundary as usize,
+        tail_start: checkpoint.tail_start as usize,
+        horizon: checkpoint.horizon as usize,
+    };
+    let at_cut = |i: usize| cuts.binary_search(&i).is_ok();
+    let ordered =
+        m.boundary <= m.tail_start && m.tail_start <= m.horizon && m.horizon <= messages.len();
+    let boundary_ok = at_cut(m.boundary) || (m.boundary == 0 && m.tail_start > 0);
+    let tail_ok = m.tail_start == m.boundary || at_cut(m.tail_start);
+    (ordered
+        && boundary_ok
+        && tail_ok
+        && prefix_hash(&messages[..m.boundary]) == checkpoint.prefix_hash)
+        .then_some(m)
 }
 
 #[cfg(test)]
@@ -101,11 +119,37 @@ mod tests {
             prefix_hash: prefix_hash(&h[..2]),
             folded_tokens: 10,
             summary: "s".into(),
+            tail_start: 2,
+            horizon: 3,
         };
-        assert_eq!(matching_boundary(&cp, &h, &[1, 2]), Some(2));
-        assert_eq!(matching_boundary(&cp, &h, &[1]), None);
+        let boundary = |cp: &Checkpoint, h: &[Message], cuts: &[usize]| {
+            matching(cp, h, cuts).map(|m| m.boundary)
+        };
+        assert_eq!(boundary(&cp, &h, &[1, 2]), Some(2));
+        assert_eq!(boundary(&cp, &h, &[1]), None);
         let mut edited = h.clone();
         edited[0] = Message::text(Role::User, "uno");
-        assert_eq!(matching_boundary(&cp, &edited, &[1, 2]), None);
+        assert_eq!(boundary(&cp, &edited, &[1, 2]), None);
+        // Rewound below the horizon: the passes' rewrite cannot be reproduced.
+        assert_eq!(boundary(&cp, &h[..2], &[1]), None);
+        // Passes only (no fold): boundary 0 with a tail start at a cut.
+        let passes_only = Checkpoint {
+            boundary: 0,
+            prefix_hash: prefix_hash(&[]),
+            tail_start: 2,
+            ..cp.clone()
+        };
+        assert_eq!(boundary(&passes_only, &h, &[1, 2]), Some(0));
+        assert_eq!(
+            boundary(
+                &Checkpoint {
+                    tail_start: 0,
+                    ..passes_only
+                },
+                &h,
+                &[1, 2]
+            ),
+            None
+        );
     }
 }

@@ -95,12 +95,35 @@ impl Sizes {
         self.opener[boundary]
     }
 
+    /// Tokens of what a fold at `boundary` puts before the kept messages: the
+    /// folded system messages, a summary pair of `pair_tokens`, and the pinned
+    /// opener.
+    pub fn head(&self, boundary: usize, pair_tokens: u64) -> u64 {
+        let pinned = self.opener[boundary].map_or(0, |p| u64::from(self.tokens[p]));
+        self.systems[boundary] + pair_tokens + pinned
+    }
+
     /// Tokens of the request with the tail at `boundary` and a summary pair of
     /// `pair_tokens`.
     pub fn request(&self, boundary: usize, pair_tokens: u64) -> u64 {
-        let pinned = self.opener[boundary].map_or(0, |p| u64::from(self.tokens[p]));
-        self.systems[boundary] + pair_tokens + pinned + self.suffix[boundary]
+        self.head(boundary, pair_tokens) + self.suffix[boundary]
     }
+}
+
+/// Where the verbatim tail starts when the passes run: the latest safe cut
+/// after `boundary` that still keeps `keep_recent_tokens` verbatim, so the
+/// passes rewrite as much as possible of what is older (`boundary` when no cut
+/// keeps that much: then nothing is rewritten).
+pub fn verbatim_tail_start(
+    sizes: &Sizes,
+    cuts: &[usize],
+    boundary: usize,
+    config: &Config,
+) -> usize {
+    cuts.iter()
+        .copied()
+        .rfind(|&t| t > boundary && sizes.tail(t) >= u64::from(config.keep_recent_tokens))
+        .unwrap_or(boundary)
 }
 
 /// The new boundary, or `None` when no safe cut point lies after `previous`.
@@ -169,6 +192,7 @@ mod tests {
             recent_turns,
             keep_recent_tokens: keep,
             summary_max_tokens: 100,
+            ..Config::default()
         }
     }
 
@@ -222,6 +246,21 @@ mod tests {
         assert!(
             sizes.request(b - 1, 150) > 1_000,
             "the earliest cut that fits: {b}"
+        );
+    }
+
+    #[test]
+    fn verbatim_tail_keeps_the_floor_and_no_more() {
+        let h = history(1, 40);
+        let sizes = Sizes::new(&h, estimate_messages(&h));
+        let cuts = segment::safe_cut_points(&h);
+        let c = config(3_000, 10, 1_000);
+        let t = verbatim_tail_start(&sizes, &cuts, 0, &c);
+        assert!(sizes.tail(t) >= 1_000 && sizes.tail(t + 1) < 1_000);
+        // No cut after the boundary keeps the floor: nothing to rewrite.
+        assert_eq!(
+            verbatim_tail_start(&sizes, &cuts, h.len() - 2, &c),
+            h.len() - 2
         );
     }
 

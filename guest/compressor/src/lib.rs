@@ -4,30 +4,33 @@
 //!
 //! One module per step:
 //! token estimate (`condense_model::tokens`) → safe cut points (`segment`) →
-//! checkpoint reuse (`checkpoint`) → boundary choice (`fold`) → summary (the
-//! imported summarizer) → assembly (`assemble`) → self-check
-//! (`condense_model::invariants`).
+//! checkpoint reuse (`checkpoint`) → context-engineering passes (`passes`) →
+//! boundary choice (`fold`) → summary (the imported summarizer) → assembly
+//! (`assemble`) → self-check (`condense_model::invariants`).
 //!
 //! Hysteresis: while a valid checkpoint's request stays under
 //! `token_threshold`, the same boundary and summary are reused, so successive
 //! requests share a byte-identical prefix and the provider's prompt cache hits.
 //! Only when the threshold is crossed does the boundary move, far enough to get
 //! down to `target_tokens`, and only the newly folded messages are summarised
-//! into the previous summary.
+//! into the previous summary. When the passes are on, a compaction first tries
+//! them alone (rewriting the kept messages older than the verbatim tail) and
+//! folds only if that does not get down to the target.
 
 pub mod assemble;
 pub mod checkpoint;
 pub mod fold;
 pub mod language;
+pub mod passes;
 pub mod segment;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
 
-use condense_model::tokens::estimate_text;
+use condense_model::tokens::{estimate_message, estimate_text};
 use condense_model::{
-    Checkpoint, CompressError, Config, Message, Outcome, Report, Role, SummaryRequest, Trigger,
-    invariants,
+    Checkpoint, CompressError, Config, Message, Outcome, PassReport, Report, Role, SummaryRequest,
+    Trigger, invariants,
 };
 
 /// Compresses `messages` (oldest first). `summarize` folds messages into the
@@ -46,143 +49,260 @@ pub fn compress(
 
     // The request as it stands: the checkpoint's fold if it still applies,
     // else the whole history.
-    let previous =
-        checkpoint.and_then(|cp| Some((checkpoint::matching_boundary(cp, messages, &cuts)?, cp)));
+    let previous = checkpoint.and_then(|cp| Some((checkpoint::matching(cp, messages, &cuts)?, cp)));
     // Between compactions only what follows the boundary can change the
     // request: the folded messages were measured when they were folded.
-    let start = previous.map_or(0, |(boundary, _)| boundary);
+    let start = previous.map_or(0, |(m, _)| m.boundary);
     let sizes = fold::Sizes::measure(messages, start);
     let folded_tokens = previous.map_or(0, |(_, cp)| u64::from(cp.folded_tokens));
     let tokens_before = saturate(folded_tokens + sizes.tail(start));
     let current = match previous {
-        Some((boundary, cp)) => Fold::new(boundary, cp.summary.clone(), language),
-        None => Fold::none(),
+        Some((m, cp)) => Fold::new(messages, m, cp.summary.clone(), language, config, &sizes),
+        None => Fold::none(messages, &sizes),
     };
-    let current_tokens = current.tokens(&sizes);
-    let unchanged = |trigger| Outcome {
-        report: Report {
-            tokens_before,
-            tokens_after: saturate(current_tokens),
-            trigger,
-            boundary: current.boundary as u32,
-            newly_folded: 0,
-            summary_tokens: current.pair_tokens as u32,
-            pinned_opening: current
-                .pair
-                .as_ref()
-                .and(sizes.pinned(current.boundary))
-                .map(|p| p as u32),
-        },
-        messages: current.messages(messages),
-        checkpoint: previous.map(|(_, cp)| cp.clone()),
-    };
-    if current_tokens <= u64::from(config.token_threshold) {
+    if current.tokens <= u64::from(config.token_threshold) {
         let trigger = if previous.is_some() {
             Trigger::ReusedCheckpoint
         } else {
             Trigger::UnderThreshold
         };
-        return Ok(unchanged(trigger));
+        return Ok(current.outcome(
+            messages,
+            &sizes,
+            tokens_before,
+            trigger,
+            0,
+            previous.map(|(_, cp)| cp.clone()),
+        ));
+    }
+    let unchanged = |trigger| {
+        Ok(current.outcome(
+            messages,
+            &sizes,
+            tokens_before,
+            trigger,
+            0,
+            previous.map(|(_, cp)| cp.clone()),
+        ))
+    };
+
+    // Compact. The passes come first: the cheapest compaction rewrites the
+    // kept messages older than the verbatim tail and folds nothing.
+    let horizon = messages.len();
+    let tail_floor = if config.passes_enabled() {
+        fold::verbatim_tail_start(&sizes, &cuts, current.at.boundary, config)
+    } else {
+        current.at.boundary
+    };
+    let passes_only = checkpoint::Matched {
+        boundary: current.at.boundary,
+        tail_start: tail_floor,
+        horizon,
+    };
+    let rewritten = Fold::new(
+        messages,
+        passes_only,
+        current.summary.clone(),
+        language,
+        config,
+        &sizes,
+    );
+    if tail_floor > current.at.boundary && rewritten.tokens <= u64::from(config.target_tokens) {
+        let checkpoint = rewritten.checkpoint(messages, saturate(folded_tokens));
+        let outcome = rewritten.outcome(
+            messages,
+            &sizes,
+            tokens_before,
+            Trigger::Compacted,
+            0,
+            Some(checkpoint),
+        );
+        invariants::check_output(messages, &outcome.messages, tail_floor)
+            .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
+        return Ok(outcome);
     }
 
-    // Compact: move the boundary so the request gets down to the target.
+    // Then fold as far as the history itself calls for (the passes' savings
+    // are not spent on keeping more: each token the passes save stays saved,
+    // which lowers every request until the next compaction, and puts that
+    // compaction further away).
     let max_pair = pair_tokens(language, config.summary_max_tokens);
-    let Some(boundary) =
-        fold::choose_boundary(messages, &sizes, &cuts, current.boundary, config, max_pair)
-    else {
-        return Ok(unchanged(Trigger::WontShrink));
+    let Some(boundary) = fold::choose_boundary(
+        messages,
+        &sizes,
+        &cuts,
+        current.at.boundary,
+        config,
+        max_pair,
+    ) else {
+        return unchanged(Trigger::WontShrink);
     };
-    let newly_folded: Vec<Message> = messages[current.boundary..boundary]
+    let newly_folded: Vec<Message> = messages[current.at.boundary..boundary]
         .iter()
         .filter(|m| m.role != Role::System)
         .cloned()
         .collect();
     let newly_folded_count = newly_folded.len() as u32;
     let summary = summarize(SummaryRequest {
-        previous_summary: previous
-            .map(|(_, cp)| cp.summary.clone())
-            .unwrap_or_default(),
+        previous_summary: current.summary.clone(),
         messages: newly_folded,
         max_tokens: config.summary_max_tokens,
         language: language.to_string(),
     });
     // A summarizer is third-party code: hold it to its budget.
     let summary = clamp_to_tokens(summary, config.summary_max_tokens);
-    let next = Fold::new(boundary, summary, language);
-    let next_tokens = next.tokens(&sizes);
-    if next_tokens >= current_tokens {
-        return Ok(unchanged(Trigger::WontShrink));
+    let at = checkpoint::Matched {
+        boundary,
+        tail_start: tail_floor.max(boundary),
+        horizon,
+    };
+    let next = Fold::new(messages, at, summary, language, config, &sizes);
+    if next.tokens >= current.tokens {
+        return unchanged(Trigger::WontShrink);
     }
-
-    let output = next.messages(messages);
-    invariants::check_output(messages, &output, boundary)
+    let folded_now = sizes.tail(start) - sizes.tail(boundary);
+    let checkpoint = next.checkpoint(messages, saturate(folded_tokens + folded_now));
+    let outcome = next.outcome(
+        messages,
+        &sizes,
+        tokens_before,
+        Trigger::Compacted,
+        newly_folded_count,
+        Some(checkpoint),
+    );
+    invariants::check_output(messages, &outcome.messages, at.tail_start)
         .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
-    Ok(Outcome {
-        report: Report {
-            tokens_before,
-            tokens_after: saturate(next_tokens),
-            trigger: Trigger::Compacted,
-            boundary: boundary as u32,
-            newly_folded: newly_folded_count,
-            summary_tokens: next.pair_tokens as u32,
-            pinned_opening: sizes.pinned(boundary).map(|p| p as u32),
-        },
-        checkpoint: Some(Checkpoint {
-            boundary: boundary as u32,
-            prefix_hash: checkpoint::prefix_hash(&messages[..boundary]),
-            folded_tokens: saturate(folded_tokens + sizes.tail(start) - sizes.tail(boundary)),
-            summary: next.summary,
-        }),
-        messages: output,
-    })
+    Ok(outcome)
 }
 
-/// A fold of the history at `boundary` with its summary text (boundary 0: no fold).
+/// One way of showing the history: folded up to `at.boundary` into a summary
+/// pair (none at boundary 0), the passes' rewrite of the region up to
+/// `at.tail_start`, then the verbatim tail.
 struct Fold {
-    boundary: usize,
+    at: checkpoint::Matched,
     summary: String,
     pair: Option<[Message; 2]>,
     pair_tokens: u64,
+    region: Vec<passes::Kept>,
+    passes: PassReport,
+    /// Tokens of the whole request.
+    tokens: u64,
 }
 
 impl Fold {
-    fn none() -> Fold {
+    /// The history as it is: nothing folded, nothing rewritten.
+    fn none(messages: &[Message], sizes: &fold::Sizes) -> Fold {
         Fold {
-            boundary: 0,
+            at: checkpoint::Matched {
+                boundary: 0,
+                tail_start: 0,
+                horizon: messages.len(),
+            },
             summary: String::new(),
             pair: None,
             pair_tokens: 0,
+            region: Vec::new(),
+            passes: PassReport::default(),
+            tokens: sizes.total(),
         }
     }
 
-    fn new(boundary: usize, summary: String, language: &str) -> Fold {
-        let pair = assemble::summary_pair(&summary, language);
-        let pair_tokens = pair
+    /// `sizes` must be measured from `at.boundary` or earlier.
+    fn new(
+        messages: &[Message],
+        at: checkpoint::Matched,
+        summary: String,
+        language: &str,
+        config: &Config,
+        sizes: &fold::Sizes,
+    ) -> Fold {
+        let pair = (at.boundary > 0).then(|| assemble::summary_pair(&summary, language));
+        let pair_tokens: u64 = pair
             .iter()
-            .map(|m| u64::from(condense_model::tokens::estimate_message(m)))
+            .flatten()
+            .map(|m| u64::from(estimate_message(m)))
             .sum();
+        let (region, mut passes) = if at.tail_start > at.boundary {
+            passes::run(&messages[..at.horizon], at.boundary..at.tail_start, config)
+        } else {
+            (Vec::new(), PassReport::default())
+        };
+        let region_tokens: u64 = region
+            .iter()
+            .map(|k| u64::from(estimate_message(&k.message)))
+            .sum();
+        let region_raw = sizes.tail(at.boundary) - sizes.tail(at.tail_start);
+        passes.tokens_saved = saturate(region_raw.saturating_sub(region_tokens));
         Fold {
-            boundary,
+            tokens: sizes.head(at.boundary, pair_tokens)
+                + region_tokens
+                + sizes.tail(at.tail_start),
+            at,
             summary,
-            pair: Some(pair),
+            pair,
             pair_tokens,
-        }
-    }
-
-    fn tokens(&self, sizes: &fold::Sizes) -> u64 {
-        match self.pair {
-            Some(_) => sizes.request(self.boundary, self.pair_tokens),
-            None => sizes.total(),
+            region,
+            passes,
         }
     }
 
     fn messages(&self, messages: &[Message]) -> Vec<Message> {
-        match &self.pair {
-            Some(pair) => {
-                let pinned = segment::opener_before(messages, self.boundary);
-                assemble::assemble(messages, self.boundary, pinned, pair.clone())
-            }
-            None => messages.to_vec(),
+        if self.pair.is_none() && self.region.is_empty() {
+            return messages.to_vec();
+        }
+        let pinned = if self.pair.is_some() {
+            segment::opener_before(messages, self.at.boundary)
+        } else {
+            None
+        };
+        assemble::assemble(
+            messages,
+            self.at.boundary,
+            pinned,
+            self.pair.clone(),
+            self.region.iter().map(|k| k.message.clone()),
+            self.at.tail_start,
+        )
+    }
+
+    fn checkpoint(&self, messages: &[Message], folded_tokens: u32) -> Checkpoint {
+        Checkpoint {
+            boundary: self.at.boundary as u32,
+            prefix_hash: checkpoint::prefix_hash(&messages[..self.at.boundary]),
+            folded_tokens,
+            summary: self.summary.clone(),
+            tail_start: self.at.tail_start as u32,
+            horizon: self.at.horizon as u32,
+        }
+    }
+
+    fn outcome(
+        &self,
+        messages: &[Message],
+        sizes: &fold::Sizes,
+        tokens_before: u32,
+        trigger: Trigger,
+        newly_folded: u32,
+        checkpoint: Option<Checkpoint>,
+    ) -> Outcome {
+        Outcome {
+            report: Report {
+                tokens_before,
+                tokens_after: saturate(self.tokens),
+                trigger,
+                boundary: self.at.boundary as u32,
+                newly_folded,
+                summary_tokens: self.pair_tokens as u32,
+                pinned_opening: self
+                    .pair
+                    .as_ref()
+                    .and(sizes.pinned(self.at.boundary))
+                    .map(|p| p as u32),
+                tail_start: self.at.tail_start as u32,
+                passes: self.passes,
+            },
+            messages: self.messages(messages),
+            checkpoint,
         }
     }
 }

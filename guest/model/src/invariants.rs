@@ -119,46 +119,53 @@ fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
 }
 
 /// Checks that `output` is a valid compression of `input` whose verbatim tail
-/// starts at input index `boundary`:
+/// starts at input index `tail_start`:
 ///
-/// - the output ends with `input[boundary..]`, byte-identical (the recent tail);
-/// - before the tail it holds only: every system message of `input[..boundary]`
+/// - the output ends with `input[tail_start..]`, byte-identical (the recent tail);
+/// - before the tail it holds only: every system message of `input[..tail_start]`
 ///   in order and byte-identical, condense summary messages (text only), and
-///   verbatim messages of `input[..boundary]` in their original order;
+///   messages of `input[..tail_start]` in their original order, each unchanged
+///   or as a pass may rewrite it (see [`is_rewrite_of`]);
 /// - tool calls and results stay paired and no new call is left unanswered;
-/// - signed thinking appears only inside verbatim messages (never edited);
+/// - signed thinking is never edited: kept byte-exact or dropped whole;
 /// - every adjacency the compressor created is a valid role order, and the first
 ///   conversational message is still a user message.
+///
+/// Output messages are matched to the earliest input message they can come
+/// from, which is exact for unchanged messages and for rewrites that keep
+/// their tool calls or results (the only ones whose position matters to the
+/// role order).
 pub fn check_output(
     input: &[Message],
     output: &[Message],
-    boundary: usize,
+    tail_start: usize,
 ) -> Result<(), Violation> {
-    if boundary > input.len() {
+    if tail_start > input.len() {
         return Err(violation(
             "tail-verbatim",
             format!(
-                "boundary {boundary} is past the {} input messages",
+                "tail start {tail_start} is past the {} input messages",
                 input.len()
             ),
         ));
     }
-    let tail = &input[boundary..];
+    let tail = &input[tail_start..];
     if output.len() < tail.len() || output[output.len() - tail.len()..] != *tail {
         return Err(violation(
             "tail-verbatim",
             format!(
-                "output does not end with input messages {boundary}..{} unchanged",
+                "output does not end with input messages {tail_start}..{} unchanged",
                 input.len()
             ),
         ));
     }
     let head = &output[..output.len() - tail.len()];
-    let folded = &input[..boundary];
+    let before_tail = &input[..tail_start];
 
-    // Walk the head against the folded input: each non-summary message must be
-    // the next matching folded message; all folded system messages must appear.
-    // `origin[k]` is the input index of output message k (None: written by condense).
+    // Walk the head against the input before the tail: each non-summary
+    // message must come from the next matching input message; all system
+    // messages must appear. `origin[k]` is the input index of output message k
+    // (None: written by condense).
     let mut origin: Vec<Option<usize>> = Vec::with_capacity(output.len());
     let mut cursor = 0usize;
     for (k, m) in head.iter().enumerate() {
@@ -178,16 +185,18 @@ pub fn check_output(
             origin.push(None);
             continue;
         }
-        let found = folded[cursor..].iter().position(|f| f == m);
+        let found = before_tail[cursor..]
+            .iter()
+            .position(|f| is_rewrite_of(f, m));
         let Some(offset) = found else {
             return Err(violation(
                 "verbatim",
                 format!(
-                    "output message {k} is neither a condense summary nor an unchanged input message (in order)"
+                    "output message {k} is neither a condense summary nor an input message (in order), unchanged or validly rewritten"
                 ),
             ));
         };
-        if let Some(skipped) = folded[cursor..cursor + offset]
+        if let Some(skipped) = before_tail[cursor..cursor + offset]
             .iter()
             .position(|f| f.role == Role::System)
         {
@@ -199,13 +208,16 @@ pub fn check_output(
         origin.push(Some(cursor + offset));
         cursor += offset + 1;
     }
-    if let Some(skipped) = folded[cursor..].iter().position(|f| f.role == Role::System) {
+    if let Some(skipped) = before_tail[cursor..]
+        .iter()
+        .position(|f| f.role == Role::System)
+    {
         return Err(violation(
             "system-kept",
             format!("system message {} was dropped", cursor + skipped),
         ));
     }
-    origin.extend((boundary..input.len()).map(Some));
+    origin.extend((tail_start..input.len()).map(Some));
 
     // Pairs: the only calls allowed to stay unanswered are those the input
     // itself has in flight.
@@ -242,6 +254,61 @@ pub fn check_output(
         ));
     }
     Ok(())
+}
+
+/// Whether `rewritten` is `original` unchanged or as a context-engineering
+/// pass may rewrite it:
+///
+/// - an assistant message keeps its tool calls (id, name, arguments) and
+///   keeps each thinking and opaque part byte-exact or drops it whole (order
+///   kept); its text may change, but it may not become empty;
+/// - a user or tool message may only have the content of its tool results
+///   changed (truncated or cleared), never their call ids or error flags, and
+///   nothing else: a person's words are never rewritten;
+/// - a system message is never rewritten.
+///
+/// Kept this narrow so that a rewritten message can be placed: a user message
+/// matches only itself, and an assistant message without tool calls only an
+/// assistant message.
+pub fn is_rewrite_of(original: &Message, rewritten: &Message) -> bool {
+    if original == rewritten {
+        return true;
+    }
+    if original.role != rewritten.role || rewritten.parts.is_empty() {
+        return false;
+    }
+    match original.role {
+        Role::System => false,
+        Role::Assistant => {
+            fn parts(m: &Message, keep: fn(&Part) -> bool) -> Vec<&Part> {
+                m.parts.iter().filter(|p| keep(p)).collect()
+            }
+            let thinking = |m| parts(m, |p| matches!(p, Part::Thinking(_)));
+            let opaque = |m| parts(m, |p| matches!(p, Part::Opaque(_)));
+            !rewritten.has_tool_results()
+                && original.tool_calls().eq(rewritten.tool_calls())
+                && is_subsequence(&thinking(rewritten), &thinking(original))
+                && is_subsequence(&opaque(rewritten), &opaque(original))
+        }
+        Role::User | Role::Tool => {
+            original.parts.len() == rewritten.parts.len()
+                && original
+                    .parts
+                    .iter()
+                    .zip(&rewritten.parts)
+                    .all(|pair| match pair {
+                        (Part::ToolResult(a), Part::ToolResult(b)) => {
+                            a.call_id == b.call_id && a.is_error == b.is_error
+                        }
+                        (a, b) => a == b,
+                    })
+        }
+    }
+}
+
+fn is_subsequence<T: PartialEq>(needle: &[T], haystack: &[T]) -> bool {
+    let mut rest = haystack.iter();
+    needle.iter().all(|n| rest.any(|h| h == n))
 }
 
 /// Map from tool call id to tool name, for passes and summarizers that want to
@@ -356,6 +423,142 @@ mod tests {
         let mut out = h.clone();
         out[2] = result("b");
         assert_eq!(check_output(&h, &out, 0).unwrap_err().rule, "tail-verbatim");
+    }
+
+    fn assistant(parts: Vec<Part>) -> Message {
+        Message {
+            role: Role::Assistant,
+            parts,
+        }
+    }
+
+    fn signed(text: &str) -> Part {
+        Part::Thinking(crate::Thinking {
+            text: text.into(),
+            signature: Some("sig".into()),
+        })
+    }
+
+    #[test]
+    fn rewrites_before_the_tail_are_valid() {
+        let thinking_call = assistant(vec![
+            signed("plan"),
+            Part::Text("<think>x</think>ok".into()),
+            Part::ToolCall(ToolCall {
+                id: "a".into(),
+                name: "Bash".into(),
+                arguments: "{}".into(),
+            }),
+        ]);
+        let h = vec![
+            Message::text(Role::System, "sys"),
+            user("task"),
+            thinking_call.clone(),
+            result("a"),
+            call("b"),
+            result("b"),
+        ];
+        // Reasoning dropped whole, text rewritten, result cleared.
+        let mut pruned = thinking_call.clone();
+        pruned.parts.remove(0);
+        pruned.parts[0] = Part::Text("ok".into());
+        let mut cleared = result("a");
+        if let Part::ToolResult(r) = &mut cleared.parts[0] {
+            r.content = "[condense: cleared]".into();
+        }
+        let out = vec![
+            h[0].clone(),
+            h[1].clone(),
+            pruned,
+            cleared,
+            call("b"),
+            result("b"),
+        ];
+        check_output(&h, &out, 4).unwrap();
+    }
+
+    #[test]
+    fn edited_signed_thinking_or_calls_are_caught() {
+        let original = assistant(vec![signed("plan"), Part::Text("t".into())]);
+        let h = vec![user("task"), original.clone(), user("more")];
+        let edited = assistant(vec![
+            Part::Thinking(crate::Thinking {
+                text: "plan, edited".into(),
+                signature: Some("sig".into()),
+            }),
+            Part::Text("t".into()),
+        ]);
+        let out = vec![user("task"), edited, user("more")];
+        assert_eq!(check_output(&h, &out, 2).unwrap_err().rule, "verbatim");
+
+        let h = vec![user("task"), call("a"), result("a")];
+        let mut renamed = call("a");
+        if let Part::ToolCall(c) = &mut renamed.parts[0] {
+            c.arguments = "{\"x\":1}".into();
+        }
+        let out = vec![user("task"), renamed, result("a")];
+        assert_eq!(check_output(&h, &out, 2).unwrap_err().rule, "verbatim");
+        // An emptied message is not a rewrite either.
+        let out = vec![user("task"), assistant(vec![]), result("a")];
+        assert!(check_output(&h, &out, 2).is_err());
+        // Nor is a person's message with other words.
+        let out = vec![user("task, reworded"), call("a"), result("a")];
+        assert_eq!(check_output(&h, &out, 2).unwrap_err().rule, "verbatim");
+    }
+
+    #[test]
+    fn consecutive_user_messages_of_the_input_stay_valid_after_a_rewrite() {
+        // A summary, then two user messages that were adjacent in the input:
+        // each must be matched to itself, not to an earlier user message.
+        let h = vec![
+            user("task"),
+            call("a"),
+            result("a"),
+            user("interrupted"),
+            user("notification"),
+            Message::text(Role::Assistant, "<think>x</think>ok"),
+        ];
+        let out = vec![
+            summary(),
+            ack(),
+            h[3].clone(),
+            h[4].clone(),
+            Message::text(Role::Assistant, "ok"),
+        ];
+        check_output(&h, &out, 6).unwrap();
+    }
+
+    #[test]
+    fn elided_steps_keep_pairs_and_role_order() {
+        let h = vec![
+            user("task"),
+            call("a"),
+            result("a"),
+            call("b"),
+            result("b"),
+            call("c"),
+            result("c"),
+            user("next"),
+        ];
+        // The middle step elided whole: valid.
+        let out = vec![
+            h[0].clone(),
+            h[1].clone(),
+            h[2].clone(),
+            h[5].clone(),
+            h[6].clone(),
+            h[7].clone(),
+        ];
+        check_output(&h, &out, 7).unwrap();
+        // Only its call elided: its result is orphaned.
+        let out = vec![
+            h[0].clone(),
+            h[1].clone(),
+            h[2].clone(),
+            h[4].clone(),
+            h[7].clone(),
+        ];
+        assert_eq!(check_output(&h, &out, 7).unwrap_err().rule, "pairs-intact");
     }
 
     #[test]

@@ -113,21 +113,160 @@ impl Message {
     }
 }
 
-/// Compressor thresholds; see `config` in `wit/condense.wit` for each field.
+/// Compressor settings; see `config` in `wit/condense.wit` for each field.
+/// The field docs are also the descriptions of the config file's JSON Schema
+/// (`condense config --schema`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Config {
+    /// Compact when the request the model would see is estimated above this
+    /// many tokens.
     pub token_threshold: u32,
+    /// A compaction folds enough history to bring the request down to about
+    /// this many tokens. Must be below `token_threshold`: the gap is the
+    /// hysteresis that keeps the request's prefix byte-identical (prompt cache
+    /// hits) between compactions.
     pub target_tokens: u32,
+    /// Keep this many of the latest user turns verbatim when they fit (in user
+    /// turns; 0: no turn is reserved, the cut may fall at the latest one).
     pub recent_turns: u32,
+    /// When the recent turns alone do not fit (one long turn of tool calls),
+    /// cut inside the turn at a safe point, keeping at least this many tokens
+    /// of the latest messages verbatim and the turn's opening user message
+    /// pinned. At most `target_tokens`.
     pub keep_recent_tokens: u32,
+    /// Token budget of the summary text the summarizer writes. Below
+    /// `target_tokens`.
     pub summary_max_tokens: u32,
+    /// Drop the reasoning (thinking parts, `<think>` spans) of assistant
+    /// messages followed by at least this many assistant messages, in the
+    /// messages kept between the summary and the verbatim tail. 0: off.
+    pub strip_reasoning_after_turns: u32,
+    /// The provider needs reasoning echoed back (DeepSeek-style
+    /// `reasoning_content` on tool-call turns): reasoning is never pruned,
+    /// whatever `strip_reasoning_after_turns` says.
+    pub reasoning_echo: bool,
+    /// Collapse runs of consecutive mutating / exec-capable tool steps (see
+    /// `[tools]`) to the first step, a placeholder and the last step, in the
+    /// messages kept between the summary and the verbatim tail.
+    pub aggregate_developer_loops: bool,
+    /// With `aggregate_developer_loops`, a run of at least this many steps is
+    /// collapsed (in steps: an assistant tool-call message and its results).
+    pub max_loop_steps_before_aggregate: u32,
+    /// Tool classes by name pattern; a tool matching neither list is read-only.
+    pub tools: ToolClasses,
+    /// What happens to long tool results outside the verbatim tail: `off`
+    /// leaves them, `truncate` keeps a head and a tail, `clear` replaces them
+    /// with a placeholder.
+    pub clear_mode: ClearMode,
+    /// With `clear_mode` on, tool results longer than this many characters are
+    /// truncated or cleared.
+    pub result_char_threshold: u32,
+    /// The latest this-many tool results are never truncated or cleared
+    /// (0: none is protected by position).
+    pub keep_tool_results: u32,
+    /// Results of tools whose name matches one of these patterns (`*` any run
+    /// of characters, `?` one character) are never truncated or cleared.
+    pub exclude_tools: Vec<String>,
+}
+
+/// Which tools change the workspace, as name patterns (`*` matches any run of
+/// characters, `?` one character). A tool matching neither list is read-only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ToolClasses {
+    /// Tools that change files (edit, write), as name patterns.
+    pub mutating: Vec<String>,
+    /// Tools that run commands, as name patterns. A name matching both lists
+    /// is exec-capable.
+    pub exec_capable: Vec<String>,
+}
+
+impl Default for ToolClasses {
+    /// The editing and shell tools of Claude Code, SWE-agent, OpenHands and
+    /// the common MCP servers. These are configuration defaults: the guest only
+    /// ever sees the lists it is given.
+    fn default() -> Self {
+        let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+        ToolClasses {
+            mutating: list(&[
+                "Edit",
+                "MultiEdit",
+                "Write",
+                "NotebookEdit",
+                "str_replace_editor",
+                "str_replace_based_edit_tool",
+                "edit",
+                "edit_file",
+                "write_file",
+                "create_file",
+                "apply_patch",
+            ]),
+            exec_capable: list(&[
+                "Bash",
+                "bash",
+                "shell",
+                "execute_bash",
+                "execute_command",
+                "run_command",
+                "run_terminal_cmd",
+                "mcp__*__exec*",
+            ]),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ToolClass {
+    ReadOnly,
+    Mutating,
+    ExecCapable,
+}
+
+impl ToolClasses {
+    /// The class of tool `name`: exec-capable wins over mutating when a name
+    /// matches both (it can do anything a mutating tool can).
+    pub fn class_of(&self, name: &str) -> ToolClass {
+        if matches_any(&self.exec_capable, name) {
+            ToolClass::ExecCapable
+        } else if matches_any(&self.mutating, name) {
+            ToolClass::Mutating
+        } else {
+            ToolClass::ReadOnly
+        }
+    }
+}
+
+/// Whether `name` matches one of `patterns` (`*` any run, `?` one character).
+pub fn matches_any(patterns: &[String], name: &str) -> bool {
+    patterns
+        .iter()
+        .any(|p| wildmatch::WildMatch::new(p).matches(name))
+}
+
+/// What the old-tool-result pass does to a long result outside the verbatim tail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum ClearMode {
+    /// The pass is off.
+    #[default]
+    Off,
+    /// Keep a head and a tail with a marker saying what was elided.
+    Truncate,
+    /// Replace the result with a short placeholder.
+    Clear,
 }
 
 impl Default for Config {
     /// Sized for a 200k-token context window: compact at 100k, back down to 50k,
-    /// which leaves room for a handful of compactions per long session.
+    /// which leaves room for a handful of compactions per long session. The
+    /// context-engineering passes are opt-in.
     fn default() -> Self {
         Config {
             token_threshold: 100_000,
@@ -135,38 +274,97 @@ impl Default for Config {
             recent_turns: 10,
             keep_recent_tokens: 20_000,
             summary_max_tokens: 2_000,
+            strip_reasoning_after_turns: 0,
+            reasoning_echo: false,
+            aggregate_developer_loops: false,
+            max_loop_steps_before_aggregate: 5,
+            tools: ToolClasses::default(),
+            clear_mode: ClearMode::Off,
+            result_char_threshold: 2_000,
+            keep_tool_results: 3,
+            exclude_tools: Vec::new(),
         }
     }
 }
 
+/// The fixed ranges of the numeric keys: `validate` enforces them and the
+/// host's JSON Schema publishes them, from this one table. Ranges that depend
+/// on another key (e.g. `target_tokens < token_threshold`) are checked in
+/// `validate` only.
+pub const RANGES: &[(&str, u32, u32)] = &[
+    ("token_threshold", 1_000, u32::MAX),
+    ("target_tokens", 1, u32::MAX - 1),
+    ("recent_turns", 0, u32::MAX),
+    ("keep_recent_tokens", 1, u32::MAX - 1),
+    ("summary_max_tokens", 64, u32::MAX - 1),
+    ("strip_reasoning_after_turns", 0, 1_000_000),
+    ("max_loop_steps_before_aggregate", 3, 1_000_000),
+    ("result_char_threshold", 100, 100_000_000),
+    ("keep_tool_results", 0, 1_000_000),
+];
+
 impl Config {
+    /// The passes that are on.
+    pub fn passes_enabled(&self) -> bool {
+        (self.strip_reasoning_after_turns > 0 && !self.reasoning_echo)
+            || self.aggregate_developer_loops
+            || self.clear_mode != ClearMode::Off
+    }
+
+    fn numeric(&self, key: &str) -> u32 {
+        match key {
+            "token_threshold" => self.token_threshold,
+            "target_tokens" => self.target_tokens,
+            "recent_turns" => self.recent_turns,
+            "keep_recent_tokens" => self.keep_recent_tokens,
+            "summary_max_tokens" => self.summary_max_tokens,
+            "strip_reasoning_after_turns" => self.strip_reasoning_after_turns,
+            "max_loop_steps_before_aggregate" => self.max_loop_steps_before_aggregate,
+            "result_char_threshold" => self.result_char_threshold,
+            "keep_tool_results" => self.keep_tool_results,
+            _ => unreachable!("RANGES names a key Config does not have: {key}"),
+        }
+    }
+
     /// Names the first field that is out of range, with the allowed range.
     pub fn validate(&self) -> Result<(), String> {
-        if self.token_threshold < 1_000 {
-            return Err(format!(
-                "token_threshold = {}: must be at least 1000",
-                self.token_threshold
-            ));
+        for &(key, min, max) in RANGES {
+            let value = self.numeric(key);
+            if !(min..=max).contains(&value) {
+                return Err(format!("{key} = {value}: must be between {min} and {max}"));
+            }
         }
-        if self.target_tokens == 0 || self.target_tokens >= self.token_threshold {
+        if self.target_tokens >= self.token_threshold {
             return Err(format!(
                 "target_tokens = {}: must be between 1 and token_threshold - 1 ({})",
                 self.target_tokens,
                 self.token_threshold - 1
             ));
         }
-        if self.keep_recent_tokens == 0 || self.keep_recent_tokens > self.target_tokens {
+        if self.keep_recent_tokens > self.target_tokens {
             return Err(format!(
                 "keep_recent_tokens = {}: must be between 1 and target_tokens ({})",
                 self.keep_recent_tokens, self.target_tokens
             ));
         }
-        if self.summary_max_tokens < 64 || self.summary_max_tokens >= self.target_tokens {
+        if self.summary_max_tokens >= self.target_tokens {
             return Err(format!(
                 "summary_max_tokens = {}: must be between 64 and target_tokens - 1 ({})",
                 self.summary_max_tokens,
                 self.target_tokens - 1
             ));
+        }
+        let lists = [
+            ("tools.mutating", &self.tools.mutating),
+            ("tools.exec_capable", &self.tools.exec_capable),
+            ("exclude_tools", &self.exclude_tools),
+        ];
+        for (key, patterns) in lists {
+            if let Some(i) = patterns.iter().position(|p| p.is_empty()) {
+                return Err(format!(
+                    "{key}[{i}] is empty: a tool name pattern needs at least one character"
+                ));
+            }
         }
         Ok(())
     }
@@ -179,6 +377,13 @@ pub struct Checkpoint {
     pub prefix_hash: String,
     pub folded_tokens: u32,
     pub summary: String,
+    /// Where the verbatim tail started when the passes last ran; between
+    /// `boundary` and here the request holds the passes' rewrite.
+    pub tail_start: u32,
+    /// How many messages the history had when the passes last ran: they look
+    /// no further, so their rewrite is reproduced byte for byte until the
+    /// next compaction.
+    pub horizon: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +406,23 @@ pub struct Report {
     pub newly_folded: u32,
     pub summary_tokens: u32,
     pub pinned_opening: Option<u32>,
+    /// Input index where the verbatim tail starts (`boundary` when no pass ran).
+    pub tail_start: u32,
+    pub passes: PassReport,
+}
+
+/// What the context-engineering passes did to the request returned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PassReport {
+    /// Assistant messages whose reasoning was removed.
+    pub reasoning_pruned: u32,
+    /// Developer-loop steps replaced by placeholders.
+    pub steps_elided: u32,
+    /// Tool results truncated or cleared.
+    pub results_cleared: u32,
+    /// Tokens the passes saved, by the estimate.
+    pub tokens_saved: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

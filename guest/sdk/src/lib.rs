@@ -114,6 +114,22 @@ impl From<wit::Config> for model::Config {
             recent_turns: c.recent_turns,
             keep_recent_tokens: c.keep_recent_tokens,
             summary_max_tokens: c.summary_max_tokens,
+            strip_reasoning_after_turns: c.strip_reasoning_after_turns,
+            reasoning_echo: c.reasoning_echo,
+            aggregate_developer_loops: c.aggregate_developer_loops,
+            max_loop_steps_before_aggregate: c.max_loop_steps_before_aggregate,
+            tools: model::ToolClasses {
+                mutating: c.tools.mutating,
+                exec_capable: c.tools.exec_capable,
+            },
+            clear_mode: match c.clear_mode {
+                wit::ClearMode::Off => model::ClearMode::Off,
+                wit::ClearMode::Truncate => model::ClearMode::Truncate,
+                wit::ClearMode::Clear => model::ClearMode::Clear,
+            },
+            result_char_threshold: c.result_char_threshold,
+            keep_tool_results: c.keep_tool_results,
+            exclude_tools: c.exclude_tools,
         }
     }
 }
@@ -125,6 +141,8 @@ impl From<wit::Checkpoint> for model::Checkpoint {
             prefix_hash: c.prefix_hash,
             folded_tokens: c.folded_tokens,
             summary: c.summary,
+            tail_start: c.tail_start,
+            horizon: c.horizon,
         }
     }
 }
@@ -136,6 +154,8 @@ impl From<model::Checkpoint> for wit::Checkpoint {
             prefix_hash: c.prefix_hash,
             folded_tokens: c.folded_tokens,
             summary: c.summary,
+            tail_start: c.tail_start,
+            horizon: c.horizon,
         }
     }
 }
@@ -161,6 +181,13 @@ impl From<model::Report> for wit::Report {
             newly_folded: r.newly_folded,
             summary_tokens: r.summary_tokens,
             pinned_opening: r.pinned_opening,
+            tail_start: r.tail_start,
+            passes: wit::PassReport {
+                reasoning_pruned: r.passes.reasoning_pruned,
+                steps_elided: r.passes.steps_elided,
+                results_cleared: r.passes.results_cleared,
+                tokens_saved: r.passes.tokens_saved,
+            },
         }
     }
 }

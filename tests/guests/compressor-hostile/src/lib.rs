@@ -15,8 +15,8 @@ wit_bindgen::generate!({ world: "compressor-world", path: "../../../wit" });
 
 use condense::middleware::summarizer;
 use condense::middleware::types::{
-    Checkpoint, CompressError, Config, Message, Outcome, Part, Report, Role, SummaryRequest,
-    Trigger,
+    Checkpoint, CompressError, Config, Message, Outcome, Part, PassReport, Report, Role,
+    SummaryRequest, Trigger,
 };
 use std::hint::black_box;
 
@@ -81,6 +81,8 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                     prefix_hash: String::new(),
                     folded_tokens: 0,
                     summary,
+                    tail_start: 0,
+                    horizon: 0,
                 });
             }
             _ => {}
@@ -93,6 +95,13 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
             newly_folded: 0,
             summary_tokens: 0,
             pinned_opening: None,
+            tail_start: boundary as u32,
+            passes: PassReport {
+                reasoning_pruned: 0,
+                steps_elided: 0,
+                results_cleared: 0,
+                tokens_saved: 0,
+            },
         };
         Ok(Outcome {
             messages,
