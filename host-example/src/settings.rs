@@ -22,7 +22,7 @@
 //! ```
 //!
 //! Parsed and validated once, when the host is set up (configure once, call
-//! many), every agent included: unknown keys are rejected with their full
+//! many), every agent included: unknown fields are rejected with their full
 //! path (`agents.review.token_treshold`), wrong types with the type expected,
 //! out-of-range values with the allowed range. An agent's settings are the
 //! top-level ones with the agent's table merged over them key by key (a table
@@ -36,7 +36,7 @@
 
 use crate::{ComponentSource, Limits, Middleware, Runtime, embedded};
 use anyhow::{Context, Result, bail};
-use condense_model::{Config, RANGES, ToolClasses};
+use condense_model::{Config, RANGES};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -106,9 +106,6 @@ pub struct Settings {
     /// Sandbox limits per guest call.
     pub limits: LimitSettings,
 }
-
-/// The sub-tables of a settings table besides `[tools]` (a `Config` field).
-const HOST_TABLES: [&str; 2] = ["components", "limits"];
 
 impl Settings {
     /// Reads and validates a config file, its agents included, and returns
@@ -369,27 +366,29 @@ fn merge(base: &mut toml::Table, overrides: toml::Table) {
 /// over it) strictly; errors name their key with `at` (`""` or
 /// `"agents.NAME."`) before it. The values are not validated yet.
 fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
-    let mut sub_table = |key: &str| match table.remove(key) {
-        None => Ok(toml::Table::new()),
-        Some(toml::Value::Table(t)) => Ok(t),
-        Some(other) => bail!(
-            "{at}{key}: must be a table ([{at}{key}]), not {}",
-            other.type_str()
-        ),
-    };
-    let components = sub_table("components")?;
-    let limits = sub_table("limits")?;
-    let tools = sub_table("tools")?;
-    let mut top_keys: Vec<&str> = HOST_TABLES.to_vec();
-    if at.is_empty() {
-        top_keys.push("agents");
+    // A scalar or list where a table belongs would otherwise be reported as
+    // a struct decoded from a sequence: say plainly what is expected.
+    for key in ["components", "limits", "tools"] {
+        if let Some(value) = table.get(key).filter(|v| !v.is_table()) {
+            bail!(
+                "{at}{key}: must be a table ([{at}{key}]), not {}",
+                value.type_str()
+            );
+        }
     }
-    let mut compress: Config = decode_table(table, at, &top_keys)?;
-    compress.tools = decode_table::<ToolClasses>(tools, &format!("{at}tools."), &[])?;
+    // `Settings` flattens `Config`, and serde cannot deny unknown fields
+    // through `flatten`: the host's tables are split off and each part is
+    // decoded strictly on its own.
+    let mut sub_table = |key: &str| match table.remove(key) {
+        Some(toml::Value::Table(t)) => t,
+        _ => toml::Table::new(),
+    };
+    let components = decode_table(sub_table("components"), &format!("{at}components."))?;
+    let limits = decode_table(sub_table("limits"), &format!("{at}limits."))?;
     Ok(Settings {
-        compress,
-        components: decode_table(components, &format!("{at}components."), &[])?,
-        limits: decode_table(limits, &format!("{at}limits."), &[])?,
+        compress: decode_table(table, at)?,
+        components,
+        limits,
     })
 }
 
@@ -410,102 +409,12 @@ fn sets(table: &toml::Table, key: &str) -> bool {
     false
 }
 
-/// Decodes a table of scalars and lists into `T` strictly. An unknown key is
-/// named (with the keys allowed, `T`'s fields plus `also`), and so is a key
-/// whose value has the wrong type.
-fn decode_table<T: DeserializeOwned>(table: toml::Table, at: &str, also: &[&str]) -> Result<T> {
-    let known: Vec<&str> = field_names::<T>().iter().chain(also).copied().collect();
-    if let Some(key) = table.keys().find(|k| !known.contains(&k.as_str())) {
-        let hint = closest(key, &known).map_or(String::new(), |k| format!("did you mean `{k}`? "));
-        let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
-        bail!(
-            "{at}{}: unknown key ({hint}the keys here are {})",
-            key_text(key),
-            list.join(", ")
-        );
-    }
-    match toml::Value::Table(table.clone()).try_into::<T>() {
-        Ok(value) => Ok(value),
-        Err(all) => {
-            // Find the key at fault: decode each one alone (every field has a default).
-            for (key, value) in table {
-                let one = toml::Table::from_iter([(key.clone(), value)]);
-                if let Err(e) = toml::Value::Table(one).try_into::<T>() {
-                    bail!("{at}{}: {}", key_text(&key), e.message());
-                }
-            }
-            bail!("{}: {}", at.trim_end_matches('.'), all.message())
-        }
-    }
-}
-
-/// The known key nearest to a mistyped one (at most two edits away).
-fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
-    fn distance(a: &str, b: &str) -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut previous = row[0];
-            row[0] = i + 1;
-            for (j, cb) in b.iter().enumerate() {
-                let substitution = previous + usize::from(ca != *cb);
-                previous = row[j + 1];
-                row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-            }
-        }
-        row[b.len()]
-    }
-    known
-        .iter()
-        .map(|k| (distance(key, k), *k))
-        .filter(|&(d, _)| d <= 2)
-        .min()
-        .map(|(_, k)| k)
-}
-
-/// The field names of struct `T`, read from its `Deserialize` impl, so the
-/// keys named in messages are the keys serde accepts.
-fn field_names<T: DeserializeOwned>() -> &'static [&'static str] {
-    use serde::de::{Deserializer, Visitor};
-
-    #[derive(Debug)]
-    struct Fields(&'static [&'static str]);
-    impl std::fmt::Display for Fields {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("not a struct")
-        }
-    }
-    impl std::error::Error for Fields {}
-    impl serde::de::Error for Fields {
-        fn custom<M: std::fmt::Display>(_: M) -> Self {
-            Fields(&[])
-        }
-    }
-
-    struct Probe;
-    impl<'de> Deserializer<'de> for Probe {
-        type Error = Fields;
-        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Fields> {
-            Err(Fields(&[]))
-        }
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Fields> {
-            Err(Fields(fields))
-        }
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-            bytes byte_buf option unit unit_struct newtype_struct seq tuple
-            tuple_struct map enum identifier ignored_any
-        }
-    }
-    match T::deserialize(Probe) {
-        Err(Fields(fields)) => fields,
-        Ok(_) => &[],
-    }
+/// Decodes `table` into `T` strictly; an error names the key at fault by its
+/// full path (`agents.review.tools.readonly: unknown field ...`, with the
+/// keys allowed there).
+fn decode_table<T: DeserializeOwned>(table: toml::Table, at: &str) -> Result<T> {
+    serde_path_to_error::deserialize(toml::Value::Table(table))
+        .map_err(|e| anyhow::anyhow!("{at}{}: {}", e.path(), e.inner().message()))
 }
 
 /// The JSON Schema (draft 2020-12) of the config file, generated from the
@@ -668,29 +577,29 @@ mod tests {
     fn unknown_keys_are_named() {
         let e = err("token_treshold = 4");
         assert!(
-            e.contains("token_treshold: unknown key")
-                && e.contains("did you mean `token_threshold`"),
+            e.contains("token_treshold: unknown field")
+                && e.contains("expected one of `token_threshold`"),
             "{e}"
         );
         let e = err("[limits]\nmemory = 4");
-        assert!(e.contains("limits.memory: unknown key"), "{e}");
+        assert!(e.contains("limits.memory: unknown field"), "{e}");
         assert!(
             e.contains("`memory_mib`"),
             "the allowed keys are listed: {e}"
         );
         let e = err("[components]\nsummariser = \"x.wasm\"");
-        assert!(e.contains("components.summariser: unknown key"), "{e}");
+        assert!(e.contains("components.summariser: unknown field"), "{e}");
     }
 
     #[test]
     fn tools_table_is_strict() {
         let e = err("[tools]\nmutating = [\"Edit\"]\nreadonly = [\"Read\"]");
         assert!(
-            e.contains("tools.readonly: unknown key") && e.contains("`exec_capable`"),
+            e.contains("tools.readonly: unknown field") && e.contains("`exec_capable`"),
             "{e}"
         );
         let e = err("[tools]\nmutating = [1]");
-        assert!(e.contains("tools.mutating: invalid type"), "{e}");
+        assert!(e.contains("tools.mutating[0]: invalid type"), "{e}");
         let e = err("[tools]\nmutating = \"Edit\"");
         assert!(e.contains("tools.mutating: invalid type"), "{e}");
         let e = err("tools = [\"Edit\"]");
@@ -702,7 +611,7 @@ mod tests {
         assert_eq!(s.compress.tools.mutating, ["Edit", "mcp__*__write*"]);
         assert_eq!(
             s.compress.tools.exec_capable,
-            ToolClasses::default().exec_capable
+            condense_model::ToolClasses::default().exec_capable
         );
     }
 
@@ -791,7 +700,7 @@ memory_mib = 128
         assert_eq!(base.compress.token_threshold, 60_000);
         assert_eq!(
             base.compress.tools.exec_capable,
-            ToolClasses::default().exec_capable
+            condense_model::ToolClasses::default().exec_capable
         );
     }
 
@@ -817,18 +726,18 @@ memory_mib = 128
     fn a_bad_key_inside_an_agent_is_named_with_its_path() {
         let e = err("[agents.review]\ntoken_treshold = 4");
         assert!(
-            e.contains("agents.review.token_treshold: unknown key")
-                && e.contains("did you mean `token_threshold`"),
+            e.contains("agents.review.token_treshold: unknown field")
+                && e.contains("expected one of `token_threshold`"),
             "{e}"
         );
         let e = err("[agents.review.tools]\nreadonly = []");
         assert!(
-            e.contains("agents.review.tools.readonly: unknown key"),
+            e.contains("agents.review.tools.readonly: unknown field"),
             "{e}"
         );
         let e = err("[agents.review.limits]\nmemory = 4");
         assert!(
-            e.contains("agents.review.limits.memory: unknown key"),
+            e.contains("agents.review.limits.memory: unknown field"),
             "{e}"
         );
         let e = err("[agents.review]\nrecent_turns = \"ten\"");
@@ -851,7 +760,7 @@ memory_mib = 128
         assert!(e.contains("agents.\"code review\".token_treshold"), "{e}");
         // The top level is checked first, and named without a prefix.
         let e = err("token_treshold = 4\n[agents.review]\nrecent_turns = 1");
-        assert!(e.starts_with("token_treshold: unknown key"), "{e}");
+        assert!(e.starts_with("token_treshold: unknown field"), "{e}");
     }
 
     #[test]

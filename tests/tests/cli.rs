@@ -577,7 +577,7 @@ fn config_and_agent_errors_exit_non_zero_and_write_nothing() {
     for (config, expected) in [
         (
             "[agents.review]\ntoken_treshold = 4\n",
-            "agents.review.token_treshold: unknown key",
+            "agents.review.token_treshold: unknown field",
         ),
         (
             "[agents.review]\ntarget_tokens = 200000\n",
@@ -589,7 +589,7 @@ fn config_and_agent_errors_exit_non_zero_and_write_nothing() {
         ),
         (
             "[tools]\nreadonly = [\"Read\"]\n",
-            "tools.readonly: unknown key",
+            "tools.readonly: unknown field",
         ),
         (
             "[tools]\nmutating = \"Edit\"\n",
