@@ -180,9 +180,10 @@ struct ConfigArgs {
 }
 
 /// The demo's session: a real Claude Code session (MIT, marot/spotter; see
-/// tests/corpus/README.md), one user turn of 186 tool calls.
-const DEMO_SESSION: &str = include_str!("../../tests/corpus/sessions/cc-opus-a.json");
-const DEMO_SESSION_NAME: &str = "cc-opus-a (Claude Code 2.1.39, claude-opus-4-6)";
+/// tests/corpus/README.md), the largest of the corpus: 150 tool calls and
+/// long tool outputs, where every pass has work to do.
+const DEMO_SESSION: &str = include_str!("../../tests/corpus/sessions/cc-opus-b.json");
+const DEMO_SESSION_NAME: &str = "cc-opus-b (Claude Code 2.1.39, claude-opus-4-6)";
 
 /// Runs the command line `args` (program name first) with the given stdin and
 /// stdout. Bad input is an error before anything is written to `stdout` or to
@@ -408,7 +409,10 @@ fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
-    let settings = args.common.settings(Settings::for_replay())?;
+    // The demo shows the passes at work unless a config file says otherwise.
+    let mut defaults = Settings::for_replay();
+    defaults.compress = defaults.compress.with_passes();
+    let settings = args.common.settings(defaults)?;
     let parsed = parse_body(DEMO_SESSION, Some(Format::OpenAi), "embedded demo session")?;
     let history = parsed.messages();
     let tool_calls: usize = history.iter().map(|m| m.tool_calls().count()).sum();
@@ -433,6 +437,7 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         settings.compress.keep_recent_tokens,
         settings.compress.summary_max_tokens
     )?;
+    writeln!(out, "  passes     {}", describe_passes(&settings.compress))?;
     writeln!(
         out,
         "  components compressor and summarizer in the wasmtime sandbox (embedded)\n"
@@ -458,15 +463,37 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
             .as_ref()
             .filter(|r| r.trigger == condense_model::Trigger::Compacted)
         {
+            let folded = if r.newly_folded == 0 {
+                "compacted by the passes alone, nothing folded".to_owned()
+            } else {
+                format!(
+                    "compacted: {} more messages folded (summary pair {} tokens){}",
+                    r.newly_folded,
+                    r.summary_tokens,
+                    r.pinned_opening
+                        .map_or(String::new(), |p| format!(", opener #{p} pinned"))
+                )
+            };
             events.push(format!(
-                "{call:>6} {:>10} {:>8}  compacted: {} more messages folded (summary pair {} tokens){}",
-                r.tokens_before,
-                r.tokens_after,
-                r.newly_folded,
-                r.summary_tokens,
-                r.pinned_opening
-                    .map_or(String::new(), |p| format!(", opener #{p} pinned"))
+                "{call:>6} {:>10} {:>8}  {folded}",
+                r.tokens_before, r.tokens_after,
             ));
+            let p = &r.passes;
+            if p.tokens_saved > 0 {
+                events.push(format!(
+                    "{:>27}  passes: {}, {}, {}: {} tokens saved",
+                    "",
+                    count(p.steps_elided, "loop step", "loop steps", "elided"),
+                    count(p.results_cleared, "old result", "old results", "shortened"),
+                    count(
+                        p.reasoning_pruned,
+                        "message",
+                        "messages",
+                        "without reasoning"
+                    ),
+                    p.tokens_saved
+                ));
+            }
         }
         if let Some(reason) = &sent.report.reason {
             events.push(format!("{call:>6} failed open: {reason}"));
@@ -491,9 +518,21 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     )?;
     writeln!(
         out,
-        "  cost vs uncompressed  {:.2}  (cache-weighted: cached prefix x0.1, the rest x1.25)",
+        "  cost vs uncompressed  {:.3}  (cache-weighted: cached prefix x0.1, the rest x1.25)",
         stats.cost_ratio()
     )?;
+    if settings.compress.passes_enabled() {
+        // The same replay with the passes off, for comparison.
+        let off = settings.compress.clone().without_passes();
+        let without = replay_middleware(&middleware, &off, history, |_, _| {});
+        writeln!(
+            out,
+            "  without the passes    {:.3}  ({} compactions, peak {} tokens)",
+            without.cost_ratio(),
+            without.compactions,
+            without.peak_request_tokens
+        )?;
+    }
     writeln!(out, "  failed open           {}", stats.failed_open)?;
     writeln!(
         out,
@@ -527,6 +566,43 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// "1 loop step elided", "3 loop steps elided".
+fn count(n: u32, one: &str, many: &str, what: &str) -> String {
+    format!("{n} {} {what}", if n == 1 { one } else { many })
+}
+
+/// Which passes `config` turns on, for the demo's header.
+fn describe_passes(config: &condense_model::Config) -> String {
+    let mut on = Vec::new();
+    if config.strip_reasoning_after_turns > 0 && !config.reasoning_echo {
+        on.push(format!(
+            "reasoning kept on the last {} assistant messages",
+            config.strip_reasoning_after_turns
+        ));
+    }
+    if config.aggregate_developer_loops {
+        on.push(format!(
+            "edit/run loops of {}+ steps aggregated",
+            config.max_loop_steps_before_aggregate
+        ));
+    }
+    if config.clear_mode != condense_model::ClearMode::Off {
+        on.push(format!(
+            "old results over {} characters {}",
+            config.result_char_threshold,
+            match config.clear_mode {
+                condense_model::ClearMode::Clear => "cleared",
+                _ => "truncated",
+            }
+        ));
+    }
+    if on.is_empty() {
+        "off".to_owned()
+    } else {
+        on.join("; ")
+    }
 }
 
 /// One line describing a message.
@@ -565,7 +641,7 @@ mod tests {
                 .unwrap()
                 .messages()
                 .len()
-                > 300
+                > 250
         );
     }
 

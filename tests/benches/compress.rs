@@ -13,21 +13,18 @@
 //! Run: `cargo bench -p condense-tests --bench compress`.
 
 use condense_host::Middleware;
-use condense_model::{Checkpoint, ClearMode, Config, Message};
+use condense_model::{Checkpoint, Config, Message};
 use condense_tests::{embedded_middleware, session};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
 /// The 40k-token threshold the corpus figures use, passes off and on.
 fn configs() -> [(&'static str, Config); 2] {
-    let off = condense_host::settings::Settings::for_replay().compress;
-    let on = Config {
-        strip_reasoning_after_turns: 3,
-        aggregate_developer_loops: true,
-        clear_mode: ClearMode::Truncate,
-        ..off.clone()
-    };
-    [("", off), ("+passes", on)]
+    let config = condense_host::settings::Settings::for_replay().compress;
+    [
+        ("", config.clone().without_passes()),
+        ("+passes", config.with_passes()),
+    ]
 }
 
 fn native(history: &[Message], config: &Config, checkpoint: Option<&Checkpoint>) -> usize {

@@ -7,7 +7,7 @@ use condense_host::replay::{ReplayStats, replay_middleware};
 use condense_host::{Middleware, Status};
 use condense_model::invariants::check_output;
 use condense_model::tokens::{estimate_messages, estimate_total};
-use condense_model::{ClearMode, Config, Message, Part, PassReport, Trigger};
+use condense_model::{Config, Message, Part, PassReport, Trigger};
 use condense_tests::{corpus_dir, embedded_middleware, session, session_names};
 
 /// Replays `history` and asserts, on every call: no failure, a valid output,
@@ -97,16 +97,6 @@ const LONG_SESSION_CALLS: usize = 100;
 /// The configuration: a 40k-token threshold.
 fn config_40k() -> Config {
     condense_host::settings::Settings::for_replay().compress
-}
-
-/// `config` with the three context-engineering passes on.
-fn with_passes(config: Config) -> Config {
-    Config {
-        strip_reasoning_after_turns: 3,
-        aggregate_developer_loops: true,
-        clear_mode: ClearMode::Truncate,
-        ..config
-    }
 }
 
 /// Passes off and on: every corpus replay runs both ways.

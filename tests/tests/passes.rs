@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 const LOOP_TOOLS: &[&str] = &["Bash", "Edit", "Write"];
 const READ_TOOLS: &[&str] = &["Read", "Glob", "Grep"];
-const PLACEHOLDER: &str = "steps of this edit/run loop elided here";
+const PLACEHOLDER: &str = "of this edit/run loop elided here";
 
 /// cc-opus-a as Anthropic Messages, parsed.
 fn corpus() -> &'static [Message] {
@@ -300,7 +300,7 @@ fn a_run_of_exactly_n_loop_steps_collapses_and_one_fewer_stays() {
         .find(|m| m.tool_calls().any(|c| c.id == five[4].ids()[0]))
         .unwrap();
     let text = last.joined_text();
-    assert!(text.contains(&format!("3 {PLACEHOLDER}")), "{text}");
+    assert!(text.contains(&format!("3 steps {PLACEHOLDER}")), "{text}");
     // The run of four (one fewer than N) is verbatim.
     for s in four {
         assert!(region.contains(&s.call) && region.contains(&s.results));

@@ -304,7 +304,29 @@ pub const RANGES: &[(&str, u32, u32)] = &[
 ];
 
 impl Config {
-    /// The passes that are on.
+    /// This config with the three context-engineering passes on, at the
+    /// settings the corpus figures use: reasoning kept on the last 3 assistant
+    /// messages, loops of 5+ steps aggregated, long old results truncated.
+    pub fn with_passes(self) -> Config {
+        Config {
+            strip_reasoning_after_turns: 3,
+            aggregate_developer_loops: true,
+            clear_mode: ClearMode::Truncate,
+            ..self
+        }
+    }
+
+    /// This config with the three context-engineering passes off.
+    pub fn without_passes(self) -> Config {
+        Config {
+            strip_reasoning_after_turns: 0,
+            aggregate_developer_loops: false,
+            clear_mode: ClearMode::Off,
+            ..self
+        }
+    }
+
+    /// Whether any pass is on.
     pub fn passes_enabled(&self) -> bool {
         (self.strip_reasoning_after_turns > 0 && !self.reasoning_echo)
             || self.aggregate_developer_loops

@@ -26,7 +26,9 @@ pub const PLACEHOLDER_PREFIX: &str = "[condense: ";
 /// The placeholder for `elided` steps whose tool calls were `tools` (name and
 /// call count, in order of first appearance).
 pub fn placeholder(elided: u32, tools: &[(&str, u32)]) -> String {
-    let mut out = format!("{PLACEHOLDER_PREFIX}{elided} steps of this edit/run loop elided here (");
+    let steps = if elided == 1 { "step" } else { "steps" };
+    let mut out =
+        format!("{PLACEHOLDER_PREFIX}{elided} {steps} of this edit/run loop elided here (");
     for (i, (name, calls)) in tools.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -435,7 +437,7 @@ mod tests {
         );
         assert_eq!(
             placeholder_of(&out[3].message),
-            Some("[condense: 1 steps of this edit/run loop elided here (Bash ×1)]")
+            Some("[condense: 1 step of this edit/run loop elided here (Bash ×1)]")
         );
         let two: Vec<Message> = [vec![user("task")], edit_run("a", 2)].concat();
         assert_eq!(run(&two, &config(3)), (region(&two), 0));
@@ -554,7 +556,7 @@ mod tests {
         assert_eq!(
             placeholder_of(&out[2].message),
             Some(
-                "[condense: 1 steps of this edit/run loop elided here (Edit ×1, Write ×1, Bash ×1)]"
+                "[condense: 1 step of this edit/run loop elided here (Edit ×1, Write ×1, Bash ×1)]"
             )
         );
         // As last step: kept whole, the placeholder in its assistant message.
@@ -793,7 +795,7 @@ mod tests {
         assert_eq!(elided, 1);
         assert_eq!(
             placeholder_of(&out[3].message),
-            Some("[condense: 1 steps of this edit/run loop elided here (mcp__shell__execute ×1)]")
+            Some("[condense: 1 step of this edit/run loop elided here (mcp__shell__execute ×1)]")
         );
         // Not matching the pattern: read-only.
         let h: Vec<Message> = [
