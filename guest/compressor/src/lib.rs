@@ -60,30 +60,39 @@ pub fn compress(
         Some((m, cp)) => Fold::new(messages, m, cp.summary.clone(), language, config, &sizes),
         None => Fold::none(messages, &sizes),
     };
+    let unchanged = |trigger| {
+        current.outcome(
+            messages,
+            &sizes,
+            tokens_before,
+            trigger,
+            0,
+            previous.map(|(_, cp)| cp.clone()),
+        )
+    };
     if current.tokens <= u64::from(config.token_threshold) {
         let trigger = if previous.is_some() {
             Trigger::ReusedCheckpoint
         } else {
             Trigger::UnderThreshold
         };
-        return Ok(current.outcome(
-            messages,
-            &sizes,
-            tokens_before,
-            trigger,
-            0,
-            previous.map(|(_, cp)| cp.clone()),
-        ));
+        return Ok(unchanged(trigger));
     }
-    let unchanged = |trigger| {
-        Ok(current.outcome(
+    // A compaction's outcome, self-checked: `fold` with `folded_tokens` of
+    // history folded in all, `newly_folded` of them by this call.
+    let compacted = |fold: &Fold, folded_tokens: u64, newly_folded: u32| {
+        let checkpoint = fold.checkpoint(messages, saturate(folded_tokens));
+        let outcome = fold.outcome(
             messages,
             &sizes,
             tokens_before,
-            trigger,
-            0,
-            previous.map(|(_, cp)| cp.clone()),
-        ))
+            Trigger::Compacted,
+            newly_folded,
+            Some(checkpoint),
+        );
+        invariants::check_output(messages, &outcome.messages, fold.at.tail_start)
+            .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
+        Ok(outcome)
     };
 
     // Compact. The passes come first: the cheapest compaction rewrites the
@@ -94,32 +103,23 @@ pub fn compress(
     } else {
         current.at.boundary
     };
-    let passes_only = checkpoint::Matched {
-        boundary: current.at.boundary,
-        tail_start: tail_floor,
-        horizon,
-    };
-    let rewritten = Fold::new(
-        messages,
-        passes_only,
-        current.summary.clone(),
-        language,
-        config,
-        &sizes,
-    );
-    if tail_floor > current.at.boundary && rewritten.tokens <= u64::from(config.target_tokens) {
-        let checkpoint = rewritten.checkpoint(messages, saturate(folded_tokens));
-        let outcome = rewritten.outcome(
+    if tail_floor > current.at.boundary {
+        let at = checkpoint::Matched {
+            boundary: current.at.boundary,
+            tail_start: tail_floor,
+            horizon,
+        };
+        let rewritten = Fold::new(
             messages,
+            at,
+            current.summary.clone(),
+            language,
+            config,
             &sizes,
-            tokens_before,
-            Trigger::Compacted,
-            0,
-            Some(checkpoint),
         );
-        invariants::check_output(messages, &outcome.messages, tail_floor)
-            .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
-        return Ok(outcome);
+        if rewritten.tokens <= u64::from(config.target_tokens) {
+            return compacted(&rewritten, folded_tokens, 0);
+        }
     }
 
     // Then fold as far as the history itself calls for (the passes' savings
@@ -135,7 +135,7 @@ pub fn compress(
         config,
         max_pair,
     ) else {
-        return unchanged(Trigger::WontShrink);
+        return Ok(unchanged(Trigger::WontShrink));
     };
     let newly_folded: Vec<Message> = messages[current.at.boundary..boundary]
         .iter()
@@ -158,21 +158,10 @@ pub fn compress(
     };
     let next = Fold::new(messages, at, summary, language, config, &sizes);
     if next.tokens >= current.tokens {
-        return unchanged(Trigger::WontShrink);
+        return Ok(unchanged(Trigger::WontShrink));
     }
     let folded_now = sizes.tail(start) - sizes.tail(boundary);
-    let checkpoint = next.checkpoint(messages, saturate(folded_tokens + folded_now));
-    let outcome = next.outcome(
-        messages,
-        &sizes,
-        tokens_before,
-        Trigger::Compacted,
-        newly_folded_count,
-        Some(checkpoint),
-    );
-    invariants::check_output(messages, &outcome.messages, at.tail_start)
-        .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
-    Ok(outcome)
+    compacted(&next, folded_tokens + folded_now, newly_folded_count)
 }
 
 /// One way of showing the history: folded up to `at.boundary` into a summary
