@@ -102,8 +102,8 @@ fn config_40k() -> Config {
 /// Passes off and on: every corpus replay runs both ways.
 fn both(config: Config) -> [(&'static str, Config); 2] {
     [
-        ("passes off", config.clone()),
-        ("passes on", with_passes(config)),
+        ("passes off", config.clone().without_passes()),
+        ("passes on", config.with_passes()),
     ]
 }
 
