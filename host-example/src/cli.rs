@@ -257,7 +257,13 @@ fn config(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// Reads a request body: JSON, in the given format or the one it looks like,
+/// with tool calls and results that pair up. Every error names `source` and
+/// the JSON location of the problem.
 fn parse_body(text: &str, format: Option<Format>, source: &str) -> Result<Parsed> {
+    if text.trim().is_empty() {
+        bail!("{source}: empty, expected a request body (JSON)");
+    }
     let body: serde_json::Value =
         serde_json::from_str(text).with_context(|| format!("{source}: not valid JSON"))?;
     let format = match format {
@@ -266,16 +272,59 @@ fn parse_body(text: &str, format: Option<Format>, source: &str) -> Result<Parsed
             formats::detect(&body).with_context(|| format!("{source}: cannot tell the format"))?
         }
     };
-    Parsed::parse(body, format).with_context(|| format!("{source}: not a valid {format} request"))
+    let parsed = Parsed::parse(body, format)
+        .with_context(|| format!("{source}: not a valid {format} request"))?;
+    // Checked here, before any component runs: the compressor would refuse
+    // such a request and `compress` would send it on unchanged (fail-open),
+    // so the user would never learn that the request itself is malformed,
+    // and the provider would reject it anyway.
+    parsed
+        .check_tool_pairs()
+        .with_context(|| format!("{source}: not a valid {format} request"))?;
+    Ok(parsed)
+}
+
+/// Reads the request body from `stdin`, refusing one over `limit` bytes
+/// (`limits.max_request_bytes`) and one that is not UTF-8.
+fn read_body(stdin: &mut dyn Read, limit: usize) -> Result<String> {
+    let mut bytes = Vec::new();
+    // One byte over the limit tells that the body is too large: a larger body
+    // is never held in memory.
+    Read::take(&mut *stdin, limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .context("stdin: cannot read the request body")?;
+    if bytes.len() > limit {
+        // Counted, not kept, so that the error can say how large it is.
+        let rest = std::io::copy(stdin, &mut std::io::sink())
+            .context("stdin: cannot read the request body")?;
+        bail!(
+            "stdin: request body of {} bytes is over limits.max_request_bytes = {limit} \
+             (raise it in the config file's [limits] table)",
+            bytes.len() as u64 + rest
+        );
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        anyhow::anyhow!(
+            "stdin: not UTF-8: byte 0x{:02x} at offset {at} (line {line}, column {}) is not \
+             part of a UTF-8 character; a JSON request body must be UTF-8",
+            bytes[at],
+            at - line_start + 1
+        )
+    })
 }
 
 fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()> {
-    // Everything that can fail on bad input is checked before anything is written.
+    // Everything that can fail on bad input is checked before anything is
+    // written, and before any component runs.
     let settings = args.common.settings(Settings::default())?;
-    let mut input = String::new();
-    stdin
-        .read_to_string(&mut input)
-        .context("stdin: cannot read the request body")?;
+    let input = read_body(stdin, settings.limits.max_request_bytes as usize)?;
     let format = match args.format {
         FormatArg::Auto => None,
         FormatArg::Openai => Some(Format::OpenAi),
@@ -656,6 +705,25 @@ mod tests {
             std::fs::read_dir(dir.path()).unwrap().count(),
             1,
             "no temporary file left"
+        );
+    }
+
+    #[test]
+    fn read_body_refuses_a_body_over_the_limit_and_one_not_utf8() {
+        assert_eq!(read_body(&mut &b"12345"[..], 5).unwrap(), "12345");
+        let e = read_body(&mut &b"123456789"[..], 5)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("stdin: request body of 9 bytes is over limits.max_request_bytes = 5"),
+            "{e}"
+        );
+        let e = read_body(&mut &b"{\n  \"a\": \"\xff\"}"[..], 100)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("byte 0xff at offset 10 (line 2, column 9)"),
+            "{e}"
         );
     }
 

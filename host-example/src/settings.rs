@@ -14,6 +14,7 @@
 //! [limits]                      # optional: sandbox limits per guest call
 //! memory_mib = 256
 //! timeout_ms = 5000
+//! max_request_bytes = 67108864  # larger requests are rejected / sent unchanged
 //!
 //! [agents.review]               # optional: per-agent overrides of any key above
 //! token_threshold = 60000
@@ -34,6 +35,7 @@
 //! [`condense_model::RANGES`] and [`LIMIT_RANGES`], the tables `validate`
 //! enforces.
 
+use crate::middleware::DEFAULT_MAX_REQUEST_BYTES;
 use crate::{ComponentSource, Limits, Middleware, Runtime, embedded};
 use anyhow::{Context, Result, bail};
 use condense_model::{Config, RANGES};
@@ -57,7 +59,7 @@ pub struct Components {
     pub summarizer: Option<PathBuf>,
 }
 
-/// Sandbox limits per guest call.
+/// Sandbox limits per guest call, and the largest request accepted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitSettings {
@@ -66,6 +68,11 @@ pub struct LimitSettings {
     /// Wall-clock budget of one `compress` call, summarizer included, in
     /// milliseconds. A call over it fails open: the request is sent unchanged.
     pub timeout_ms: u32,
+    /// Largest request accepted, in bytes. `condense compress` rejects a
+    /// larger body before parsing it; the library middleware sends a request
+    /// whose message content is larger unchanged, without copying it into
+    /// the compressor.
+    pub max_request_bytes: u32,
 }
 
 impl Default for LimitSettings {
@@ -73,21 +80,30 @@ impl Default for LimitSettings {
         LimitSettings {
             memory_mib: 256,
             timeout_ms: 5_000,
+            // 64 MiB always fits in u32.
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES as u32,
         }
     }
 }
 
 /// The ranges of the `[limits]` keys: [`Settings::validate`] enforces them and
 /// [`json_schema`] publishes them, from this one table (the compressor keys'
-/// ranges are [`condense_model::RANGES`]).
-pub const LIMIT_RANGES: &[(&str, u32, u32)] =
-    &[("memory_mib", 16, 4_096), ("timeout_ms", 10, 600_000)];
+/// ranges are [`condense_model::RANGES`]). `max_request_bytes` goes up to
+/// 1 GiB: a larger request cannot be compressed within the largest guest
+/// memory (4 GiB), which holds the request and the compressor's working
+/// copies of it.
+pub const LIMIT_RANGES: &[(&str, u32, u32)] = &[
+    ("memory_mib", 16, 4_096),
+    ("timeout_ms", 10, 600_000),
+    ("max_request_bytes", 1_024, 1 << 30),
+];
 
 impl LimitSettings {
     fn value(&self, key: &str) -> u32 {
         match key {
             "memory_mib" => self.memory_mib,
             "timeout_ms" => self.timeout_ms,
+            "max_request_bytes" => self.max_request_bytes,
             _ => unreachable!("LIMIT_RANGES names a key LimitSettings does not have: {key}"),
         }
     }
@@ -103,7 +119,7 @@ pub struct Settings {
     pub compress: Config,
     /// Components to load instead of the embedded ones.
     pub components: Components,
-    /// Sandbox limits per guest call.
+    /// Sandbox limits per guest call, and the largest request accepted.
     pub limits: LimitSettings,
 }
 
@@ -159,7 +175,7 @@ impl Settings {
             source(&self.components.compressor, embedded::COMPRESSOR),
             source(&self.components.summarizer, embedded::SUMMARIZER),
         )?;
-        Ok(Middleware::new(runtime))
+        Ok(Middleware::new(runtime).with_max_request_bytes(self.limits.max_request_bytes as usize))
     }
 
     /// Names the first value out of range, with the allowed range.

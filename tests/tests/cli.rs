@@ -275,29 +275,402 @@ fn failing_compressor_sends_the_request_unchanged_and_reports_why() {
     }
 }
 
+/// Runs `condense ARGS` with raw `stdin` bytes; returns the outcome and
+/// everything written to stdout, error or not.
+fn condense_bytes(args: &[&str], stdin: &[u8]) -> (Result<(), String>, Vec<u8>) {
+    let argv = std::iter::once("condense")
+        .chain(args.iter().copied())
+        .map(Into::into);
+    let mut out = Vec::new();
+    let result = cli::run(argv, &mut &stdin[..], &mut out).map_err(|e| format!("{e:#}"));
+    (result, out)
+}
+
+/// Every file in `dir` with its bytes.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect()
+}
+
+/// A checkpoint file's content, for a file that must not change.
+fn known_checkpoint() -> Vec<u8> {
+    serde_json::to_vec_pretty(&Checkpoint {
+        boundary: 2,
+        prefix_hash: "0123456789abcdef".into(),
+        folded_tokens: 1234,
+        summary: "an earlier summary".into(),
+        tail_start: 2,
+        horizon: 3,
+    })
+    .unwrap()
+}
+
+fn user(text: &str) -> Value {
+    serde_json::json!({"role": "user", "content": text})
+}
+
+fn calls(ids: &[&str]) -> Value {
+    let calls: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            serde_json::json!({"id": id, "type": "function",
+                               "function": {"name": "Bash", "arguments": "{\"command\":\"ls\"}"}})
+        })
+        .collect();
+    serde_json::json!({"role": "assistant", "content": null, "tool_calls": calls})
+}
+
+fn result(id: &str) -> Value {
+    serde_json::json!({"role": "tool", "tool_call_id": id, "content": "ok"})
+}
+
+/// An OpenAI request body with `messages`.
+fn openai_body(messages: Vec<Value>) -> Vec<u8> {
+    serde_json::json!({"model": "gpt-test", "messages": messages})
+        .to_string()
+        .into_bytes()
+}
+
+/// One bad-input case: the config file, the checkpoint file's content, the
+/// body on stdin, extra arguments, and the texts the error must contain.
+struct BadInput {
+    name: &'static str,
+    config: &'static str,
+    checkpoint: Vec<u8>,
+    stdin: Vec<u8>,
+    extra: &'static [&'static str],
+    expected: Vec<String>,
+}
+
+impl BadInput {
+    fn new(name: &'static str, stdin: impl Into<Vec<u8>>, expected: &[&str]) -> BadInput {
+        BadInput {
+            name,
+            config: CONFIG_40K,
+            checkpoint: known_checkpoint(),
+            stdin: stdin.into(),
+            extra: &[],
+            expected: expected.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+}
+
+/// Every kind of bad input to `condense compress`: an error (`run` returns
+/// Err, which `main` turns into exit 1) naming the problem and where it is,
+/// before any component runs; nothing on stdout; the checkpoint and report
+/// files (pre-created with known content) byte-identical, and no other file
+/// (no temporary file) left beside them.
 #[test]
-fn bad_input_is_an_error_and_writes_nothing() {
-    let files = Session::new(CONFIG_40K);
-    for (body, expected) in [
-        ("{not json", "stdin: not valid JSON"),
-        (
-            r#"{"messages": [{"role": "wizard", "content": "hi"}]}"#,
-            "wizard",
+fn bad_input_is_an_error_naming_its_location_and_writes_nothing() {
+    let invalid_utf8 = b"{\"messages\": [\n  {\"role\": \"user\", \"content\": \"caf\xe9\"}]}";
+    let over_cap = openai_body(vec![user(&"x".repeat(2_000))]);
+    let cases = vec![
+        BadInput::new(
+            "malformed JSON",
+            "{not json",
+            &["stdin: not valid JSON: key must be a string at line 1 column 2"],
         ),
-        (r#"{"messages": 3}"#, "messages"),
-    ] {
-        let e = files.compress(body, &[]).unwrap_err();
-        assert!(e.contains(expected), "{body}: {e}");
-        assert!(
-            !files.path("k.json").exists() && !files.path("report.json").exists(),
-            "{body}"
+        BadInput::new(
+            "truncated JSON",
+            r#"{"messages": [{"role": "user""#,
+            &["stdin: not valid JSON: EOF while parsing", "line 1 column 29"],
+        ),
+        BadInput::new(
+            "trailing garbage",
+            r#"{"messages": []} x"#,
+            &["stdin: not valid JSON: trailing characters at line 1 column 18"],
+        ),
+        BadInput::new("empty stdin", "", &["stdin: empty, expected a request body"]),
+        BadInput::new("blank stdin", " \n", &["stdin: empty, expected a request body"]),
+        BadInput::new(
+            "invalid UTF-8",
+            &invalid_utf8[..],
+            &["stdin: not UTF-8: byte 0xe9 at offset 49 (line 2, column 35)"],
+        ),
+        BadInput::new(
+            "no message list",
+            r#"{"model": "m"}"#,
+            &["stdin: cannot tell the format: body has no `messages`"],
+        ),
+        BadInput::new(
+            "messages of the wrong type",
+            r#"{"messages": 3}"#,
+            &["messages: expected a list, found a number"],
+        ),
+        BadInput::new(
+            "a body of the wrong type",
+            "42",
+            &["body: expected an object or a message list, found a number"],
+        ),
+        BadInput::new(
+            "content of the wrong type",
+            openai_body(vec![user("hi"), serde_json::json!({"role": "user", "content": 3})]),
+            &["stdin: not a valid openai request: messages[1].content: expected a string or a list, found a number"],
+        ),
+        BadInput::new(
+            "tool call arguments of the wrong type",
+            openai_body(vec![
+                user("hi"),
+                serde_json::json!({"role": "assistant", "tool_calls": [
+                    {"id": "c1", "function": {"name": "Bash", "arguments": {"command": "ls"}}}]}),
+            ]),
+            &["messages[1].tool_calls[0].function.arguments: expected a string, found an object"],
+        ),
+        BadInput::new(
+            "a message that is not an object",
+            r#"[{"role": "user", "content": "hi"}, "hello"]"#,
+            &["[1]: message must be an object, found a string"],
+        ),
+        BadInput::new(
+            "unknown role",
+            openai_body(vec![user("hi"), serde_json::json!({"role": "wizard", "content": "hi"})]),
+            &["messages[1]: unsupported role `wizard` (expected system, developer, user, assistant or tool)"],
+        ),
+        BadInput {
+            extra: &["--format", "anthropic"],
+            ..BadInput::new(
+                "unknown Anthropic role",
+                r#"{"messages": [{"role": "system", "content": "be brief"}]}"#,
+                &["stdin: not a valid anthropic request: messages[0]: unsupported role `system` (expected user or assistant"],
+            )
+        },
+        BadInput::new(
+            "mixed formats",
+            r#"{"system": "s", "messages": [{"role": "tool", "tool_call_id": "a", "content": "x"}]}"#,
+            &["stdin: cannot tell the format: body mixes Anthropic (top-level `system`) and OpenAI (messages[0] has role tool) shapes"],
+        ),
+        BadInput::new(
+            "a tool message without a call id",
+            openai_body(vec![user("hi"), serde_json::json!({"role": "tool", "content": "ok"})]),
+            &["messages[1]: tool message has no `tool_call_id`"],
+        ),
+        BadInput::new(
+            "a tool result with no call",
+            openai_body(vec![user("hi"), result("c9")]),
+            &["stdin: not a valid openai request: messages[1].tool_call_id: tool result answers call `c9` that no assistant message before it made"],
+        ),
+        BadInput::new(
+            "a tool result after another call's results",
+            openai_body(vec![user("hi"), calls(&["a"]), result("a"), calls(&["b"]), result("b"), result("a")]),
+            &["messages[5].tool_call_id: tool result answers call `a` of messages[1].tool_calls[0], but results must directly follow the assistant message that made the call"],
+        ),
+        BadInput::new(
+            "a call with no result before the next user message",
+            openai_body(vec![user("hi"), calls(&["a", "b"]), result("b"), user("and?")]),
+            &["messages[1].tool_calls[0]: tool call `a` has no result: messages[3], a user message, comes first (only the calls of the last assistant message may be pending)"],
+        ),
+        BadInput::new(
+            "a call with no result before the next assistant message",
+            openai_body(vec![user("hi"), calls(&["a"]), calls(&["b"])]),
+            &["messages[1].tool_calls[0]: tool call `a` has no result: messages[2], an assistant message, comes first"],
+        ),
+        BadInput::new(
+            "duplicate tool call ids",
+            openai_body(vec![user("hi"), calls(&["a"]), result("a"), calls(&["a"]), result("a")]),
+            &["messages[3].tool_calls[0].id: duplicate tool call id `a` (messages[1].tool_calls[0] has it too)"],
+        ),
+        BadInput::new(
+            "an Anthropic tool result with no call, counted without the system prompt",
+            serde_json::json!({"system": "be brief", "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "x"}]},
+            ]})
+            .to_string(),
+            &["stdin: not a valid anthropic request: messages[2].content[0].tool_use_id: tool result answers call `toolu_9` that no assistant message before it made"],
+        ),
+        BadInput {
+            config: "[limits]\nmax_request_bytes = 1024\n",
+            ..BadInput::new(
+                "a body over max_request_bytes",
+                over_cap.clone(),
+                &[format!(
+                    "stdin: request body of {} bytes is over limits.max_request_bytes = 1024",
+                    over_cap.len()
+                )
+                .as_str()],
+            )
+        },
+        BadInput {
+            config: "[limits]\nmax_request_bytes = 10\n",
+            ..BadInput::new(
+                "max_request_bytes out of range",
+                openai_body(vec![user("hi")]),
+                &["limits.max_request_bytes = 10: must be between 1024 and 1073741824"],
+            )
+        },
+        BadInput {
+            config: "[limits]\nmax_request_bytes = \"64 MiB\"\n",
+            ..BadInput::new(
+                "max_request_bytes of the wrong type",
+                openai_body(vec![user("hi")]),
+                &["limits.max_request_bytes: invalid type: string \"64 MiB\""],
+            )
+        },
+        BadInput {
+            config: "token_threshold = 40000\ntarget_tokens = 50000\n",
+            ..BadInput::new(
+                "target_tokens out of range",
+                openai_body(vec![user("hi")]),
+                &["target_tokens = 50000: must be between 1 and token_threshold - 1 (39999)"],
+            )
+        },
+        BadInput {
+            checkpoint: b"not a checkpoint".to_vec(),
+            ..BadInput::new(
+                "a checkpoint file that is not a checkpoint",
+                openai_body(vec![user("hi")]),
+                &["k.json: not a condense checkpoint"],
+            )
+        },
+    ];
+    for case in cases {
+        let name = case.name;
+        let files = Session::new(case.config);
+        std::fs::write(files.path("k.json"), &case.checkpoint).unwrap();
+        std::fs::write(files.path("report.json"), b"{\"previous\": \"report\"}").unwrap();
+        let before = snapshot(files.dir.path());
+        let (config, checkpoint, report) = (
+            files.path("condense.toml"),
+            files.path("k.json"),
+            files.path("report.json"),
         );
+        let mut args = vec![
+            "compress",
+            "--config",
+            config.to_str().unwrap(),
+            "--checkpoint",
+            checkpoint.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ];
+        args.extend_from_slice(case.extra);
+        let (outcome, stdout) = condense_bytes(&args, &case.stdin);
+        let e = outcome.expect_err(&format!("{name}: must be an error"));
+        for expected in &case.expected {
+            assert!(
+                e.contains(expected.as_str()),
+                "{name}: {e}\nexpected: {expected}"
+            );
+        }
+        assert!(
+            stdout.is_empty(),
+            "{name}: wrote {}",
+            String::from_utf8_lossy(&stdout)
+        );
+        assert_eq!(snapshot(files.dir.path()), before, "{name}: files changed");
     }
     let e = condense(&["compress", "--config", "/nonexistent/c.toml"], "[]").unwrap_err();
     assert!(e.contains("/nonexistent/c.toml"), "{e}");
-    let bad = Session::new("token_treshold = 5\n");
-    let e = bad.compress("[]", &[]).unwrap_err();
-    assert!(e.contains("token_treshold"), "{e}");
+}
+
+/// The same bad requests through the library: `Middleware` stays fail-open
+/// (the compressor refuses, the request goes out unchanged), where the
+/// command line says the request is malformed.
+#[test]
+fn the_library_middleware_stays_fail_open_on_bad_pairing() {
+    let body = openai_body(vec![user("hi"), result("c9")]);
+    let parsed = Parsed::parse(serde_json::from_slice(&body).unwrap(), Format::OpenAi).unwrap();
+    let sent = embedded_middleware().compress(parsed.messages(), &config_40k(), None);
+    assert_eq!(sent.messages, parsed.messages());
+    assert_eq!(sent.report.status, condense_host::Status::FailedOpen);
+    assert_eq!(
+        sent.report.failure,
+        Some(condense_host::FailureKind::CompressError)
+    );
+}
+
+/// Not errors: an empty conversation (with or without other fields, in
+/// either format) comes back unchanged, exit 0, and the report says the
+/// request is under the threshold.
+#[test]
+fn an_empty_conversation_is_sent_unchanged() {
+    for body in [
+        r#"{"model": "m", "messages": []}"#,
+        "[]",
+        r#"{"system": "be brief", "messages": []}"#,
+    ] {
+        let files = Session::new(CONFIG_40K);
+        let out = files.compress(body, &[]).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap(),
+            serde_json::from_str::<Value>(body).unwrap(),
+            "{body}"
+        );
+        let report = files.report();
+        assert_eq!(report["status"], "compressed", "{body}: {report}");
+        assert_eq!(report["guest"]["trigger"], "under-threshold", "{body}");
+    }
+}
+
+/// Not an error either: one message larger than the threshold cannot be
+/// folded (it is the recent tail), so the compressor reports won't-shrink and
+/// the body comes back unchanged, exit 0.
+#[test]
+fn a_single_message_over_the_threshold_is_sent_unchanged_as_wont_shrink() {
+    let files = Session::new(
+        "token_threshold = 1000\ntarget_tokens = 500\nkeep_recent_tokens = 200\nsummary_max_tokens = 100\n",
+    );
+    let words = "the quick brown fox jumps over the lazy dog ".repeat(500);
+    let body = String::from_utf8(openai_body(vec![user(&words)])).unwrap();
+    let out = files.compress(&body, &[]).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        serde_json::from_str::<Value>(&body).unwrap()
+    );
+    let report = files.report();
+    assert_eq!(report["status"], "compressed", "{report}");
+    assert_eq!(report["guest"]["trigger"], "wont-shrink", "{report}");
+    assert!(
+        report["guest"]["tokens_before"].as_u64().unwrap() > 1000,
+        "{report}"
+    );
+}
+
+/// `[limits] max_request_bytes`: a body of exactly the limit is compressed;
+/// one byte more is an error naming both sizes, and nothing is written.
+#[test]
+fn a_body_over_max_request_bytes_is_rejected_and_one_at_the_limit_is_compressed() {
+    let files = Session::new("[limits]\nmax_request_bytes = 2048\n");
+    let body = |bytes: usize| {
+        let empty = openai_body(vec![user("")]).len();
+        String::from_utf8(openai_body(vec![user(&"x".repeat(bytes - empty))])).unwrap()
+    };
+    let at_limit = body(2048);
+    assert_eq!(at_limit.len(), 2048);
+    let out = files.compress(&at_limit, &[]).unwrap();
+    assert_eq!(out.trim_end(), at_limit);
+    assert_eq!(files.report()["status"], "compressed");
+
+    std::fs::remove_file(files.path("report.json")).unwrap();
+    let before = snapshot(files.dir.path());
+    let (outcome, stdout) = condense_bytes(
+        &[
+            "compress",
+            "--config",
+            files.path("condense.toml").to_str().unwrap(),
+            "--checkpoint",
+            files.path("k.json").to_str().unwrap(),
+            "--report",
+            files.path("report.json").to_str().unwrap(),
+        ],
+        body(2049).as_bytes(),
+    );
+    let e = outcome.unwrap_err();
+    assert!(
+        e.contains("stdin: request body of 2049 bytes is over limits.max_request_bytes = 2048"),
+        "{e}"
+    );
+    assert!(stdout.is_empty());
+    assert_eq!(snapshot(files.dir.path()), before);
+    // The default is 64 MiB.
+    assert_eq!(Settings::default().limits.max_request_bytes, 64 << 20);
 }
 
 #[test]

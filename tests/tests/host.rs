@@ -362,3 +362,216 @@ fn swapped_summarizer_writes_the_fold() {
     let summary = out.checkpoint.expect("a fold leaves a checkpoint").summary;
     assert!(summary.starts_with("COUNTING SUMMARIZER: "), "{summary}");
 }
+
+// Limit pairs: the obeyed half passes under the same limits that stop the
+// violated half (`memory_hog_fails_open_at_the_memory_cap`,
+// `endless_loop_fails_open_at_the_deadline`).
+
+#[test]
+fn allocation_just_under_the_memory_cap_passes() {
+    // 28 MiB filled, on top of the guest's own ~1 MiB (stack, data, input),
+    // under the 32 MiB cap of `hostile_limits`.
+    assert_passes_through("alloc 28");
+}
+
+#[test]
+fn allocation_just_over_the_memory_cap_fails_open() {
+    let out = assert_fails_open(
+        "alloc 32",
+        ComponentRole::Compressor,
+        FailureKind::OutOfMemory,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("memory limit of 32 MiB reached"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn bounded_busy_loop_passes_before_the_deadline() {
+    // A million iterations take milliseconds, far from the 300 ms deadline
+    // even on a loaded machine; `loop` never ends and is stopped.
+    assert_passes_through("spin 1000000");
+}
+
+// Outputs too big for the request: the host copies the guest's output out of
+// its linear memory, so the memory cap bounds what an honest guest can return.
+
+#[test]
+fn huge_output_fails_open_as_invalid_output() {
+    // The messages plus a 20 MiB text part: copied out whole, then rejected
+    // by the host's own check (the last message is no longer verbatim).
+    let out = assert_fails_open(
+        "huge",
+        ComponentRole::Compressor,
+        FailureKind::InvalidOutput,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("returned invalid output: tail-verbatim"),
+        "{reason}"
+    );
+    assert_passes_through("hello after a huge output");
+}
+
+#[test]
+fn output_larger_than_the_memory_cap_cannot_be_built() {
+    // 40 MiB does not fit in a 32 MiB guest: it fails before returning.
+    let out = assert_fails_open(
+        "huge 40",
+        ComponentRole::Compressor,
+        FailureKind::OutOfMemory,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("memory limit of 32 MiB reached"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn flood_of_extra_messages_fails_open_as_invalid_output() {
+    let out = assert_fails_open(
+        "flood",
+        ComponentRole::Compressor,
+        FailureKind::InvalidOutput,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("returned invalid output: verbatim"),
+        "{reason}"
+    );
+    assert_passes_through("hello after a flood");
+}
+
+#[test]
+fn aliased_output_strings_are_copied_once_each() {
+    // 64 texts pointing at one 1 MiB buffer: the host copies 64 MiB out of a
+    // guest whose memory is capped at 32 MiB. The memory cap does not bound
+    // the copy; this size is harmless, and the output fails validation.
+    let out = assert_fails_open(
+        "alias 64",
+        ComponentRole::Compressor,
+        FailureKind::InvalidOutput,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.contains("returned invalid output: verbatim"),
+        "{reason}"
+    );
+    assert_passes_through("hello after aliases");
+}
+
+/// The hostile compressor's `probe` report, one `(probe, outcome)` per line.
+fn probe_sandbox() -> Vec<(String, String)> {
+    let messages = history("probe");
+    let out = hostile_middleware().compress(&messages, &Config::default(), None);
+    assert_eq!(
+        out.report.status,
+        Status::Compressed,
+        "{:?}",
+        out.report.reason
+    );
+    assert_eq!(out.messages, messages, "the probe passes the messages on");
+    let summary = out.checkpoint.expect("the probe's report").summary;
+    summary
+        .lines()
+        .map(|line| {
+            let (name, outcome) = line.split_once(": ").expect("`name: outcome`");
+            (name.to_owned(), outcome.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn sandbox_gives_no_files_environment_or_network() {
+    let probes = probe_sandbox();
+    let outcome = |name: &str| {
+        probes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, o)| o.as_str())
+            .unwrap_or_else(|| panic!("no `{name}` probe in {probes:?}"))
+    };
+    // No preopened directory: every path fails, absolute or relative, read or
+    // write, and no file content comes back (wasi-libc resolves paths against
+    // the preopens, and there are none).
+    for name in ["file-absolute", "file-relative", "file-write", "dir-root"] {
+        assert_eq!(outcome(name), "error: NotFound", "{name}: {probes:?}");
+    }
+    assert_eq!(
+        outcome("cwd"),
+        "ok: /",
+        "wasi-libc's default, not the host's"
+    );
+    // No environment, no arguments, an empty stdin.
+    assert_eq!(outcome("env-var"), "Err(NotPresent)");
+    assert_eq!(outcome("env-vars"), "[]");
+    assert_eq!(outcome("args"), "[]");
+    assert_eq!(outcome("stdin"), r#"ok: 0 bytes """#);
+    // No network: no connection, no socket, no name lookup.
+    assert_eq!(outcome("tcp-connect"), "error: PermissionDenied");
+    assert_eq!(outcome("udp-bind"), "error: PermissionDenied");
+    assert!(outcome("dns").starts_with("error: "), "{probes:?}");
+    // The clocks are frozen at zero.
+    assert_eq!(outcome("wall-clock"), "Ok(0ns)");
+    assert_eq!(outcome("monotonic-clock"), "0ns elapsed over a busy loop");
+    // Randomness is available (WASI's default source); guests must not let
+    // their output depend on it.
+    assert_eq!(outcome("random").len(), 16, "{probes:?}");
+    assert_passes_through("hello after probing");
+}
+
+#[test]
+fn summarizer_of_100_mib_fails_open_at_its_memory_cap() {
+    // "x".repeat(100 MiB) cannot be built in the summarizer's own 32 MiB:
+    // the summarizer, not the compressor that asked, is blamed.
+    let out = assert_fails_open(
+        "summarize 100",
+        ComponentRole::Summarizer,
+        FailureKind::OutOfMemory,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(
+        reason.starts_with("summarizer `test_summarizer_hostile.wasm` trapped"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("memory limit of 32 MiB reached"),
+        "{reason}"
+    );
+    assert_passes_through("hello after a huge summary");
+}
+
+#[test]
+fn summary_under_the_summarizer_cap_reaches_the_compressor_whole() {
+    // 16 MiB fits in the summarizer's memory: the host hands all of it to the
+    // compressor (into the compressor's own memory), which is where the
+    // summary is clamped to its token budget. This compressor does not clamp,
+    // and a checkpoint is not an output the host validates.
+    let out = hostile_middleware().compress(&history("summarize 16"), &Config::default(), None);
+    assert_eq!(
+        out.report.status,
+        Status::Compressed,
+        "{:?}",
+        out.report.reason
+    );
+    let summary = out.checkpoint.expect("the summary's checkpoint").summary;
+    assert_eq!(summary.len(), 16 << 20);
+}
+
+#[test]
+fn bloated_output_that_keeps_every_invariant_fails_open_on_its_size() {
+    // 20 MiB of text added to an assistant message, whose text a compressor
+    // may rewrite, keeps every invariant: only the host's bound on the
+    // output's size against the input's stops it.
+    let out = assert_fails_open(
+        "bloat",
+        ComponentRole::Compressor,
+        FailureKind::InvalidOutput,
+    );
+    let reason = out.report.reason.unwrap();
+    assert!(reason.contains("output-size"), "{reason}");
+    assert_passes_through("pass");
+}

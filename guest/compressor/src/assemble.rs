@@ -5,6 +5,7 @@
 //! user:      [condense summary] <framing> <summary text>
 //! assistant: [condense summary] <acknowledgement>
 //! user:      the opener of the tail's turn (verbatim), when the cut is inside a turn
+//!            (folded system messages that came after it follow it)
 //! the region messages[boundary..tail_start] as the passes rewrote them
 //! the tail   messages[tail_start..] (verbatim)
 //! ```
@@ -93,13 +94,20 @@ pub fn assemble(
     region: impl IntoIterator<Item = Message>,
     tail_start: usize,
 ) -> Vec<Message> {
-    let systems = messages[..boundary]
-        .iter()
-        .filter(|m| m.role == Role::System);
+    // The folded system messages keep their order relative to the pinned
+    // opener: those before it come first, those after it follow it.
+    let split = pinned.unwrap_or(boundary);
+    let systems = |range: std::ops::Range<usize>| {
+        messages[range]
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .cloned()
+    };
     let mut out = Vec::with_capacity(messages.len() - boundary + 8);
-    out.extend(systems.cloned());
+    out.extend(systems(0..split));
     out.extend(pair.into_iter().flatten());
     out.extend(pinned.map(|p| messages[p].clone()));
+    out.extend(systems(split..boundary));
     out.extend(region);
     out.extend_from_slice(&messages[tail_start..]);
     out
@@ -134,6 +142,16 @@ mod tests {
         assert!(out[1].is_condense_summary() && out[2].is_condense_summary());
         assert_eq!(out[3], h[1]);
         assert_eq!(out[4], h[3]);
+
+        // A system message inside the pinned turn stays after the opener.
+        let mid = vec![
+            Message::text(Role::User, "task"),
+            Message::text(Role::System, "note"),
+            Message::text(Role::Assistant, "a"),
+            Message::text(Role::Assistant, "b"),
+        ];
+        let out = assemble(&mid, 3, Some(0), Some(summary_pair("s", "en")), [], 3);
+        assert_eq!(out[2..], [mid[0].clone(), mid[1].clone(), mid[3].clone()]);
 
         let rewritten = Message::text(Role::Assistant, "a, rewritten");
         let out = assemble(&h, 0, None, None, [rewritten.clone()], 3);

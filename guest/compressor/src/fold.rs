@@ -152,17 +152,27 @@ pub fn choose_boundary(
 
     let keep = u64::from(config.keep_recent_tokens);
     let keeps_floor = |b: &usize| sizes.tail(*b) >= keep;
+    let within_threshold =
+        |b: &usize| sizes.request(*b, pair_tokens) <= u64::from(config.token_threshold);
     // Inside the turn: the earliest cut that fits and keeps the floor; if none
-    // fits, the floor wins over the target.
+    // fits, the floor wins over the target (the latest cut keeping the floor,
+    // the smallest such request), but never over the threshold.
     candidates
         .iter()
         .copied()
         .find(|&b| keeps_floor(&b) && fits(b))
-        .or_else(|| candidates.iter().copied().rfind(keeps_floor))
-        // Every tail since the previous fold is under the floor (the history
-        // grew by little but the request is over the threshold): keep as much
-        // as fits.
+        .or_else(|| {
+            candidates
+                .iter()
+                .copied()
+                .rfind(keeps_floor)
+                .filter(within_threshold)
+        })
+        // The floor cannot be kept under the threshold (the history grew by
+        // little since the previous fold, or an unsplittable batch is large):
+        // keep as much as fits.
         .or_else(|| candidates.iter().copied().find(|&b| fits(b)))
+        .or_else(|| candidates.iter().copied().find(within_threshold))
         .or_else(|| candidates.last().copied())
 }
 
@@ -228,7 +238,10 @@ mod tests {
     #[test]
     fn tail_floor_wins_over_target() {
         let h = history(1, 40);
-        let c = config(1_000, 10, 2_000);
+        let c = Config {
+            token_threshold: 4_000,
+            ..config(1_000, 10, 2_000)
+        };
         let b = run(&h, &c, 0).unwrap();
         let sizes = Sizes::new(&h, estimate_messages(&h));
         assert!(sizes.tail(b) >= 2_000);
@@ -262,6 +275,23 @@ mod tests {
             verbatim_tail_start(&sizes, &cuts, h.len() - 2, &c),
             h.len() - 2
         );
+    }
+
+    #[test]
+    fn the_floor_never_wins_over_the_threshold() {
+        // A large unsplittable message followed by a short tail: keeping the
+        // floor would mean keeping the big message, over the threshold.
+        let mut h = history(1, 2);
+        h.insert(2, Message::text(Role::Assistant, "word ".repeat(2_000)));
+        let sizes = Sizes::new(&h, estimate_messages(&h));
+        let c = Config {
+            token_threshold: 1_500,
+            target_tokens: 1_000,
+            keep_recent_tokens: 1_000,
+            ..config(1_000, 10, 1_000)
+        };
+        let b = run(&h, &c, 0).unwrap();
+        assert!(sizes.request(b, 150) <= 1_500, "cut at {b}");
     }
 
     #[test]

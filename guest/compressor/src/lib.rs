@@ -45,7 +45,6 @@ pub fn compress(
     invariants::check_pairs(messages).map_err(|v| CompressError::InvalidInput(v.detail))?;
 
     let cuts = segment::safe_cut_points(messages);
-    let language = language::detect(messages);
 
     // The request as it stands: the checkpoint's fold if it still applies,
     // else the whole history.
@@ -57,7 +56,7 @@ pub fn compress(
     let folded_tokens = previous.map_or(0, |(_, cp)| u64::from(cp.folded_tokens));
     let tokens_before = saturate(folded_tokens + sizes.tail(start));
     let current = match previous {
-        Some((m, cp)) => Fold::new(messages, m, cp.summary.clone(), language, config, &sizes),
+        Some((m, cp)) => Fold::new(messages, m, cp.summary.clone(), config, &sizes),
         None => Fold::none(messages, &sizes),
     };
     let unchanged = |trigger| {
@@ -109,14 +108,7 @@ pub fn compress(
             tail_start: tail_floor,
             horizon,
         };
-        let rewritten = Fold::new(
-            messages,
-            at,
-            current.summary.clone(),
-            language,
-            config,
-            &sizes,
-        );
+        let rewritten = Fold::new(messages, at, current.summary.clone(), config, &sizes);
         if rewritten.tokens <= u64::from(config.target_tokens) {
             return compacted(&rewritten, folded_tokens, 0);
         }
@@ -126,7 +118,9 @@ pub fn compress(
     // are not spent on keeping more: each token the passes save stays saved,
     // which lowers every request until the next compaction, and puts that
     // compaction further away).
-    let max_pair = pair_tokens(language, config.summary_max_tokens);
+    // The framing's language is only known once the boundary is (it is the
+    // folded messages'); any language's framing serves for the estimate.
+    let max_pair = pair_tokens(language::detect(messages), config.summary_max_tokens);
     let Some(boundary) = fold::choose_boundary(
         messages,
         &sizes,
@@ -143,6 +137,7 @@ pub fn compress(
         .cloned()
         .collect();
     let newly_folded_count = newly_folded.len() as u32;
+    let language = language::detect(&messages[..boundary]);
     let summary = summarize(SummaryRequest {
         previous_summary: current.summary.clone(),
         messages: newly_folded,
@@ -156,7 +151,7 @@ pub fn compress(
         tail_start: tail_floor.max(boundary),
         horizon,
     };
-    let next = Fold::new(messages, at, summary, language, config, &sizes);
+    let next = Fold::new(messages, at, summary, config, &sizes);
     if next.tokens >= current.tokens {
         return Ok(unchanged(Trigger::WontShrink));
     }
@@ -201,11 +196,14 @@ impl Fold {
         messages: &[Message],
         at: checkpoint::Matched,
         summary: String,
-        language: &str,
         config: &Config,
         sizes: &fold::Sizes,
     ) -> Fold {
-        let pair = (at.boundary > 0).then(|| assemble::summary_pair(&summary, language));
+        // The framing speaks the language of the folded messages: the
+        // checkpoint's hash fixes them, so a new message in another language
+        // cannot change the framing (and break the cache) between compactions.
+        let pair = (at.boundary > 0)
+            .then(|| assemble::summary_pair(&summary, language::detect(&messages[..at.boundary])));
         let pair_tokens: u64 = pair
             .iter()
             .flatten()

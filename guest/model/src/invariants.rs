@@ -131,10 +131,8 @@ fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
 /// - every adjacency the compressor created is a valid role order, and the first
 ///   conversational message is still a user message.
 ///
-/// Output messages are matched to the earliest input message they can come
-/// from, which is exact for unchanged messages and for rewrites that keep
-/// their tool calls or results (the only ones whose position matters to the
-/// role order).
+/// Output messages are matched, from the tail backwards, to the latest input
+/// message they can come from.
 pub fn check_output(
     input: &[Message],
     output: &[Message],
@@ -162,13 +160,28 @@ pub fn check_output(
     let head = &output[..output.len() - tail.len()];
     let before_tail = &input[..tail_start];
 
-    // Walk the head against the input before the tail: each non-summary
-    // message must come from the next matching input message; all system
-    // messages must appear. `origin[k]` is the input index of output message k
-    // (None: written by condense).
-    let mut origin: Vec<Option<usize>> = Vec::with_capacity(output.len());
-    let mut cursor = 0usize;
-    for (k, m) in head.iter().enumerate() {
+    // Walk the head backwards against the input before the tail: each
+    // non-summary message must come from the latest matching input message
+    // before the one after it; all system messages must appear. Backwards,
+    // because what stays sits right before the tail: a rewritten assistant
+    // message without tool calls could match many earlier ones, but only its
+    // own origin lies directly before its successor's. `origin[k]` is the
+    // input index of output message k (None: written by condense).
+    let dropped_system = |range: std::ops::Range<usize>| {
+        let start = range.start;
+        before_tail[range]
+            .iter()
+            .rposition(|f| f.role == Role::System)
+            .map(|skipped| {
+                violation(
+                    "system-kept",
+                    format!("system message {} was dropped", start + skipped),
+                )
+            })
+    };
+    let mut origin: Vec<Option<usize>> = vec![None; head.len()];
+    let mut cursor = tail_start;
+    for (k, m) in head.iter().enumerate().rev() {
         if m.is_condense_summary() {
             if m.role == Role::System || m.role == Role::Tool {
                 return Err(violation(
@@ -182,13 +195,12 @@ pub fn check_output(
                     format!("summary message {k} has a non-text part {p:?}"),
                 ));
             }
-            origin.push(None);
             continue;
         }
-        let found = before_tail[cursor..]
+        let Some(at) = before_tail[..cursor]
             .iter()
-            .position(|f| is_rewrite_of(f, m));
-        let Some(offset) = found else {
+            .rposition(|f| is_rewrite_of(f, m))
+        else {
             return Err(violation(
                 "verbatim",
                 format!(
@@ -196,26 +208,14 @@ pub fn check_output(
                 ),
             ));
         };
-        if let Some(skipped) = before_tail[cursor..cursor + offset]
-            .iter()
-            .position(|f| f.role == Role::System)
-        {
-            return Err(violation(
-                "system-kept",
-                format!("system message {} was dropped", cursor + skipped),
-            ));
+        if let Some(v) = dropped_system(at + 1..cursor) {
+            return Err(v);
         }
-        origin.push(Some(cursor + offset));
-        cursor += offset + 1;
+        origin[k] = Some(at);
+        cursor = at;
     }
-    if let Some(skipped) = before_tail[cursor..]
-        .iter()
-        .position(|f| f.role == Role::System)
-    {
-        return Err(violation(
-            "system-kept",
-            format!("system message {} was dropped", cursor + skipped),
-        ));
+    if let Some(v) = dropped_system(0..cursor) {
+        return Err(v);
     }
     origin.extend((tail_start..input.len()).map(Some));
 
@@ -504,6 +504,30 @@ mod tests {
         // Nor is a person's message with other words.
         let out = vec![user("task, reworded"), call("a"), result("a")];
         assert_eq!(check_output(&h, &out, 2).unwrap_err().rule, "verbatim");
+    }
+
+    #[test]
+    fn a_rewritten_message_is_matched_to_its_own_origin() {
+        // "new" could be a rewrite of the folded "old" too; matched there, the
+        // call after it would look like a second consecutive assistant message.
+        let h = vec![
+            user("task"),
+            Message::text(Role::Assistant, "old"),
+            call("a"),
+            result("a"),
+            Message::text(Role::Assistant, "<think>x</think>new"),
+            call("b"),
+            result("b"),
+        ];
+        let out = vec![
+            summary(),
+            ack(),
+            h[0].clone(),
+            Message::text(Role::Assistant, "new"),
+            h[5].clone(),
+            h[6].clone(),
+        ];
+        check_output(&h, &out, 5).unwrap();
     }
 
     #[test]

@@ -42,8 +42,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use anyhow::{Result, anyhow, bail};
-use condense_model::{Message, Part};
+use condense_model::invariants::check_pairs;
+use condense_model::{Message, Part, Role};
 use serde_json::{Map, Value, json};
+use std::collections::HashSet;
 
 /// The request-body formats condense reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -166,6 +168,172 @@ impl Parsed {
         }
     }
 
+    /// Checks that tool calls and results pair up: every result answers a call
+    /// of the assistant message it follows, every call id is unique, and every
+    /// call is answered before the next assistant or person's message, except
+    /// the calls of the last assistant message, which may be pending. A request
+    /// that breaks this is malformed: providers reject it, and the compressor
+    /// refuses it.
+    ///
+    /// Whether the messages pair up is decided by [`check_pairs`], the rule the
+    /// compressor enforces, so the two never disagree; this adds the JSON
+    /// location of the first problem, e.g. `messages[3].tool_call_id: tool
+    /// result answers call `c9` that no assistant message before it made`.
+    pub fn check_tool_pairs(&self) -> Result<()> {
+        let messages = &self.messages[..];
+        let Err(violation) = check_pairs(messages) else {
+            return Ok(());
+        };
+        // `check_pairs` walks the list in order and stops at the first
+        // problem, so a prefix fails exactly when it reaches the message where
+        // the problem shows: the shortest failing prefix, found by bisection,
+        // ends there. Invariant: `..good` passes, `..bad` fails.
+        let (mut good, mut bad) = (0, messages.len());
+        while bad - good > 1 {
+            let mid = good + (bad - good) / 2;
+            if check_pairs(&messages[..mid]).is_ok() {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        let at = bad - 1;
+        let open = check_pairs(&messages[..at]).unwrap_or_default();
+        Err(match self.pairing_problem(at, &open) {
+            Some(problem) => anyhow!(problem),
+            // Not expected: the description below covers every rule of
+            // `check_pairs`; its own words still name the problem.
+            None => anyhow!("{}: {violation}", self.message_at(at)),
+        })
+    }
+
+    /// Describes the pairing problem that shows at message `at`, given the
+    /// calls still `open` before it (all of the latest assistant message).
+    fn pairing_problem(&self, at: usize, open: &HashSet<String>) -> Option<String> {
+        let before = &self.messages[..at];
+        let message = &self.messages[at];
+        let latest_assistant = before.iter().rposition(|m| m.role == Role::Assistant);
+        // The first open call in call order: the one `check_pairs` names.
+        let first_open = latest_assistant.and_then(|a| {
+            let (part, id) = tool_calls(&self.messages[a]).find(|(_, id)| open.contains(*id))?;
+            Some((a, part, id))
+        });
+        let unanswered = |(call_at, part, id): (usize, usize, &str)| {
+            format!(
+                "{}: tool call `{id}` has no result: {}, {} message, comes first (only the \
+                 calls of the last assistant message may be pending)",
+                self.call_at(call_at, part),
+                self.message_at(at),
+                role_name(message.role),
+            )
+        };
+        if message.role == Role::Assistant {
+            if let Some(call) = first_open {
+                return Some(unanswered(call));
+            }
+            for (part, id) in tool_calls(message) {
+                let earlier = before
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, m)| Some((i, tool_calls(m).find(|(_, c)| *c == id)?.0)))
+                    .or_else(|| {
+                        let first = tool_calls(message).find(|(_, c)| *c == id)?.0;
+                        (first < part).then_some((at, first))
+                    });
+                if let Some((i, first)) = earlier {
+                    return Some(format!(
+                        "{}.id: duplicate tool call id `{id}` ({} has it too)",
+                        self.call_at(at, part),
+                        self.call_at(i, first)
+                    ));
+                }
+            }
+            return None;
+        }
+        let mut still_open = open.clone();
+        let mut carries_results = false;
+        for (part, result) in message.parts.iter().enumerate() {
+            let Part::ToolResult(result) = result else {
+                continue;
+            };
+            carries_results = true;
+            if still_open.remove(&result.call_id) {
+                continue;
+            }
+            let id = result.call_id.as_str();
+            let called = before
+                .iter()
+                .enumerate()
+                .find_map(|(i, m)| Some((i, tool_calls(m).find(|(_, c)| *c == id)?.0)));
+            let at_result = self.result_at(at, part);
+            return Some(match called {
+                None => format!(
+                    "{at_result}: tool result answers call `{id}` that no assistant message \
+                     before it made"
+                ),
+                Some((i, call)) if Some(i) == latest_assistant => format!(
+                    "{at_result}: a second tool result for call `{id}` of {}",
+                    self.call_at(i, call)
+                ),
+                Some((i, call)) => format!(
+                    "{at_result}: tool result answers call `{id}` of {}, but results must \
+                     directly follow the assistant message that made the call",
+                    self.call_at(i, call)
+                ),
+            });
+        }
+        if !carries_results && let Some(call) = first_open {
+            return Some(unanswered(call));
+        }
+        None
+    }
+
+    /// The JSON location of message `index` of [`messages`](Self::messages).
+    fn message_at(&self, index: usize) -> String {
+        match (self.format, &self.body) {
+            (Format::OpenAi, Value::Array(_)) => format!("[{index}]"),
+            (Format::OpenAi, _) => format!("messages[{index}]"),
+            (Format::Anthropic, _) => {
+                // The top-level `system` is message 0 when there is one.
+                let system = self
+                    .messages
+                    .first()
+                    .is_some_and(|m| m.role == Role::System);
+                if system && index == 0 {
+                    "system".to_owned()
+                } else {
+                    format!("messages[{}]", index - usize::from(system))
+                }
+            }
+        }
+    }
+
+    /// The JSON location of the tool call at part `part` of message `index`.
+    fn call_at(&self, index: usize, part: usize) -> String {
+        let message = self.message_at(index);
+        match self.format {
+            Format::OpenAi => {
+                // Parts are reasoning, content, then the calls in order.
+                let nth = tool_calls(&self.messages[index])
+                    .take_while(|(p, _)| *p < part)
+                    .count();
+                format!("{message}.tool_calls[{nth}]")
+            }
+            // Anthropic content blocks are the message's parts, one for one.
+            Format::Anthropic => format!("{message}.content[{part}]"),
+        }
+    }
+
+    /// The JSON location of the call id of the tool result at part `part` of
+    /// message `index`.
+    fn result_at(&self, index: usize, part: usize) -> String {
+        let message = self.message_at(index);
+        match self.format {
+            Format::OpenAi => format!("{message}.tool_call_id"),
+            Format::Anthropic => format!("{message}.content[{part}].tool_use_id"),
+        }
+    }
+
     /// The JSON list of `output`: the original of each message matched against the
     /// input with a forward-moving cursor, `render_new` for the rest (it may push
     /// several JSON messages for one model message).
@@ -204,6 +372,28 @@ impl Parsed {
 
 /// A JSON object, as serde_json stores it.
 type Object = Map<String, Value>;
+
+/// The tool calls of `message`: part index and call id.
+fn tool_calls(message: &Message) -> impl Iterator<Item = (usize, &str)> {
+    message
+        .parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match p {
+            Part::ToolCall(c) => Some((i, c.id.as_str())),
+            _ => None,
+        })
+}
+
+/// "a user message", for error messages.
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "a system",
+        Role::User => "a user",
+        Role::Assistant => "an assistant",
+        Role::Tool => "a tool",
+    }
+}
 
 /// The message list of `body` and, unless the body is a bare OpenAI-style list, the
 /// object around it.
@@ -724,6 +914,140 @@ mod tests {
             assert_eq!(via_clap, format);
         }
         assert!("gemini".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn every_corpus_file_pairs_up() {
+        for (name, body, format) in corpus() {
+            let parsed = Parsed::parse(body, format).unwrap();
+            parsed
+                .check_tool_pairs()
+                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        }
+    }
+
+    /// An OpenAI assistant message calling `ids`, after reasoning and text so
+    /// that the call index differs from the part index.
+    fn openai_calls(ids: &[&str]) -> Value {
+        let calls: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"id": id, "type": "function", "function": {"name": "Bash", "arguments": "{}"}}))
+            .collect();
+        json!({"role": "assistant", "reasoning_content": "hmm", "content": "running", "tool_calls": calls})
+    }
+
+    fn openai_result(id: &str) -> Value {
+        json!({"role": "tool", "tool_call_id": id, "content": "ok"})
+    }
+
+    fn pairing(body: Value, format: Format) -> Result<(), String> {
+        Parsed::parse(body, format)
+            .unwrap()
+            .check_tool_pairs()
+            .map_err(|e| format!("{e:#}"))
+    }
+
+    #[test]
+    fn pairing_errors_name_the_json_location() {
+        let user = json!({"role": "user", "content": "go"});
+        let openai = |rest: Vec<Value>| {
+            let mut messages = vec![user.clone()];
+            messages.extend(rest);
+            pairing(json!({ "messages": messages }), Format::OpenAi)
+        };
+        let (call, result) = (openai_calls, openai_result);
+        for (messages, expected) in [
+            (
+                vec![result("x")],
+                "messages[1].tool_call_id: tool result answers call `x` that no assistant \
+                 message before it made",
+            ),
+            (
+                vec![call(&["a"]), user.clone()],
+                "messages[1].tool_calls[0]: tool call `a` has no result: messages[2], a user \
+                 message, comes first (only the calls of the last assistant message may be \
+                 pending)",
+            ),
+            (
+                vec![call(&["a", "b"]), result("b"), call(&["c"])],
+                "messages[1].tool_calls[0]: tool call `a` has no result: messages[3], an \
+                 assistant message, comes first",
+            ),
+            (
+                vec![call(&["a"]), result("a"), call(&["b", "a"]), result("b")],
+                "messages[3].tool_calls[1].id: duplicate tool call id `a` \
+                 (messages[1].tool_calls[0] has it too)",
+            ),
+            (
+                vec![call(&["a", "a"])],
+                "messages[1].tool_calls[1].id: duplicate tool call id `a` \
+                 (messages[1].tool_calls[0] has it too)",
+            ),
+            (
+                vec![call(&["a"]), result("a"), result("a")],
+                "messages[3].tool_call_id: a second tool result for call `a` of \
+                 messages[1].tool_calls[0]",
+            ),
+            (
+                vec![
+                    call(&["a"]),
+                    result("a"),
+                    call(&["b"]),
+                    result("b"),
+                    result("a"),
+                ],
+                "messages[5].tool_call_id: tool result answers call `a` of \
+                 messages[1].tool_calls[0], but results must directly follow the assistant \
+                 message that made the call",
+            ),
+        ] {
+            let e = openai(messages).unwrap_err();
+            assert!(e.starts_with(expected), "{e}\nexpected: {expected}");
+        }
+        // The last assistant message's calls may be pending, all or some.
+        openai(vec![call(&["a"]), result("a"), call(&["b"])]).unwrap();
+        openai(vec![call(&["a", "b"]), result("a")]).unwrap();
+        openai(vec![]).unwrap();
+        // A bare list is located from the root.
+        let e = pairing(json!([user, result("x")]), Format::OpenAi).unwrap_err();
+        assert!(
+            e.starts_with("[1].tool_call_id: tool result answers call `x`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn anthropic_pairing_errors_count_messages_without_the_system_prompt() {
+        let body = |last: Value| {
+            json!({"system": "be brief", "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "running"},
+                    {"type": "tool_use", "id": "a", "name": "Bash", "input": {}}]},
+                last,
+            ]})
+        };
+        let orphan = json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "a"},
+            {"type": "tool_result", "tool_use_id": "b"}]});
+        let e = pairing(body(orphan), Format::Anthropic).unwrap_err();
+        assert_eq!(
+            e,
+            "messages[2].content[1].tool_use_id: tool result answers call `b` that no \
+             assistant message before it made"
+        );
+        let e = pairing(
+            body(json!({"role": "user", "content": "never mind"})),
+            Format::Anthropic,
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with(
+                "messages[1].content[1]: tool call `a` has no result: messages[2], a user \
+                 message, comes first"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -9,6 +9,25 @@
 //! - `drop-system`: drops the system messages;
 //! - `summarize`: asks the imported summarizer about all messages and returns
 //!   its text as the checkpoint summary (the messages pass through);
+//! - `alloc N`: fills N MiB, then passes the messages through (with `N` just
+//!   under the memory cap, the obeyed half of the `oom` pair);
+//! - `spin N`: a busy loop of N iterations that ends, then passes the messages
+//!   through (the obeyed half of the `loop` pair);
+//! - `huge N`: returns the messages with an N MiB text part added to the last
+//!   one (20 MiB by default, about as much as fits under the tests' 32 MiB
+//!   cap);
+//! - `bloat`: adds a 20 MiB text part to the last assistant message before
+//!   the final user message, and keeps only that user message as the
+//!   verbatim tail: an assistant message's text is one a compressor may
+//!   rewrite, so this output keeps every invariant while growing the request;
+//! - `flood`: returns the messages after 50 000 extra copies of the first one;
+//! - `probe`: tries every capability WASI could give (files, environment,
+//!   arguments, stdin, network, clocks, randomness) and passes the messages
+//!   through with what it observed, one line per probe, as the checkpoint
+//!   summary;
+//! - `alias N`: returns the messages after N messages whose texts all point
+//!   at one 1 MiB buffer: N MiB for the host to copy out of a guest that
+//!   holds 1 MiB (the canonical ABI does not forbid aliasing);
 //! - anything else: passes the messages through unchanged.
 
 wit_bindgen::generate!({ world: "compressor-world", path: "../../../wit" });
@@ -28,11 +47,9 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
         config: Config,
         _checkpoint: Option<Checkpoint>,
     ) -> Result<Outcome, CompressError> {
-        let command = last_text(&messages)
-            .split_whitespace()
-            .next()
-            .unwrap_or_default()
-            .to_owned();
+        let mut words = last_text(&messages).split_whitespace();
+        let command = words.next().unwrap_or_default().to_owned();
+        let number: u64 = words.next().and_then(|n| n.parse().ok()).unwrap_or(0);
         // The output keeps `messages[boundary..]` verbatim; the invalid outputs
         // below set it so that the host's check finds the intended violation.
         let mut boundary = 0;
@@ -76,15 +93,65 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                     max_tokens: config.summary_max_tokens,
                     language: "en".into(),
                 });
-                checkpoint = Some(Checkpoint {
-                    boundary: 0,
-                    prefix_hash: String::new(),
-                    folded_tokens: 0,
-                    summary,
-                    tail_start: 0,
-                    horizon: 0,
-                });
+                checkpoint = Some(summary_checkpoint(summary));
             }
+            "alloc" => {
+                // One allocation of exactly N MiB, every page written.
+                let block = vec![1u8; (number as usize) << 20];
+                black_box(&block);
+            }
+            "spin" => {
+                let mut x = 0u64;
+                for i in 0..number {
+                    x = black_box(x.wrapping_mul(31).wrapping_add(i));
+                }
+                black_box(x);
+            }
+            "huge" => {
+                // `repeat` allocates exactly, and the bindings hand the string's
+                // own buffer to the host, so 20 MiB fits under a 32 MiB cap.
+                let mib = if number == 0 { 20 } else { number as usize };
+                let giant = "x".repeat(mib << 20);
+                if let Some(last) = messages.last_mut() {
+                    last.parts.push(Part::Text(giant));
+                }
+            }
+            "bloat" => {
+                let before_last = messages.len().saturating_sub(1);
+                let assistant = messages[..before_last]
+                    .iter()
+                    .rposition(|m| m.role == Role::Assistant);
+                if let Some(i) = assistant {
+                    messages[i].parts.push(Part::Text("x".repeat(20 << 20)));
+                    boundary = before_last;
+                }
+            }
+            "flood" => {
+                let first = messages[0].clone();
+                let mut flooded = vec![first; 50_000];
+                flooded.append(&mut messages);
+                messages = flooded;
+            }
+            "alias" => {
+                let mut buffer = std::mem::ManuallyDrop::new("x".repeat(1 << 20));
+                let (ptr, len) = (buffer.as_mut_ptr(), buffer.len());
+                let mut aliases: Vec<Message> = (0..number)
+                    .map(|_| {
+                        // SAFETY: none, on purpose: the strings alias one
+                        // buffer. The bindings hand each to the host as is
+                        // and free them only in the post-return (a double
+                        // free in an instance that is thrown away).
+                        let text = unsafe { String::from_raw_parts(ptr, len, len) };
+                        Message {
+                            role: Role::User,
+                            parts: vec![Part::Text(text)],
+                        }
+                    })
+                    .collect();
+                aliases.append(&mut messages);
+                messages = aliases;
+            }
+            "probe" => checkpoint = Some(summary_checkpoint(probe())),
             _ => {}
         }
         let report = Report {
@@ -109,6 +176,117 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
             report,
         })
     }
+}
+
+fn summary_checkpoint(summary: String) -> Checkpoint {
+    Checkpoint {
+        boundary: 0,
+        prefix_hash: String::new(),
+        folded_tokens: 0,
+        summary,
+        tail_start: 0,
+        horizon: 0,
+    }
+}
+
+/// Tries each capability and says what came of it, one `name: outcome` line
+/// each. A denied capability reads `error: <io::ErrorKind>`; anything that
+/// succeeds shows what it obtained, so a test can tell that nothing leaked.
+fn probe() -> String {
+    use std::hash::BuildHasher;
+    use std::io::Read;
+    use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
+    use std::time::{Instant, SystemTime};
+
+    fn seen<T>(result: std::io::Result<T>, show: impl FnOnce(T) -> String) -> String {
+        match result {
+            Ok(value) => format!("ok: {}", show(value)),
+            Err(e) => format!("error: {:?}", e.kind()),
+        }
+    }
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).replace('\n', " ");
+    let mut stdin = String::new();
+    let probes = [
+        ("file-absolute", seen(std::fs::read("/etc/passwd"), text)),
+        ("file-relative", seen(std::fs::read("Cargo.toml"), text)),
+        (
+            "file-write",
+            seen(std::fs::write("probe.txt", b"x"), |()| "written".into()),
+        ),
+        (
+            "dir-root",
+            seen(std::fs::read_dir("/"), |d| format!("{} entries", d.count())),
+        ),
+        (
+            "cwd",
+            seen(std::env::current_dir(), |d| d.display().to_string()),
+        ),
+        ("env-var", format!("{:?}", std::env::var("HOME"))),
+        (
+            "env-vars",
+            format!("{:?}", std::env::vars_os().collect::<Vec<_>>()),
+        ),
+        (
+            "args",
+            format!("{:?}", std::env::args_os().collect::<Vec<_>>()),
+        ),
+        (
+            "stdin",
+            seen(std::io::stdin().read_to_string(&mut stdin), |n| {
+                format!("{n} bytes {stdin:?}")
+            }),
+        ),
+        (
+            "tcp-connect",
+            seen(TcpStream::connect("127.0.0.1:22"), |s| {
+                format!("{:?}", s.peer_addr())
+            }),
+        ),
+        (
+            "udp-bind",
+            seen(UdpSocket::bind("0.0.0.0:0"), |s| {
+                format!("{:?}", s.local_addr())
+            }),
+        ),
+        (
+            "dns",
+            seen("localhost:80".to_socket_addrs(), |a| {
+                format!("{:?}", a.collect::<Vec<_>>())
+            }),
+        ),
+        (
+            "wall-clock",
+            format!(
+                "{:?}",
+                SystemTime::now().duration_since(SystemTime::UNIX_EPOCH)
+            ),
+        ),
+        ("monotonic-clock", {
+            let start = Instant::now();
+            spin_a_little();
+            format!("{:?} elapsed over a busy loop", start.elapsed())
+        }),
+        (
+            "random",
+            format!(
+                "{:016x}",
+                std::collections::hash_map::RandomState::new().hash_one(0u8)
+            ),
+        ),
+    ];
+    probes
+        .iter()
+        .map(|(name, outcome)| format!("{name}: {outcome}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn spin_a_little() {
+    let mut x = 0u64;
+    for i in 0..100_000u64 {
+        x = black_box(x ^ i);
+    }
+    black_box(x);
 }
 
 /// Never returns: the stack overflows first. `black_box` keeps the

@@ -1,7 +1,8 @@
 //! A summarizer that misbehaves on request, so tests can check that the host
 //! blames the summarizer (not the compressor that called it). The last word of
 //! the last folded message's text picks what it does: `trap` panics, `loop`
-//! never returns, anything else gets a fixed summary.
+//! never returns, a number N returns a summary of N MiB (`100`: more than the
+//! tests' memory cap lets it build), anything else gets a fixed summary.
 
 wit_bindgen::generate!({ world: "summarizer-world", path: "../../../wit" });
 
@@ -31,6 +32,7 @@ impl exports::condense::middleware::summarizer::Guest for Hostile {
             Some("loop") => loop {
                 std::hint::black_box(&request);
             },
+            Some(mib) if let Ok(mib) = mib.parse::<usize>() => "x".repeat(mib << 20),
             _ => "HOSTILE SUMMARIZER: nothing to see".into(),
         }
     }
