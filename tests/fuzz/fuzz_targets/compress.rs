@@ -37,7 +37,10 @@ fuzz_target!(|data: &[u8]| {
         let checkpoint = outcome.checkpoint.as_ref().unwrap();
         let again = checked(&history, &config, Some(checkpoint), &summarizer, true).unwrap();
         assert_eq!(again.report.trigger, Trigger::ReusedCheckpoint);
-        assert_eq!(again.messages, outcome.messages, "checkpoint not reproduced");
+        assert_eq!(
+            again.messages, outcome.messages,
+            "checkpoint not reproduced"
+        );
         assert_eq!(again.checkpoint.as_ref(), Some(checkpoint));
     }
 });

@@ -48,7 +48,11 @@ fuzz_target!(|data: &[u8]| {
 
         // Round trip: the body itself.
         let rendered = parsed.render(messages);
-        assert_eq!(rendered.to_string(), text, "{format}: round trip changed the body");
+        assert_eq!(
+            rendered.to_string(),
+            text,
+            "{format}: round trip changed the body"
+        );
 
         let mut u = Unstructured::new(steer);
         // A subsequence renders as those originals and parses back to itself.
@@ -77,7 +81,10 @@ fuzz_target!(|data: &[u8]| {
                 4 => output.push(Message::text(Role::User, format!("{SUMMARY_MARKER} s"))),
                 5 => {
                     output.push(Message::text(Role::User, format!("{SUMMARY_MARKER} s")));
-                    output.push(Message::text(Role::Assistant, format!("{SUMMARY_MARKER} a")));
+                    output.push(Message::text(
+                        Role::Assistant,
+                        format!("{SUMMARY_MARKER} a"),
+                    ));
                     output.push(m.clone());
                 }
                 6 => output.push(Message {
@@ -113,7 +120,11 @@ fn rewrite(m: &Message) -> Message {
             Part::Text(t) => Part::Text(format!("{t} [condense: 3 steps elided]")),
             Part::ToolResult(r) => {
                 let mut r = r.clone();
-                let cut = r.content.char_indices().nth(10).map_or(r.content.len(), |(i, _)| i);
+                let cut = r
+                    .content
+                    .char_indices()
+                    .nth(10)
+                    .map_or(r.content.len(), |(i, _)| i);
                 r.content.truncate(cut);
                 r.content.push_str("[condense: elided]");
                 Part::ToolResult(r)
@@ -121,5 +132,8 @@ fn rewrite(m: &Message) -> Message {
             other => other.clone(),
         })
         .collect();
-    Message { role: m.role, parts }
+    Message {
+        role: m.role,
+        parts,
+    }
 }

@@ -44,7 +44,8 @@ fuzz_target!(|data: &[u8]| {
     let mut checkpoint: Option<Checkpoint> = None;
     for &end in &ends {
         let prefix = &history[..end];
-        let Some(outcome) = checked(prefix, &config, checkpoint.as_ref(), &summarizer, false) else {
+        let Some(outcome) = checked(prefix, &config, checkpoint.as_ref(), &summarizer, false)
+        else {
             return;
         };
         if outcome.report.trigger == Trigger::ReusedCheckpoint {

@@ -32,15 +32,86 @@ pub const MAX_CHARS: usize = 200_000;
 /// error and exit-code lines, file paths, reasoning tags, the summary marker,
 /// and awkward Unicode.
 const WORDS: &[&str] = &[
-    "the", "and", "please", "fix", "this", "test", "der", "die", "und", "bitte", "nicht", "le",
-    "la", "les", "est", "el", "que", "para", "não", "il", "che", "della", "привет", "и", "修复",
-    "测试", "テスト", "です", "버그", "수정", "error:", "error[E0308]: mismatched types",
-    "warning:", "exit code 1", "exit status 0", "Exit code: 101", "FAILED", "panicked at",
-    "Traceback (most recent call last):", "src/lib.rs", "./tests/a_test.py", "Cargo.toml",
-    "/tmp/x.json", "<think>", "</think>", "<THINK>", "</Think>", "\n", "\n\n", "  ", "- ",
-    "## ", "## Files", "## Current task", "## Todo list", "## Commands", "$ ", " → ", " (×2)",
-    "(Read ×3, Edit)", "- [x] ", "- [>] ", "- [ ] ", "- [-] ", SUMMARY_MARKER, "ok", "done",
-    "é", "\u{200b}", "\u{301}", "🦀", "\r\n", "\t", "```", "{", "}", "\"", "\\", "ß", "İ",
+    "the",
+    "and",
+    "please",
+    "fix",
+    "this",
+    "test",
+    "der",
+    "die",
+    "und",
+    "bitte",
+    "nicht",
+    "le",
+    "la",
+    "les",
+    "est",
+    "el",
+    "que",
+    "para",
+    "não",
+    "il",
+    "che",
+    "della",
+    "привет",
+    "и",
+    "修复",
+    "测试",
+    "テスト",
+    "です",
+    "버그",
+    "수정",
+    "error:",
+    "error[E0308]: mismatched types",
+    "warning:",
+    "exit code 1",
+    "exit status 0",
+    "Exit code: 101",
+    "FAILED",
+    "panicked at",
+    "Traceback (most recent call last):",
+    "src/lib.rs",
+    "./tests/a_test.py",
+    "Cargo.toml",
+    "/tmp/x.json",
+    "<think>",
+    "</think>",
+    "<THINK>",
+    "</Think>",
+    "\n",
+    "\n\n",
+    "  ",
+    "- ",
+    "## ",
+    "## Files",
+    "## Current task",
+    "## Todo list",
+    "## Commands",
+    "$ ",
+    " → ",
+    " (×2)",
+    "(Read ×3, Edit)",
+    "- [x] ",
+    "- [>] ",
+    "- [ ] ",
+    "- [-] ",
+    SUMMARY_MARKER,
+    "ok",
+    "done",
+    "é",
+    "\u{200b}",
+    "\u{301}",
+    "🦀",
+    "\r\n",
+    "\t",
+    "```",
+    "{",
+    "}",
+    "\"",
+    "\\",
+    "ß",
+    "İ",
 ];
 
 const TOOLS: &[&str] = &[
@@ -61,8 +132,19 @@ const TOOLS: &[&str] = &[
 ];
 
 const PATTERNS: &[&str] = &[
-    "Edit", "Write", "Bash", "Read", "*", "?", "mcp__*", "mcp__*__exec*", "*Edit", "B?sh", "**",
-    "[", "\\",
+    "Edit",
+    "Write",
+    "Bash",
+    "Read",
+    "*",
+    "?",
+    "mcp__*",
+    "mcp__*__exec*",
+    "*Edit",
+    "B?sh",
+    "**",
+    "[",
+    "\\",
 ];
 
 /// Whether `CONDENSE_FUZZ_KNOWN=1` is set: the generator then also makes the
@@ -196,9 +278,13 @@ impl<'a, 'b> Gen<'a, 'b> {
             2 => {
                 let mut todos = Vec::new();
                 for _ in 0..self.u.int_in_range(0..=4)? {
-                    let status = *self
-                        .u
-                        .choose(&["pending", "in_progress", "completed", "cancelled", "x"])?;
+                    let status = *self.u.choose(&[
+                        "pending",
+                        "in_progress",
+                        "completed",
+                        "cancelled",
+                        "x",
+                    ])?;
                     todos.push(json!({ "content": self.text()?, "status": status }));
                 }
                 json!({ "todos": todos }).to_string()
@@ -496,9 +582,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             c.reasoning_echo = self.one_in(6)?;
             c.aggregate_developer_loops = !self.one_in(3)?;
             c.max_loop_steps_before_aggregate = self.u.int_in_range(2..=8)?;
-            c.clear_mode = *self
-                .u
-                .choose(&[ClearMode::Truncate, ClearMode::Clear, ClearMode::Off])?;
+            c.clear_mode =
+                *self
+                    .u
+                    .choose(&[ClearMode::Truncate, ClearMode::Clear, ClearMode::Off])?;
             c.result_char_threshold = self.u.int_in_range(99..=3_000)?;
             c.keep_tool_results = self.u.int_in_range(0..=5)?;
             c.exclude_tools = self.patterns()?;
@@ -663,8 +750,7 @@ pub fn check_outcome(
     outcome: &Outcome,
 ) {
     let report = &outcome.report;
-    if let Err(v) =
-        invariants::check_output(history, &outcome.messages, report.tail_start as usize)
+    if let Err(v) = invariants::check_output(history, &outcome.messages, report.tail_start as usize)
     {
         panic!("check_output: {v} (trigger {:?})", report.trigger);
     }
@@ -689,7 +775,10 @@ pub fn check_outcome(
             assert!(report.tokens_after <= config.token_threshold);
         }
         Trigger::Compacted => {
-            assert!(outcome.checkpoint.is_some(), "compaction without checkpoint");
+            assert!(
+                outcome.checkpoint.is_some(),
+                "compaction without checkpoint"
+            );
             if checkpoint.is_none() {
                 assert!(
                     report.tokens_after < report.tokens_before,
