@@ -298,14 +298,7 @@ mod tests {
         region_at(messages, 0)
     }
     fn region_at(messages: &[Message], base: usize) -> Vec<Kept> {
-        messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| Kept {
-                origin: base + i,
-                message: m.clone(),
-            })
-            .collect()
+        super::super::unchanged(messages, base)
     }
     fn msgs(kept: &[Kept]) -> Vec<Message> {
         kept.iter().map(|k| k.message.clone()).collect()

@@ -26,19 +26,25 @@ pub struct Kept {
     pub message: Message,
 }
 
+/// `messages` as a region no pass has touched yet, the first at history
+/// index `first_origin`.
+pub fn unchanged(messages: &[Message], first_origin: usize) -> Vec<Kept> {
+    messages
+        .iter()
+        .zip(first_origin..)
+        .map(|(m, origin)| Kept {
+            origin,
+            message: m.clone(),
+        })
+        .collect()
+}
+
 /// Runs every enabled pass over `history[region]`, with `history` as all the
 /// passes may look at. Returns the rewritten region, in order (messages a pass
 /// removed are absent), and what the passes did (`tokens_saved` left 0: the
 /// caller measures).
 pub fn run(history: &[Message], region: Range<usize>, config: &Config) -> (Vec<Kept>, PassReport) {
-    let kept: Vec<Kept> = history[region.clone()]
-        .iter()
-        .zip(region)
-        .map(|(m, origin)| Kept {
-            origin,
-            message: m.clone(),
-        })
-        .collect();
+    let kept = unchanged(&history[region.clone()], region.start);
     let (kept, reasoning_pruned) = reasoning::apply(kept, history, config);
     let (kept, steps_elided) = loops::apply(kept, config);
     let (kept, results_cleared) = clearing::apply(kept, history, config);

@@ -197,14 +197,7 @@ mod tests {
     }
 
     fn whole(history: &[Message]) -> Vec<Kept> {
-        history
-            .iter()
-            .enumerate()
-            .map(|(origin, message)| Kept {
-                origin,
-                message: message.clone(),
-            })
-            .collect()
+        super::super::unchanged(history, 0)
     }
 
     fn run(history: &[Message], config: &Config) -> (Vec<Kept>, u32) {
