@@ -5,10 +5,12 @@
 //! in-process, with their own stdin and stdout.
 
 use crate::formats::{self, Format, Parsed};
+use crate::middleware::Status;
 use crate::replay::{ReplayStats, replay_middleware};
 use crate::settings::{self, ConfigFile, Settings};
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
+use condense_model::invariants::summary_position;
 use condense_model::{Checkpoint, Message, Part};
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -547,7 +549,11 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         if let Some(reason) = &sent.report.reason {
             events.push(format!("{call:>6} failed open: {reason}"));
         }
-        last = Some((request.len(), sent.messages.clone()));
+        // A failed-open call may still carry the guest's report: its
+        // messages are the input's, with no summary in them.
+        let folded = sent.report.status == Status::Compressed
+            && sent.report.guest.as_ref().is_some_and(|r| r.boundary > 0);
+        last = Some((request.len(), sent.messages.clone(), folded));
     });
     for line in events {
         writeln!(out, "{line}")?;
@@ -589,7 +595,7 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         median_us as f64 / 1000.0
     )?;
 
-    if let Some((history_len, sent)) = last {
+    if let Some((history_len, sent, folded)) = last {
         writeln!(
             out,
             "\nThe last request: {history_len} history messages sent as {} messages:",
@@ -604,7 +610,7 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
             )?;
         }
         writeln!(out, "  ...   then the recent tail, verbatim")?;
-        if let Some(summary) = sent.iter().find(|m| m.is_condense_summary()) {
+        if let Some(summary) = sent.get(summary_position(&sent)).filter(|_| folded) {
             writeln!(
                 out,
                 "\nThe summary the model sees instead of the folded history:\n"

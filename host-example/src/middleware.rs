@@ -171,7 +171,7 @@ impl Middleware {
         config: &Config,
         outcome: Outcome,
     ) -> Result<Outcome, (GuestFailure, Option<Report>)> {
-        let checked = check_output(input, &outcome.messages, outcome.report.tail_start as usize)
+        let checked = check_output(input, &outcome.messages, outcome.report.cut())
             .map_err(|violation| violation.to_string())
             .and_then(|()| within_size(input_bytes, &outcome.messages, config));
         match checked {

@@ -38,8 +38,7 @@ fn replay_checked(
             .guest
             .as_ref()
             .expect("a compressed call has the guest's report");
-        check_output(request, &sent.messages, report.tail_start as usize)
-            .unwrap_or_else(|v| panic!("{at}: {v}"));
+        check_output(request, &sent.messages, report.cut()).unwrap_or_else(|v| panic!("{at}: {v}"));
 
         let signed_in = signed_thinking(request);
         for part in signed_thinking(&sent.messages) {

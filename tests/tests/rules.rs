@@ -4,7 +4,9 @@
 
 use condense_host::{Compressed, Status};
 use condense_model::tokens::estimate_total;
-use condense_model::{Checkpoint, Config, Message, Part, Role, ToolCall, ToolResult, Trigger};
+use condense_model::{
+    Checkpoint, Config, Message, Part, Role, SUMMARY_MARKER, ToolCall, ToolResult, Trigger,
+};
 use condense_tests::embedded_middleware;
 
 fn user(text: &str) -> Message {
@@ -161,6 +163,58 @@ fn a_long_turn_is_cut_inside_at_a_safe_point_with_its_opener_pinned() {
     );
     assert_eq!(&out.messages[3..], &history[b..]);
     assert!(estimate_total(&out.messages) <= u64::from(cfg.target_tokens));
+}
+
+#[test]
+fn messages_that_begin_with_the_summary_marker_are_not_taken_for_condenses_own() {
+    // A runtime that stores condensed requests as its history sends condense's
+    // earlier messages back as ordinary ones; a person may quote one. Kept
+    // before the tail (a system message, the pinned opener, a region message
+    // once its `<think>` span is stripped), they are not condense's summary:
+    // before the summary pair was found by position, every compaction of
+    // such a history failed its self-check and the host failed open.
+    let marked = |role, text: &str| Message::text(role, format!("{SUMMARY_MARKER} {text}"));
+    let mut history = vec![marked(Role::System, "Be brief.")];
+    history.extend(turn("early", "Set up the project.", 2));
+    history.extend(turn("a", "", 30));
+    let opener = history.iter().rposition(|m| m.opens_turn()).unwrap();
+    history[opener] = marked(
+        Role::User,
+        "Earlier work, condensed. Now refactor the parser.",
+    );
+    let mut cfg = config(6_000, 2_500, 1_000);
+    cfg.strip_reasoning_after_turns = 1;
+    let in_region = history.len() - 8;
+    history.insert(
+        in_region,
+        Message::text(
+            Role::Assistant,
+            format!("<think>plan</think>{SUMMARY_MARKER} noted"),
+        ),
+    );
+
+    let out = compress(&history, &cfg, None);
+    let report = out.report.guest.as_ref().unwrap();
+    assert_eq!(report.trigger, Trigger::Compacted);
+    assert_eq!(report.pinned_opening, Some(opener as u32));
+    assert_eq!(out.messages[0], history[0], "the marked system message");
+    assert!(
+        out.messages[1]
+            .joined_text()
+            .contains("latest user message wins")
+    );
+    assert!(out.messages[2].is_condense_summary() && out.messages[2].role == Role::Assistant);
+    assert_eq!(
+        out.messages[3], history[opener],
+        "the marked opener, pinned"
+    );
+    let stripped = Message::text(Role::Assistant, format!("{SUMMARY_MARKER} noted"));
+    assert!(
+        (report.boundary..report.tail_start).contains(&(in_region as u32))
+            && report.passes.reasoning_pruned == 1
+            && out.messages.contains(&stripped),
+        "the assistant message stripped down to the marker, kept before the tail: {report:?}"
+    );
 }
 
 #[test]

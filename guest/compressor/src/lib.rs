@@ -89,7 +89,7 @@ pub fn compress(
             newly_folded,
             Some(checkpoint),
         );
-        invariants::check_output(messages, &outcome.messages, fold.at.tail_start)
+        invariants::check_output(messages, &outcome.messages, outcome.report.cut())
             .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
         Ok(outcome)
     };

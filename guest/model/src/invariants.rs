@@ -118,14 +118,36 @@ fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks that `output` is a valid compression of `input` whose verbatim tail
-/// starts at input index `tail_start`:
+/// Where a compressor says it cut the history (its report's `boundary` and
+/// `tail-start`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    /// `input[..boundary]` is folded into the summary pair (none at 0).
+    pub boundary: usize,
+    /// `input[tail_start..]` is sent verbatim.
+    pub tail_start: usize,
+}
+
+/// Where the summary pair sits in a request that has one: right after the
+/// leading system messages (see `assemble` in the compressor).
+pub fn summary_position(request: &[Message]) -> usize {
+    request
+        .iter()
+        .position(|m| m.role != Role::System)
+        .unwrap_or(request.len())
+}
+
+/// Checks that `output` is a valid compression of `input` cut at `cut`:
 ///
-/// - the output ends with `input[tail_start..]`, byte-identical (the recent tail);
-/// - before the tail it holds only: every system message of `input[..tail_start]`
-///   in order and byte-identical, condense summary messages (text only), and
-///   messages of `input[..tail_start]` in their original order, each unchanged
-///   or as a pass may rewrite it (see [`is_rewrite_of`]);
+/// - the output ends with `input[cut.tail_start..]`, byte-identical (the recent
+///   tail);
+/// - when something was folded (`cut.boundary > 0`), condense's summary and
+///   its acknowledgement (user then assistant, text only) sit at
+///   [`summary_position`]; otherwise there are none;
+/// - before the tail it otherwise holds only: every system message of
+///   `input[..tail_start]` in order and byte-identical, and messages of
+///   `input[..tail_start]` in their original order, each unchanged or as a
+///   pass may rewrite it (see [`is_rewrite_of`]);
 /// - tool calls and results stay paired and no new call is left unanswered;
 /// - signed thinking is never edited: kept byte-exact or dropped whole;
 /// - every adjacency the compressor created is a valid role order, and the first
@@ -133,16 +155,16 @@ fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
 ///
 /// Output messages are matched, from the tail backwards, to the latest input
 /// message they can come from.
-pub fn check_output(
-    input: &[Message],
-    output: &[Message],
-    tail_start: usize,
-) -> Result<(), Violation> {
-    if tail_start > input.len() {
+pub fn check_output(input: &[Message], output: &[Message], cut: Cut) -> Result<(), Violation> {
+    let Cut {
+        boundary,
+        tail_start,
+    } = cut;
+    if boundary > tail_start || tail_start > input.len() {
         return Err(violation(
             "tail-verbatim",
             format!(
-                "tail start {tail_start} is past the {} input messages",
+                "boundary {boundary} and tail start {tail_start} do not fit the {} input messages",
                 input.len()
             ),
         ));
@@ -179,22 +201,11 @@ pub fn check_output(
                 )
             })
     };
+    let pair = summary_pair(head, boundary)?;
     let mut origin: Vec<Option<usize>> = vec![None; head.len()];
     let mut cursor = tail_start;
     for (k, m) in head.iter().enumerate().rev() {
-        if m.is_condense_summary() {
-            if m.role == Role::System || m.role == Role::Tool {
-                return Err(violation(
-                    "summary",
-                    format!("summary message {k} has role {:?}", m.role),
-                ));
-            }
-            if let Some(p) = m.parts.iter().find(|p| !matches!(p, Part::Text(_))) {
-                return Err(violation(
-                    "summary",
-                    format!("summary message {k} has a non-text part {p:?}"),
-                ));
-            }
+        if pair.contains(&k) {
             continue;
         }
         let Some(at) = before_tail[..cursor]
@@ -204,7 +215,7 @@ pub fn check_output(
             return Err(violation(
                 "verbatim",
                 format!(
-                    "output message {k} is neither a condense summary nor an input message (in order), unchanged or validly rewritten"
+                    "output message {k} is not an input message (in order), unchanged or validly rewritten"
                 ),
             ));
         };
@@ -254,6 +265,36 @@ pub fn check_output(
         ));
     }
     Ok(())
+}
+
+/// The output indices of condense's own messages in `head` (the output before
+/// the verbatim tail) of a fold at `boundary`. Found by position, not by
+/// their text: an input message may begin with the marker too (a runtime that
+/// stores condensed requests as its history, or a person quoting one), and
+/// taken for condense's it would escape the matching below.
+fn summary_pair(head: &[Message], boundary: usize) -> Result<std::ops::Range<usize>, Violation> {
+    if boundary == 0 {
+        return Ok(0..0);
+    }
+    let s = summary_position(head);
+    let written = |k: usize, role: Role| {
+        head.get(k).is_some_and(|m| {
+            m.role == role
+                && m.is_condense_summary()
+                && m.parts.iter().all(|p| matches!(p, Part::Text(_)))
+        })
+    };
+    if !(written(s, Role::User) && written(s + 1, Role::Assistant)) {
+        return Err(violation(
+            "summary",
+            format!(
+                "a fold of {boundary} messages needs condense's summary (user) and \
+                 acknowledgement (assistant), text only, at output messages {s} and {}",
+                s + 1
+            ),
+        ));
+    }
+    Ok(s..s + 2)
 }
 
 /// Whether `rewritten` is `original` unchanged or as a context-engineering
@@ -352,6 +393,12 @@ mod tests {
     fn summary() -> Message {
         Message::text(Role::User, format!("{} earlier", crate::SUMMARY_MARKER))
     }
+    fn cut(boundary: usize, tail_start: usize) -> Cut {
+        Cut {
+            boundary,
+            tail_start,
+        }
+    }
     fn ack() -> Message {
         Message::text(Role::Assistant, format!("{} noted", crate::SUMMARY_MARKER))
     }
@@ -379,7 +426,7 @@ mod tests {
             call("a"),
             result("a"),
         ];
-        check_output(&h, &h, 0).unwrap();
+        check_output(&h, &h, cut(0, 0)).unwrap();
     }
 
     #[test]
@@ -394,7 +441,7 @@ mod tests {
             result("b"),
         ];
         let out = vec![sys, summary(), ack(), user("task"), call("b"), result("b")];
-        check_output(&h, &out, 4).unwrap();
+        check_output(&h, &out, cut(4, 4)).unwrap();
     }
 
     #[test]
@@ -406,15 +453,21 @@ mod tests {
             result("a"),
         ];
         let out = vec![summary(), ack(), user("task"), call("a"), result("a")];
-        assert_eq!(check_output(&h, &out, 1).unwrap_err().rule, "system-kept");
+        assert_eq!(
+            check_output(&h, &out, cut(1, 1)).unwrap_err().rule,
+            "system-kept"
+        );
     }
 
     #[test]
     fn split_pair_is_caught() {
         let h = vec![user("task"), call("a"), result("a"), call("b"), result("b")];
         // Tail starting at a result: the call it answers was folded.
-        let out = vec![summary(), result("a"), call("b"), result("b")];
-        assert!(check_output(&h, &out, 2).is_err());
+        let out = vec![summary(), ack(), result("a"), call("b"), result("b")];
+        assert_eq!(
+            check_output(&h, &out, cut(2, 2)).unwrap_err().rule,
+            "pairs-intact"
+        );
     }
 
     #[test]
@@ -422,7 +475,10 @@ mod tests {
         let h = vec![user("task"), call("a"), result("a")];
         let mut out = h.clone();
         out[2] = result("b");
-        assert_eq!(check_output(&h, &out, 0).unwrap_err().rule, "tail-verbatim");
+        assert_eq!(
+            check_output(&h, &out, cut(0, 0)).unwrap_err().rule,
+            "tail-verbatim"
+        );
     }
 
     fn assistant(parts: Vec<Part>) -> Message {
@@ -474,7 +530,7 @@ mod tests {
             call("b"),
             result("b"),
         ];
-        check_output(&h, &out, 4).unwrap();
+        check_output(&h, &out, cut(0, 4)).unwrap();
     }
 
     #[test]
@@ -489,7 +545,10 @@ mod tests {
             Part::Text("t".into()),
         ]);
         let out = vec![user("task"), edited, user("more")];
-        assert_eq!(check_output(&h, &out, 2).unwrap_err().rule, "verbatim");
+        assert_eq!(
+            check_output(&h, &out, cut(0, 2)).unwrap_err().rule,
+            "verbatim"
+        );
 
         let h = vec![user("task"), call("a"), result("a")];
         let mut renamed = call("a");
@@ -497,13 +556,19 @@ mod tests {
             c.arguments = "{\"x\":1}".into();
         }
         let out = vec![user("task"), renamed, result("a")];
-        assert_eq!(check_output(&h, &out, 2).unwrap_err().rule, "verbatim");
+        assert_eq!(
+            check_output(&h, &out, cut(0, 2)).unwrap_err().rule,
+            "verbatim"
+        );
         // An emptied message is not a rewrite either.
         let out = vec![user("task"), assistant(vec![]), result("a")];
-        assert!(check_output(&h, &out, 2).is_err());
+        assert!(check_output(&h, &out, cut(0, 2)).is_err());
         // Nor is a person's message with other words.
         let out = vec![user("task, reworded"), call("a"), result("a")];
-        assert_eq!(check_output(&h, &out, 2).unwrap_err().rule, "verbatim");
+        assert_eq!(
+            check_output(&h, &out, cut(0, 2)).unwrap_err().rule,
+            "verbatim"
+        );
     }
 
     #[test]
@@ -527,7 +592,7 @@ mod tests {
             h[5].clone(),
             h[6].clone(),
         ];
-        check_output(&h, &out, 5).unwrap();
+        check_output(&h, &out, cut(4, 5)).unwrap();
     }
 
     #[test]
@@ -549,7 +614,7 @@ mod tests {
             h[4].clone(),
             Message::text(Role::Assistant, "ok"),
         ];
-        check_output(&h, &out, 6).unwrap();
+        check_output(&h, &out, cut(3, 6)).unwrap();
     }
 
     #[test]
@@ -573,7 +638,7 @@ mod tests {
             h[6].clone(),
             h[7].clone(),
         ];
-        check_output(&h, &out, 7).unwrap();
+        check_output(&h, &out, cut(0, 7)).unwrap();
         // Only its call elided: its result is orphaned.
         let out = vec![
             h[0].clone(),
@@ -582,13 +647,94 @@ mod tests {
             h[4].clone(),
             h[7].clone(),
         ];
-        assert_eq!(check_output(&h, &out, 7).unwrap_err().rule, "pairs-intact");
+        assert_eq!(
+            check_output(&h, &out, cut(0, 7)).unwrap_err().rule,
+            "pairs-intact"
+        );
     }
 
     #[test]
     fn consecutive_user_messages_created_by_the_fold_are_caught() {
         let h = vec![user("one"), call("a"), result("a"), user("two")];
-        let out = vec![summary(), user("two")];
-        assert_eq!(check_output(&h, &out, 3).unwrap_err().rule, "role-order");
+        // The opener pinned before the tail's user message.
+        let out = vec![summary(), ack(), user("one"), user("two")];
+        assert_eq!(
+            check_output(&h, &out, cut(3, 3)).unwrap_err().rule,
+            "role-order"
+        );
+    }
+
+    #[test]
+    fn input_messages_that_begin_with_the_marker_are_matched_like_any_other() {
+        // A system prompt, a person quoting an earlier condensed request, and
+        // an assistant answer, all starting with the marker, kept before the
+        // tail: the summary pair is found by position, these by matching.
+        let marked = |role, t: &str| Message::text(role, format!("{} {t}", crate::SUMMARY_MARKER));
+        let h = vec![
+            marked(Role::System, "be brief"),
+            marked(Role::User, "quoted"),
+            call("a"),
+            result("a"),
+            marked(Role::Assistant, "<think>x</think>noted"),
+            user("go on"),
+            call("b"),
+            result("b"),
+        ];
+        let out = vec![
+            h[0].clone(),
+            summary(),
+            ack(),
+            h[1].clone(),
+            marked(Role::Assistant, "noted"),
+            h[5].clone(),
+            h[6].clone(),
+            h[7].clone(),
+        ];
+        check_output(&h, &out, cut(4, 6)).unwrap();
+        // Without a fold, marked input messages are plain input messages too.
+        check_output(&h, &h, cut(0, 3)).unwrap();
+    }
+
+    #[test]
+    fn a_summary_pair_out_of_place_or_without_a_fold_is_caught() {
+        let sys = Message::text(Role::System, "sys");
+        let h = vec![
+            sys.clone(),
+            user("task"),
+            call("a"),
+            result("a"),
+            call("b"),
+            result("b"),
+        ];
+        // After the pinned opener instead of before it.
+        let out = vec![
+            sys.clone(),
+            user("task"),
+            summary(),
+            ack(),
+            call("b"),
+            result("b"),
+        ];
+        assert_eq!(
+            check_output(&h, &out, cut(4, 4)).unwrap_err().rule,
+            "summary"
+        );
+        // A fold without its acknowledgement.
+        let out = vec![sys.clone(), summary(), user("task"), call("b"), result("b")];
+        assert_eq!(
+            check_output(&h, &out, cut(4, 4)).unwrap_err().rule,
+            "summary"
+        );
+        // A summary pair with nothing folded: not an input message.
+        let out = vec![sys, summary(), ack(), h[1].clone(), call("b"), result("b")];
+        assert_eq!(
+            check_output(&h, &out, cut(0, 4)).unwrap_err().rule,
+            "verbatim"
+        );
+        // A cut that does not fit the input.
+        assert_eq!(
+            check_output(&h, &h, cut(5, 4)).unwrap_err().rule,
+            "tail-verbatim"
+        );
     }
 }

@@ -433,6 +433,16 @@ pub struct Report {
     pub passes: PassReport,
 }
 
+impl Report {
+    /// Where this output says it cut the history, for [`invariants::check_output`].
+    pub fn cut(&self) -> invariants::Cut {
+        invariants::Cut {
+            boundary: self.boundary as usize,
+            tail_start: self.tail_start as usize,
+        }
+    }
+}
+
 /// What the context-engineering passes did to the request returned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

@@ -7,7 +7,7 @@
 //! | `content` string / `text` part            | [`Part::Text`]                               |
 //! | any other content part (`image_url`, ...) | [`Part::Opaque`]                             |
 //! | `tool_calls[*]`                           | [`Part::ToolCall`], arguments as sent        |
-//! | legacy `function_call`                    | [`Part::Opaque`]                             |
+//! | legacy `function_call`                    | [`Part::Opaque`] `{"function_call": …}`      |
 //! | role `tool`                               | [`Role::Tool`] with one [`Part::ToolResult`] |
 //!
 //! Rendering a new message: string `content` when it is one text part, a part list
@@ -26,6 +26,12 @@ use super::{
 /// Where providers put reasoning text; the first one present in the input is also
 /// the one rendered messages use.
 const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
+
+/// The deprecated single-call field. It is kept as an opaque part wrapped in an
+/// object with this one key: content blocks always have a `type`, so the
+/// wrapper tells a rewritten message's renderer to put it back in its field
+/// rather than in `content`.
+const LEGACY_CALL: &str = "function_call";
 
 /// A description of the first shape in the body that only OpenAI allows (see
 /// [`super::detect`]).
@@ -145,8 +151,8 @@ fn parse_message(value: &Value, at: &At) -> Result<Message> {
             parts.push(Part::ToolCall(parse_tool_call(call, &calls_at.index(i))?));
         }
     }
-    if let Some(function_call) = message.get("function_call") {
-        parts.push(opaque(function_call));
+    if let Some(function_call) = message.get(LEGACY_CALL) {
+        parts.push(opaque(&json!({ LEGACY_CALL: function_call })));
     }
     Ok(Message { role, parts })
 }
@@ -181,10 +187,18 @@ fn render_message(message: &Message, reasoning_field: &str, out: &mut Vec<Value>
     let mut items = Vec::new();
     let mut thinking = Vec::new();
     let mut calls = Vec::new();
+    let mut legacy_call = None;
     for part in &message.parts {
         match part {
             Part::Text(text) => items.push(text_block(text)),
-            Part::Opaque(json) => items.push(json_or_string(json)),
+            Part::Opaque(json) => match json_or_string(json) {
+                Value::Object(mut wrapper)
+                    if wrapper.len() == 1 && wrapper.contains_key(LEGACY_CALL) =>
+                {
+                    legacy_call = wrapper.remove(LEGACY_CALL);
+                }
+                block => items.push(block),
+            },
             // OpenAI has no field for a signature: only the text can go back.
             Part::Thinking(t) => thinking.push(t.text.as_str()),
             Part::ToolCall(call) => calls.push(json!({
@@ -214,7 +228,7 @@ fn render_message(message: &Message, reasoning_field: &str, out: &mut Vec<Value>
         // The plain string is the common shape and what every compatible API takes.
         [item] if item["type"] == "text" => item["text"].clone(),
         // An assistant message that only calls tools has no content.
-        [] if !calls.is_empty() => Value::Null,
+        [] if !calls.is_empty() || legacy_call.is_some() => Value::Null,
         [] => Value::from(""),
         _ => Value::Array(items),
     };
@@ -226,6 +240,9 @@ fn render_message(message: &Message, reasoning_field: &str, out: &mut Vec<Value>
     }
     if !calls.is_empty() {
         rendered.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let Some(call) = legacy_call {
+        rendered.insert(LEGACY_CALL.into(), call);
     }
     out.push(Value::Object(rendered));
 }
@@ -300,6 +317,42 @@ mod tests {
             rendered,
             json!([{ "role": "assistant", "content": "done", "reasoning": "hmm" }])
         );
+    }
+
+    #[test]
+    fn a_rewritten_legacy_function_call_goes_back_to_its_field() {
+        let body = json!([
+            { "role": "user", "content": "weather?" },
+            {
+                "role": "assistant",
+                "content": "Checking.",
+                "reasoning_content": "The user wants the weather.",
+                "function_call": { "name": "weather", "arguments": "{}" }
+            }
+        ]);
+        let parsed = Parsed::parse(body.clone(), Format::OpenAi).unwrap();
+        // The reasoning pass drops the thinking part: the message is rendered anew.
+        let mut stripped = parsed.messages()[1].clone();
+        stripped.parts.remove(0);
+        assert_eq!(
+            parsed.render(&[stripped.clone()]),
+            json!([{
+                "role": "assistant",
+                "content": "Checking.",
+                "function_call": { "name": "weather", "arguments": "{}" }
+            }])
+        );
+        stripped.parts.remove(0);
+        assert_eq!(
+            parsed.render(&[stripped]),
+            json!([{
+                "role": "assistant",
+                "content": null,
+                "function_call": { "name": "weather", "arguments": "{}" }
+            }])
+        );
+        // Unchanged, the message goes back as it came.
+        assert_eq!(parsed.render(parsed.messages()), body);
     }
 
     #[test]

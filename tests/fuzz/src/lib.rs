@@ -147,45 +147,6 @@ const PATTERNS: &[&str] = &[
     "\\",
 ];
 
-/// Whether `CONDENSE_FUZZ_KNOWN=1` is set: the generator then also makes the
-/// inputs of the known bugs listed in README.md, which it otherwise defuses
-/// so that the fuzzer looks for new ones.
-pub fn known_bugs() -> bool {
-    static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *KNOWN.get_or_init(|| std::env::var_os("CONDENSE_FUZZ_KNOWN").is_some())
-}
-
-/// Known bug 1 (README.md): an input message that opens with the summary
-/// marker, or comes to open with it once the reasoning pass has dropped its
-/// thinking or `<think>` span. `check_output` recognises the summaries
-/// condense writes by that text, not by position, so such a message kept
-/// before the verbatim tail is taken for one: rejected outright when it is a
-/// system or tool message or has other parts, and otherwise given no origin,
-/// which makes its junctions with its neighbours look new ("two consecutive
-/// User messages"). Either way the compaction fails its self-check.
-pub fn known_bug_1(m: &Message) -> bool {
-    m.parts
-        .iter()
-        .any(|p| matches!(p, Part::Text(t) if t.contains(SUMMARY_MARKER)))
-}
-
-/// Unless [`known_bugs`], makes the known bugs' inputs harmless: the marker
-/// loses its space-free spelling.
-fn defuse(history: &mut [Message]) {
-    if known_bugs() {
-        return;
-    }
-    for m in history.iter_mut() {
-        for p in &mut m.parts {
-            if let Part::Text(t) = p
-                && t.contains(SUMMARY_MARKER)
-            {
-                *t = t.replace(SUMMARY_MARKER, "[condense  summary]");
-            }
-        }
-    }
-}
-
 /// Builds histories and configs from fuzzer bytes.
 pub struct Gen<'a, 'b> {
     pub u: &'b mut Unstructured<'a>,
@@ -529,7 +490,6 @@ impl<'a, 'b> Gen<'a, 'b> {
                 }
             }
         }
-        defuse(&mut h);
         Ok(h)
     }
 
@@ -554,7 +514,6 @@ impl<'a, 'b> Gen<'a, 'b> {
                 history.insert(j, m);
             }
         }
-        defuse(history);
         Ok(())
     }
 
@@ -696,7 +655,7 @@ pub fn run(
 /// - an error is `InvalidConfig` exactly when the config is invalid,
 ///   `InvalidInput` exactly when `check_pairs` rejects the history, and never
 ///   `SelfCheckFailed` (that would be a compressor bug the host fails open on);
-/// - an outcome passes `check_output(history, output, report.tail_start)`;
+/// - an outcome passes `check_output(history, output, report.cut())`;
 /// - the report agrees with the output: `tokens_after` is its estimate, a
 ///   history under the threshold comes back unchanged, a compaction has a
 ///   checkpoint and (from no checkpoint) shrinks the request.
@@ -750,7 +709,7 @@ pub fn check_outcome(
     outcome: &Outcome,
 ) {
     let report = &outcome.report;
-    if let Err(v) = invariants::check_output(history, &outcome.messages, report.tail_start as usize)
+    if let Err(v) = invariants::check_output(history, &outcome.messages, report.cut())
     {
         panic!("check_output: {v} (trigger {:?})", report.trigger);
     }

@@ -50,9 +50,10 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
         let mut words = last_text(&messages).split_whitespace();
         let command = words.next().unwrap_or_default().to_owned();
         let number: u64 = words.next().and_then(|n| n.parse().ok()).unwrap_or(0);
-        // The output keeps `messages[boundary..]` verbatim; the invalid outputs
-        // below set it so that the host's check finds the intended violation.
-        let mut boundary = 0;
+        // The output keeps `messages[tail_start..]` verbatim and folds nothing;
+        // the invalid outputs below set the tail so that the host's check
+        // finds the intended violation.
+        let mut tail_start = 0;
         let mut checkpoint = None;
         match command.as_str() {
             "trap" => panic!("hostile compressor: trap requested"),
@@ -76,11 +77,11 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                     .position(|m| m.parts.iter().any(|p| matches!(p, Part::ToolResult(_))));
                 if let Some(i) = result_at {
                     messages.remove(i);
-                    boundary = i + 1;
+                    tail_start = i + 1;
                 }
             }
             "drop-system" => {
-                boundary = messages
+                tail_start = messages
                     .iter()
                     .take_while(|m| m.role == Role::System)
                     .count();
@@ -123,7 +124,7 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                     .rposition(|m| m.role == Role::Assistant);
                 if let Some(i) = assistant {
                     messages[i].parts.push(Part::Text("x".repeat(20 << 20)));
-                    boundary = before_last;
+                    tail_start = before_last;
                 }
             }
             "flood" => {
@@ -158,11 +159,11 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
             tokens_before: 0,
             tokens_after: 0,
             trigger: Trigger::UnderThreshold,
-            boundary: boundary as u32,
+            boundary: 0,
             newly_folded: 0,
             summary_tokens: 0,
             pinned_opening: None,
-            tail_start: boundary as u32,
+            tail_start: tail_start as u32,
             passes: PassReport {
                 reasoning_pruned: 0,
                 steps_elided: 0,
