@@ -42,7 +42,7 @@ pub fn compress(
     summarize: &mut dyn FnMut(SummaryRequest) -> String,
 ) -> Result<Outcome, CompressError> {
     config.validate().map_err(CompressError::InvalidConfig)?;
-    invariants::check_pairs(messages).map_err(|v| CompressError::InvalidInput(v.detail))?;
+    invariants::check_pairs(messages).map_err(|p| CompressError::InvalidInput(p.to_string()))?;
 
     let cuts = segment::safe_cut_points(messages);
 

@@ -23,76 +23,174 @@ fn violation(rule: &'static str, detail: String) -> Violation {
     Violation { rule, detail }
 }
 
+/// Where a part sits in the checked list: message index, part index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartAt {
+    pub message: usize,
+    pub part: usize,
+}
+
+/// The first tool-pairing problem of a history, located, so that each caller
+/// names it in its own terms (the CLI as JSON paths) without re-deriving the
+/// rule that failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PairProblem {
+    /// The call at `call` has no result when message `before` comes, which
+    /// carries none (or is the next assistant message).
+    Unanswered {
+        id: String,
+        call: PartAt,
+        before: usize,
+    },
+    /// The call at `call` reuses the id of the call at `first`.
+    DuplicateId {
+        id: String,
+        call: PartAt,
+        first: PartAt,
+    },
+    /// The result at `result` answers the call at `call`, of the assistant
+    /// message it follows, which was answered already.
+    SecondResult {
+        id: String,
+        result: PartAt,
+        call: PartAt,
+    },
+    /// The result at `result` answers no call of the assistant message it
+    /// follows: `called` is the earlier call with its id, if any.
+    StrayResult {
+        id: String,
+        result: PartAt,
+        called: Option<PartAt>,
+    },
+    /// A tool message without a tool result.
+    EmptyToolMessage { message: usize },
+}
+
+impl std::fmt::Display for PairProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PairProblem::Unanswered { id, call, before } => write!(
+                f,
+                "tool call `{id}` of message {} has no result before message {before}",
+                call.message
+            ),
+            PairProblem::DuplicateId { id, call, first } => write!(
+                f,
+                "duplicate tool call id `{id}` at message {} (message {} has it too)",
+                call.message, first.message
+            ),
+            PairProblem::SecondResult { id, result, call } => write!(
+                f,
+                "tool result at message {} is a second result for call `{id}` of message {}",
+                result.message, call.message
+            ),
+            PairProblem::StrayResult {
+                id,
+                result,
+                called: None,
+            } => write!(
+                f,
+                "tool result at message {} answers `{id}`, which no assistant message before it called",
+                result.message
+            ),
+            PairProblem::StrayResult {
+                id,
+                result,
+                called: Some(call),
+            } => write!(
+                f,
+                "tool result at message {} answers `{id}` of message {}, but results must directly follow the assistant message that made the call",
+                result.message, call.message
+            ),
+            PairProblem::EmptyToolMessage { message } => {
+                write!(f, "tool message {message} carries no tool result")
+            }
+        }
+    }
+}
+
+impl From<PairProblem> for Violation {
+    fn from(problem: PairProblem) -> Violation {
+        violation("pairs-intact", problem.to_string())
+    }
+}
+
 /// Tool pairing of a history: every result answers a call made by the assistant
 /// message it follows (directly, or through other result carriers of the same
 /// batch), every call id is unique, and every call is answered by the results
 /// that follow it, except the calls of a final batch that is still in flight.
 ///
 /// Returns the ids of calls still in flight.
-pub fn check_pairs(messages: &[Message]) -> Result<HashSet<String>, Violation> {
-    let mut seen_ids: HashSet<&str> = HashSet::new();
-    // Calls of the latest assistant message that are not answered yet.
-    let mut open: Vec<&str> = Vec::new();
-    let mut open_at = 0usize;
+pub fn check_pairs(messages: &[Message]) -> Result<HashSet<String>, PairProblem> {
+    let mut calls: HashMap<&str, PartAt> = HashMap::new();
+    // Calls of the latest assistant message that are not answered yet, in
+    // call order.
+    let mut open: Vec<(&str, PartAt)> = Vec::new();
+    let mut latest_assistant = None;
+    let unanswered = |open: &[(&str, PartAt)], before| {
+        open.first().map(|&(id, call)| PairProblem::Unanswered {
+            id: id.to_owned(),
+            call,
+            before,
+        })
+    };
     for (i, m) in messages.iter().enumerate() {
         if m.role == Role::Assistant {
-            if !open.is_empty() {
-                return Err(violation(
-                    "pairs-intact",
-                    format!(
-                        "tool call `{}` of message {open_at} has no result before message {i}",
-                        open[0]
-                    ),
-                ));
+            if let Some(problem) = unanswered(&open, i) {
+                return Err(problem);
             }
-            for c in m.tool_calls() {
-                if !seen_ids.insert(&c.id) {
-                    return Err(violation(
-                        "pairs-intact",
-                        format!("duplicate tool call id `{}` at message {i}", c.id),
-                    ));
+            for (p, part) in m.parts.iter().enumerate() {
+                let Part::ToolCall(c) = part else { continue };
+                let call = PartAt {
+                    message: i,
+                    part: p,
+                };
+                if let Some(&first) = calls.get(c.id.as_str()) {
+                    return Err(PairProblem::DuplicateId {
+                        id: c.id.clone(),
+                        call,
+                        first,
+                    });
                 }
-                open.push(&c.id);
+                calls.insert(&c.id, call);
+                open.push((&c.id, call));
             }
-            open_at = i;
+            latest_assistant = Some(i);
             continue;
         }
         let mut carried_results = false;
-        for r in m.tool_results() {
+        for (p, part) in m.parts.iter().enumerate() {
+            let Part::ToolResult(r) = part else { continue };
             carried_results = true;
-            match open.iter().position(|id| *id == r.call_id) {
-                Some(pos) => {
-                    open.remove(pos);
-                }
-                None => {
-                    return Err(violation(
-                        "pairs-intact",
-                        format!(
-                            "tool result at message {i} answers `{}`, which the preceding assistant message did not call",
-                            r.call_id
-                        ),
-                    ));
-                }
+            if let Some(pos) = open.iter().position(|(id, _)| *id == r.call_id) {
+                open.remove(pos);
+                continue;
             }
+            let result = PartAt {
+                message: i,
+                part: p,
+            };
+            let id = r.call_id.clone();
+            return Err(match calls.get(r.call_id.as_str()) {
+                Some(&call) if Some(call.message) == latest_assistant => {
+                    PairProblem::SecondResult { id, result, call }
+                }
+                called => PairProblem::StrayResult {
+                    id,
+                    result,
+                    called: called.copied(),
+                },
+            });
         }
         if m.role == Role::Tool && !carried_results {
-            return Err(violation(
-                "pairs-intact",
-                format!("tool message {i} carries no tool result"),
-            ));
+            return Err(PairProblem::EmptyToolMessage { message: i });
         }
         // A person's message or a system message interrupts the batch.
-        if !carried_results && !open.is_empty() {
-            return Err(violation(
-                "pairs-intact",
-                format!(
-                    "tool call `{}` of message {open_at} has no result before message {i}",
-                    open[0]
-                ),
-            ));
+        if !carried_results && let Some(problem) = unanswered(&open, i) {
+            return Err(problem);
         }
     }
-    Ok(open.into_iter().map(str::to_owned).collect())
+    Ok(open.into_iter().map(|(id, _)| id.to_owned()).collect())
 }
 
 /// Whether `b` may directly follow `a` in a request that a provider accepts.
@@ -410,12 +508,79 @@ mod tests {
     }
 
     #[test]
-    fn pairs_reject_orphan_result_and_duplicate_id() {
-        assert!(check_pairs(&[user("hi"), result("a")]).is_err());
-        assert!(
-            check_pairs(&[user("hi"), call("a"), result("a"), call("a"), result("a")]).is_err()
-        );
-        assert!(check_pairs(&[user("hi"), call("a"), user("again")]).is_err());
+    fn pairs_name_each_problem_where_it_shows() {
+        let at = |message, part| PartAt { message, part };
+        let id = || "a".to_string();
+        let cases = [
+            (
+                vec![user("hi"), result("a")],
+                PairProblem::StrayResult {
+                    id: id(),
+                    result: at(1, 0),
+                    called: None,
+                },
+            ),
+            (
+                vec![
+                    user("hi"),
+                    call("a"),
+                    result("a"),
+                    call("b"),
+                    result("b"),
+                    result("a"),
+                ],
+                PairProblem::StrayResult {
+                    id: id(),
+                    result: at(5, 0),
+                    called: Some(at(1, 0)),
+                },
+            ),
+            (
+                vec![user("hi"), call("a"), result("a"), result("a")],
+                PairProblem::SecondResult {
+                    id: id(),
+                    result: at(3, 0),
+                    call: at(1, 0),
+                },
+            ),
+            (
+                vec![user("hi"), call("a"), result("a"), call("a"), result("a")],
+                PairProblem::DuplicateId {
+                    id: id(),
+                    call: at(3, 0),
+                    first: at(1, 0),
+                },
+            ),
+            (
+                vec![user("hi"), call("a"), user("again")],
+                PairProblem::Unanswered {
+                    id: id(),
+                    call: at(1, 0),
+                    before: 2,
+                },
+            ),
+            (
+                vec![user("hi"), call("a"), call("b")],
+                PairProblem::Unanswered {
+                    id: id(),
+                    call: at(1, 0),
+                    before: 2,
+                },
+            ),
+            (
+                vec![
+                    user("hi"),
+                    Message {
+                        role: Role::Tool,
+                        parts: vec![],
+                    },
+                ],
+                PairProblem::EmptyToolMessage { message: 1 },
+            ),
+        ];
+        for (history, problem) in cases {
+            assert_eq!(check_pairs(&history).unwrap_err(), problem, "{history:?}");
+        }
     }
 
     #[test]

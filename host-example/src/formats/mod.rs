@@ -42,10 +42,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use anyhow::{Result, anyhow, bail};
-use condense_model::invariants::check_pairs;
+use condense_model::invariants::{PairProblem, PartAt, check_pairs};
 use condense_model::{Message, Part, Role};
 use serde_json::{Map, Value, json};
-use std::collections::HashSet;
 
 /// The request-body formats condense reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -176,116 +175,58 @@ impl Parsed {
     /// refuses it.
     ///
     /// Whether the messages pair up is decided by [`check_pairs`], the rule the
-    /// compressor enforces, so the two never disagree; this adds the JSON
-    /// location of the first problem, e.g. `messages[3].tool_call_id: tool
+    /// compressor enforces, so the two never disagree; this names the problem
+    /// it reports at its JSON location, e.g. `messages[3].tool_call_id: tool
     /// result answers call `c9` that no assistant message before it made`.
     pub fn check_tool_pairs(&self) -> Result<()> {
-        let messages = &self.messages[..];
-        let Err(violation) = check_pairs(messages) else {
+        let Err(problem) = check_pairs(&self.messages) else {
             return Ok(());
         };
-        // `check_pairs` walks the list in order and stops at the first
-        // problem, so a prefix fails exactly when it reaches the message where
-        // the problem shows: the shortest failing prefix, found by bisection,
-        // ends there. Invariant: `..good` passes, `..bad` fails.
-        let (mut good, mut bad) = (0, messages.len());
-        while bad - good > 1 {
-            let mid = good + (bad - good) / 2;
-            if check_pairs(&messages[..mid]).is_ok() {
-                good = mid;
-            } else {
-                bad = mid;
-            }
-        }
-        let at = bad - 1;
-        let open = check_pairs(&messages[..at]).unwrap_or_default();
-        Err(match self.pairing_problem(at, &open) {
-            Some(problem) => anyhow!(problem),
-            // Not expected: the description below covers every rule of
-            // `check_pairs`; its own words still name the problem.
-            None => anyhow!("{}: {violation}", self.message_at(at)),
-        })
-    }
-
-    /// Describes the pairing problem that shows at message `at`, given the
-    /// calls still `open` before it (all of the latest assistant message).
-    fn pairing_problem(&self, at: usize, open: &HashSet<String>) -> Option<String> {
-        let before = &self.messages[..at];
-        let message = &self.messages[at];
-        let latest_assistant = before.iter().rposition(|m| m.role == Role::Assistant);
-        // The first open call in call order: the one `check_pairs` names.
-        let first_open = latest_assistant.and_then(|a| {
-            let (part, id) = tool_calls(&self.messages[a]).find(|(_, id)| open.contains(*id))?;
-            Some((a, part, id))
-        });
-        let unanswered = |(call_at, part, id): (usize, usize, &str)| {
-            format!(
+        let call_at = |at: PartAt| self.call_at(at.message, at.part);
+        let result_at = |at: PartAt| self.result_at(at.message, at.part);
+        bail!(match problem {
+            PairProblem::Unanswered { id, call, before } => format!(
                 "{}: tool call `{id}` has no result: {}, {} message, comes first (only the \
                  calls of the last assistant message may be pending)",
-                self.call_at(call_at, part),
-                self.message_at(at),
-                role_name(message.role),
-            )
-        };
-        if message.role == Role::Assistant {
-            if let Some(call) = first_open {
-                return Some(unanswered(call));
-            }
-            for (part, id) in tool_calls(message) {
-                let earlier = before
-                    .iter()
-                    .enumerate()
-                    .find_map(|(i, m)| Some((i, tool_calls(m).find(|(_, c)| *c == id)?.0)))
-                    .or_else(|| {
-                        let first = tool_calls(message).find(|(_, c)| *c == id)?.0;
-                        (first < part).then_some((at, first))
-                    });
-                if let Some((i, first)) = earlier {
-                    return Some(format!(
-                        "{}.id: duplicate tool call id `{id}` ({} has it too)",
-                        self.call_at(at, part),
-                        self.call_at(i, first)
-                    ));
-                }
-            }
-            return None;
-        }
-        let mut still_open = open.clone();
-        let mut carries_results = false;
-        for (part, result) in message.parts.iter().enumerate() {
-            let Part::ToolResult(result) = result else {
-                continue;
-            };
-            carries_results = true;
-            if still_open.remove(&result.call_id) {
-                continue;
-            }
-            let id = result.call_id.as_str();
-            let called = before
-                .iter()
-                .enumerate()
-                .find_map(|(i, m)| Some((i, tool_calls(m).find(|(_, c)| *c == id)?.0)));
-            let at_result = self.result_at(at, part);
-            return Some(match called {
-                None => format!(
-                    "{at_result}: tool result answers call `{id}` that no assistant message \
-                     before it made"
-                ),
-                Some((i, call)) if Some(i) == latest_assistant => format!(
-                    "{at_result}: a second tool result for call `{id}` of {}",
-                    self.call_at(i, call)
-                ),
-                Some((i, call)) => format!(
-                    "{at_result}: tool result answers call `{id}` of {}, but results must \
-                     directly follow the assistant message that made the call",
-                    self.call_at(i, call)
-                ),
-            });
-        }
-        if !carries_results && let Some(call) = first_open {
-            return Some(unanswered(call));
-        }
-        None
+                call_at(call),
+                self.message_at(before),
+                role_name(self.messages[before].role),
+            ),
+            PairProblem::DuplicateId { id, call, first } => format!(
+                "{}.id: duplicate tool call id `{id}` ({} has it too)",
+                call_at(call),
+                call_at(first)
+            ),
+            PairProblem::SecondResult { id, result, call } => format!(
+                "{}: a second tool result for call `{id}` of {}",
+                result_at(result),
+                call_at(call)
+            ),
+            PairProblem::StrayResult {
+                id,
+                result,
+                called: None,
+            } => format!(
+                "{}: tool result answers call `{id}` that no assistant message before it made",
+                result_at(result)
+            ),
+            PairProblem::StrayResult {
+                id,
+                result,
+                called: Some(call),
+            } => format!(
+                "{}: tool result answers call `{id}` of {}, but results must directly follow \
+                 the assistant message that made the call",
+                result_at(result),
+                call_at(call)
+            ),
+            // The formats give every tool message its result; kept for
+            // completeness.
+            PairProblem::EmptyToolMessage { message } => format!(
+                "{}: a tool message without a tool result",
+                self.message_at(message)
+            ),
+        })
     }
 
     /// The JSON location of message `index` of [`messages`](Self::messages).
