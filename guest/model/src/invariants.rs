@@ -595,21 +595,6 @@ mod tests {
     }
 
     #[test]
-    fn fold_with_summary_ack_and_pinned_opening_is_valid() {
-        let sys = Message::text(Role::System, "sys");
-        let h = vec![
-            sys.clone(),
-            user("task"),
-            call("a"),
-            result("a"),
-            call("b"),
-            result("b"),
-        ];
-        let out = vec![sys, summary(), ack(), user("task"), call("b"), result("b")];
-        check_output(&h, &out, cut(4, 4)).unwrap();
-    }
-
-    #[test]
     fn dropped_system_message_is_caught() {
         let h = vec![
             Message::text(Role::System, "sys"),
@@ -861,7 +846,7 @@ mod tests {
     }
 
     #[test]
-    fn a_summary_pair_out_of_place_or_without_a_fold_is_caught() {
+    fn the_summary_pair_belongs_after_the_leading_system_messages_of_a_fold() {
         let sys = Message::text(Role::System, "sys");
         let h = vec![
             sys.clone(),
@@ -871,6 +856,16 @@ mod tests {
             call("b"),
             result("b"),
         ];
+        // Before the pinned opener: valid.
+        let out = vec![
+            sys.clone(),
+            summary(),
+            ack(),
+            user("task"),
+            call("b"),
+            result("b"),
+        ];
+        check_output(&h, &out, cut(4, 4)).unwrap();
         // After the pinned opener instead of before it.
         let out = vec![
             sys.clone(),
