@@ -18,7 +18,7 @@
 //! native build. Case counts are set explicitly in each test's config;
 //! `PROPTEST_RNG_SEED` reproduces a run.
 
-use condense_compressor::assemble::summary_pair;
+use condense_compressor::assemble::{LANGUAGES, summary_pair};
 use condense_compressor::segment::{opener_before, safe_cut_points};
 use condense_model::invariants::{check_output, check_pairs, is_rewrite_of};
 use condense_model::tokens::{estimate_message, estimate_total};
@@ -752,9 +752,6 @@ fn signed_thinking(messages: &[Message]) -> Vec<&Part> {
 fn is_carrier(m: &Message) -> bool {
     m.role == Role::Tool || (m.role == Role::User && m.has_tool_results())
 }
-
-/// Every language the summary's framing comes in.
-const LANGUAGES: [&str; 10] = ["en", "de", "fr", "es", "pt", "it", "ru", "zh", "ja", "ko"];
 
 /// The smallest request any fold could make of `input`: the history as it
 /// is, or a fold at the last safe cut point (every system message, the

@@ -20,6 +20,9 @@
 
 use condense_model::{Message, Role, SUMMARY_MARKER};
 
+/// The languages the framing is written in; any other gets the English one.
+pub const LANGUAGES: [&str; 10] = ["en", "de", "fr", "es", "pt", "it", "ru", "zh", "ja", "ko"];
+
 struct Framing {
     intro: &'static str,
     ack: &'static str,
@@ -119,9 +122,7 @@ mod tests {
 
     #[test]
     fn every_framing_is_marked() {
-        for lang in [
-            "en", "de", "fr", "es", "pt", "it", "ru", "zh", "ja", "ko", "xx",
-        ] {
+        for lang in LANGUAGES.iter().chain(&["xx"]) {
             let [s, a] = summary_pair("facts", lang);
             assert!(s.is_condense_summary() && a.is_condense_summary(), "{lang}");
             assert!(s.joined_text().ends_with("facts"));

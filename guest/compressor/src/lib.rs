@@ -118,9 +118,7 @@ pub fn compress(
     // are not spent on keeping more: each token the passes save stays saved,
     // which lowers every request until the next compaction, and puts that
     // compaction further away).
-    // The framing's language is only known once the boundary is (it is the
-    // folded messages'); any language's framing serves for the estimate.
-    let max_pair = pair_tokens(language::detect(messages), config.summary_max_tokens);
+    let max_pair = max_pair_tokens(config.summary_max_tokens);
     let Some(boundary) = fold::choose_boundary(
         messages,
         &sizes,
@@ -294,13 +292,26 @@ impl Fold {
     }
 }
 
-/// What the summary pair costs with a summary of `summary_tokens`.
-fn pair_tokens(language: &str, summary_tokens: u32) -> u64 {
-    let framing: u64 = assemble::summary_pair("", language)
+/// The most a summary pair with a summary of up to `summary_tokens` can cost,
+/// for choosing the boundary. An upper bound, or a boundary could be chosen
+/// whose request ends up over the threshold: the framing's language is only
+/// known once the boundary is (it is the folded messages'), so this takes the
+/// longest framing, plus a margin: the estimator does not promise that the
+/// joined text costs no more than its parts (the test below finds no case
+/// that needs it).
+fn max_pair_tokens(summary_tokens: u32) -> u64 {
+    const JOIN_SLACK: u64 = 2;
+    let framing = assemble::LANGUAGES
         .iter()
-        .map(|m| u64::from(condense_model::tokens::estimate_message(m)))
-        .sum();
-    framing + u64::from(summary_tokens)
+        .map(|lang| {
+            assemble::summary_pair("", lang)
+                .iter()
+                .map(|m| u64::from(estimate_message(m)))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    framing + u64::from(summary_tokens) + JOIN_SLACK
 }
 
 /// Cuts `text` at a char boundary so its estimate fits `max_tokens`.
@@ -321,4 +332,32 @@ fn clamp_to_tokens(mut text: String, max_tokens: u32) -> String {
 
 fn saturate(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pair_estimate_bounds_every_framing_and_summary() {
+        let summaries = [
+            String::new(),
+            "facts".into(),
+            "42 files changed".into(),
+            "## Files\n- src/main.rs (Edit ×2)\n$ cargo test → ok".repeat(40),
+            "要約：パーサーを修正した。".repeat(30),
+            "Краткое содержание: исправлен парсер. ".repeat(30),
+            "    let x = vec![1, 2, 3];\n}".repeat(50),
+        ];
+        for lang in assemble::LANGUAGES.iter().chain(&["xx"]) {
+            for summary in &summaries {
+                let cost: u64 = assemble::summary_pair(summary, lang)
+                    .iter()
+                    .map(|m| u64::from(estimate_message(m)))
+                    .sum();
+                let bound = max_pair_tokens(estimate_text(summary));
+                assert!(cost <= bound, "{lang}: {cost} > {bound} for {summary:.20}");
+            }
+        }
+    }
 }
