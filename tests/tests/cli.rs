@@ -47,24 +47,27 @@ impl Session {
         self.dir.path().join(name)
     }
 
-    /// One model call: `condense compress --config C --checkpoint K --report R`.
-    fn compress(&self, body: &str, extra: &[&str]) -> Result<String, String> {
-        let (config, checkpoint, report) = (
-            self.path("condense.toml"),
-            self.path("k.json"),
-            self.path("report.json"),
-        );
+    /// The arguments of one model call:
+    /// `compress --config C --checkpoint K --report R`, then `extra`.
+    fn compress_args(&self, extra: &[&str]) -> Vec<String> {
+        let path = |name| self.path(name).to_str().unwrap().to_owned();
         let mut args = vec![
-            "compress",
-            "--config",
-            config.to_str().unwrap(),
-            "--checkpoint",
-            checkpoint.to_str().unwrap(),
-            "--report",
-            report.to_str().unwrap(),
+            "compress".to_owned(),
+            "--config".to_owned(),
+            path("condense.toml"),
+            "--checkpoint".to_owned(),
+            path("k.json"),
+            "--report".to_owned(),
+            path("report.json"),
         ];
-        args.extend_from_slice(extra);
-        condense(&args, body)
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    }
+
+    /// One model call, in this session's files.
+    fn compress(&self, body: &str, extra: &[&str]) -> Result<String, String> {
+        let args = self.compress_args(extra);
+        condense(&args.iter().map(String::as_str).collect::<Vec<_>>(), body)
     }
 
     fn report(&self) -> Value {
@@ -536,21 +539,8 @@ fn bad_input_is_an_error_naming_its_location_and_writes_nothing() {
         std::fs::write(files.path("k.json"), &case.checkpoint).unwrap();
         std::fs::write(files.path("report.json"), b"{\"previous\": \"report\"}").unwrap();
         let before = snapshot(files.dir.path());
-        let (config, checkpoint, report) = (
-            files.path("condense.toml"),
-            files.path("k.json"),
-            files.path("report.json"),
-        );
-        let mut args = vec![
-            "compress",
-            "--config",
-            config.to_str().unwrap(),
-            "--checkpoint",
-            checkpoint.to_str().unwrap(),
-            "--report",
-            report.to_str().unwrap(),
-        ];
-        args.extend_from_slice(case.extra);
+        let args = files.compress_args(case.extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (outcome, stdout) = condense_bytes(&args, &case.stdin);
         let e = outcome.expect_err(&format!("{name}: must be an error"));
         for expected in &case.expected {
