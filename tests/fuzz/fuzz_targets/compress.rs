@@ -14,10 +14,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     let mut g = Gen::new(&mut u);
-    let (Ok(config), Ok(summarizer)) = (g.config(), g.summarizer()) else {
-        return;
-    };
-    let Ok(mut history) = g.history() else {
+    let Ok((config, summarizer, mut history)) = g.session() else {
         return;
     };
     if g.maybe_break(&mut history).is_err() {

@@ -17,10 +17,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     let mut g = Gen::new(&mut u);
-    let (Ok(config), Ok(summarizer)) = (g.config(), g.summarizer()) else {
-        return;
-    };
-    let Ok(history) = g.history() else {
+    let Ok((config, summarizer, history)) = g.session() else {
         return;
     };
     // Call points: increasing prefix lengths, the whole history last.

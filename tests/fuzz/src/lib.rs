@@ -410,6 +410,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         Ok(())
     }
 
+    /// What every compress-driving target starts from, drawn in this order
+    /// (the order fixes which bytes make what, so the kept inputs stay valid):
+    /// a config, a summarizer and a history that passes `check_pairs`.
+    pub fn session(&mut self) -> Result<(Config, Summarizer, Vec<Message>)> {
+        let config = self.config()?;
+        let summarizer = self.summarizer()?;
+        Ok((config, summarizer, self.history()?))
+    }
+
     /// A history that passes `check_pairs`.
     pub fn history(&mut self) -> Result<Vec<Message>> {
         let mut h = Vec::new();
