@@ -718,8 +718,7 @@ pub fn check_outcome(
     outcome: &Outcome,
 ) {
     let report = &outcome.report;
-    if let Err(v) = invariants::check_output(history, &outcome.messages, report.cut())
-    {
+    if let Err(v) = invariants::check_output(history, &outcome.messages, report.cut()) {
         panic!("check_output: {v} (trigger {:?})", report.trigger);
     }
     let estimate: u64 = outcome
