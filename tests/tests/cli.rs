@@ -8,7 +8,7 @@ use condense_host::replay::{ReplayStats, Step, replay, replay_middleware};
 use condense_host::settings::{ConfigFile, Settings};
 use condense_model::{Checkpoint, Config, Message, RANGES};
 use condense_tests::{corpus_dir, embedded_middleware, guests, session_names};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 /// Runs `condense ARGS` with `stdin`; returns stdout, or the error.
@@ -620,6 +620,39 @@ fn a_single_message_over_the_threshold_is_sent_unchanged_as_wont_shrink() {
     assert!(
         report["guest"]["tokens_before"].as_u64().unwrap() > 1000,
         "{report}"
+    );
+}
+
+/// An assistant message with the deprecated `function_call` field, rewritten
+/// by the reasoning pass, goes out with the field where it was: not as an
+/// untyped `content` entry, which OpenAI rejects.
+#[test]
+fn a_rewritten_message_keeps_its_legacy_function_call_field() {
+    let files = Session::new(
+        "token_threshold = 1000\ntarget_tokens = 600\nkeep_recent_tokens = 1\nsummary_max_tokens = 100\nrecent_turns = 0\nstrip_reasoning_after_turns = 1\n",
+    );
+    let function_call = json!({"name": "weather", "arguments": "{\"city\":\"Oslo\"}"});
+    let body = String::from_utf8(openai_body(vec![
+        user("What is the weather in Oslo?"),
+        json!({
+            "role": "assistant",
+            "content": "Checking.",
+            "reasoning_content": "the user wants the weather, so I call the tool ".repeat(200),
+            "function_call": function_call,
+        }),
+        user("Thanks."),
+        json!({"role": "assistant", "content": "You are welcome."}),
+        user("Bye."),
+    ]))
+    .unwrap();
+    let out: Value = serde_json::from_str(&files.compress(&body, &[]).unwrap()).unwrap();
+    let report = files.report();
+    assert_eq!(report["guest"]["trigger"], "compacted", "{report}");
+    assert_eq!(report["guest"]["passes"]["reasoning_pruned"], 1, "{report}");
+    assert_eq!(
+        out["messages"][1],
+        json!({"role": "assistant", "content": "Checking.", "function_call": function_call}),
+        "{out}"
     );
 }
 
