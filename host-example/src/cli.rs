@@ -10,8 +10,8 @@ use crate::replay::{ReplayStats, replay_middleware};
 use crate::settings::{self, ConfigFile, Settings};
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
-use condense_model::invariants::summary_position;
-use condense_model::{Checkpoint, Message, Part};
+use crate::SessionCheckpoint;
+use condense_model::{Item, Message, Part};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -333,14 +333,24 @@ fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) ->
         FormatArg::Anthropic => Some(Format::Anthropic),
     };
     let parsed = parse_body(&input, format, "stdin")?;
-    let previous = match &args.checkpoint {
-        Some(path) => read_checkpoint(path)?,
-        None => None,
+    // condense's own state never blocks a model call: a checkpoint file it
+    // cannot read is ignored (the report says why) and replaced.
+    let (previous, unreadable) = match &args.checkpoint {
+        Some(path) => match read_checkpoint(path) {
+            Ok(previous) => (previous, None),
+            Err(why) => (None, Some(why)),
+        },
+        None => (None, None),
     };
     let middleware = settings.middleware()?;
 
-    let sent = middleware.compress(parsed.messages(), &settings.compress, previous.as_ref());
-    let body = serde_json::to_vec(&parsed.render(&sent.messages))?;
+    let json = settings.compressor_json();
+    let mut sent = middleware.compress(parsed.messages(), &settings.core, &json, previous.as_ref());
+    if let Some(why) = unreadable {
+        tracing::warn!("{why}");
+        sent.report.checkpoint_ignored = Some(why);
+    }
+    let body = serde_json::to_vec(&parsed.render(&sent.items))?;
     if let (Some(path), Some(checkpoint)) = (&args.checkpoint, &sent.checkpoint) {
         write_atomically(path, &serde_json::to_vec_pretty(checkpoint)?)?;
     }
@@ -352,18 +362,22 @@ fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) ->
     Ok(())
 }
 
-/// A missing file is a session without a checkpoint yet. A file that is not a
-/// checkpoint is an error: it is most likely the wrong path.
-fn read_checkpoint(path: &Path) -> Result<Option<Checkpoint>> {
+/// A missing file is a session without a checkpoint yet. A file that cannot
+/// be read as one (garbage, a missing field, another version's format) is
+/// the reason it is ignored.
+fn read_checkpoint(path: &Path) -> Result<Option<SessionCheckpoint>, String> {
     match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).with_context(|| {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
             format!(
-                "checkpoint file {}: not a condense checkpoint",
+                "checkpoint file {} is not a checkpoint this condense reads ({e}): ignored",
                 path.display()
             )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read checkpoint file {}", path.display())),
+        Err(e) => Err(format!(
+            "cannot read checkpoint file {} ({e}): ignored",
+            path.display()
+        )),
     }
 }
 
@@ -409,7 +423,8 @@ fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
                 name.clone(),
                 replay_middleware(
                     &middleware,
-                    &settings.compress,
+                    &settings.core,
+                    &settings.compressor_json(),
                     parsed.messages(),
                     |_, _| {},
                 ),
@@ -424,7 +439,7 @@ fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "token_threshold = {}, target_tokens = {}\n",
-        settings.compress.token_threshold, settings.compress.target_tokens
+        settings.core.token_threshold, settings.core.target_tokens
     )?;
     writeln!(
         out,
@@ -462,7 +477,7 @@ fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
 fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     // The demo shows the passes at work unless a config file says otherwise.
     let mut defaults = Settings::for_replay();
-    defaults.compress = defaults.compress.with_passes();
+    defaults.compressor = compressor_keys(&condense_compressor::Settings::default().with_passes());
     let settings = args.common.settings(defaults)?;
     let parsed = parse_body(DEMO_SESSION, Some(Format::OpenAi), "embedded demo session")?;
     let history = parsed.messages();
@@ -483,12 +498,19 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "  config     token_threshold = {}, target_tokens = {}, keep_recent_tokens = {}, summary_max_tokens = {}",
-        settings.compress.token_threshold,
-        settings.compress.target_tokens,
-        settings.compress.keep_recent_tokens,
-        settings.compress.summary_max_tokens
+        settings.core.token_threshold,
+        settings.core.target_tokens,
+        settings.core.keep_recent_tokens,
+        settings.core.summary_max_tokens
     )?;
-    writeln!(out, "  passes     {}", describe_passes(&settings.compress))?;
+    // The demo runs the embedded compressor unless told otherwise; the
+    // passes it describes are that compressor's.
+    let passes = condense_compressor::Settings::parse(&settings.compressor_json()).ok();
+    writeln!(
+        out,
+        "  passes     {}",
+        passes.as_ref().map_or("as the loaded compressor's settings say".into(), describe_passes)
+    )?;
     writeln!(
         out,
         "  components compressor and summarizer in the wasmtime sandbox (embedded)\n"
@@ -505,7 +527,8 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     let mut last = None;
     // The replay callback cannot return errors: collect its lines, print after.
     let mut events = Vec::new();
-    let stats = replay_middleware(&middleware, &settings.compress, history, |request, sent| {
+    let json = settings.compressor_json();
+    let stats = replay_middleware(&middleware, &settings.core, &json, history, |request, sent| {
         call += 1;
         times.push(sent.report.elapsed_us);
         if let Some(r) = sent
@@ -553,7 +576,7 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         // messages are the input's, with no summary in them.
         let folded = sent.report.status == Status::Compressed
             && sent.report.guest.as_ref().is_some_and(|r| r.boundary > 0);
-        last = Some((request.len(), sent.messages.clone(), folded));
+        last = Some((request.len(), sent.messages(request), sent.items.clone(), folded));
     });
     for line in events {
         writeln!(out, "{line}")?;
@@ -569,17 +592,17 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "  peak request          {} tokens (threshold {}; uncompressed the last request is {})",
-        stats.peak_request_tokens, settings.compress.token_threshold, stats.history_tokens
+        stats.peak_request_tokens, settings.core.token_threshold, stats.history_tokens
     )?;
     writeln!(
         out,
         "  cost vs uncompressed  {:.3}  (cache-weighted: cached prefix x0.1, the rest x1.25)",
         stats.cost_ratio()
     )?;
-    if settings.compress.passes_enabled() {
+    if let Some(passes) = passes.filter(condense_compressor::Settings::passes_enabled) {
         // The same replay with the passes off, for comparison.
-        let off = settings.compress.clone().without_passes();
-        let without = replay_middleware(&middleware, &off, history, |_, _| {});
+        let off = serde_json::Value::Object(compressor_keys(&passes.without_passes())).to_string();
+        let without = replay_middleware(&middleware, &settings.core, &off, history, |_, _| {});
         writeln!(
             out,
             "  without the passes    {:.3}  ({} compactions, peak {} tokens)",
@@ -595,7 +618,7 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         median_us as f64 / 1000.0
     )?;
 
-    if let Some((history_len, sent, folded)) = last {
+    if let Some((history_len, sent, items, folded)) = last {
         writeln!(
             out,
             "\nThe last request: {history_len} history messages sent as {} messages:",
@@ -610,7 +633,9 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
             )?;
         }
         writeln!(out, "  ...   then the recent tail, verbatim")?;
-        if let Some(summary) = sent.get(summary_position(&sent)).filter(|_| folded) {
+        // condense's own summary is the first item it wrote.
+        let written = items.iter().position(|i| matches!(i, Item::Written(_)));
+        if let Some(summary) = written.map(|k| &sent[k]).filter(|_| folded) {
             writeln!(
                 out,
                 "\nThe summary the model sees instead of the folded history:\n"
@@ -628,8 +653,18 @@ fn count(n: u32, one: &str, many: &str, what: &str) -> String {
     format!("{n} {} {what}", if n == 1 { one } else { many })
 }
 
+/// `settings` as the keys of a config file.
+fn compressor_keys(
+    settings: &condense_compressor::Settings,
+) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::to_value(settings) {
+        Ok(serde_json::Value::Object(keys)) => keys,
+        _ => serde_json::Map::new(),
+    }
+}
+
 /// Which passes `config` turns on, for the demo's header.
-fn describe_passes(config: &condense_model::Config) -> String {
+fn describe_passes(config: &condense_compressor::Settings) -> String {
     let mut on = Vec::new();
     if config.strip_reasoning_after_turns > 0 && !config.reasoning_echo {
         on.push(format!(
@@ -643,12 +678,12 @@ fn describe_passes(config: &condense_model::Config) -> String {
             config.max_loop_steps_before_aggregate
         ));
     }
-    if config.clear_mode != condense_model::ClearMode::Off {
+    if config.clear_mode != condense_compressor::settings::ClearMode::Off {
         on.push(format!(
             "old results over {} characters {}",
             config.result_char_threshold,
             match config.clear_mode {
-                condense_model::ClearMode::Clear => "cleared",
+                condense_compressor::settings::ClearMode::Clear => "cleared",
                 _ => "truncated",
             }
         ));
@@ -734,7 +769,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_checkpoint_file_is_an_error_and_missing_is_none() {
+    fn a_bad_checkpoint_file_is_a_reason_to_ignore_it_and_missing_is_none() {
         let dir = tempfile::tempdir().unwrap();
         assert!(
             read_checkpoint(&dir.path().join("missing"))
@@ -743,7 +778,8 @@ mod tests {
         );
         let bad = dir.path().join("bad");
         std::fs::write(&bad, "not json").unwrap();
-        let e = format!("{:#}", read_checkpoint(&bad).unwrap_err());
-        assert!(e.contains("not a condense checkpoint"), "{e}");
+        let e = read_checkpoint(&bad).unwrap_err();
+        assert!(e.contains("is not a checkpoint this condense reads"), "{e}");
+        assert!(e.ends_with(": ignored"), "{e}");
     }
 }

@@ -18,8 +18,8 @@
 //!     ComponentSource::Path("my_summarizer.wasm".into()),
 //! )?;
 //! let middleware = Middleware::new(runtime);
-//! let sent = middleware.compress(&history, &condense_model::Config::default(), None);
-//! // Send `sent.messages`; store `sent.checkpoint` beside the session.
+//! let sent = middleware.compress(&history, &condense_model::CoreConfig::default(), "{}", None);
+//! // Send `sent.messages(&history)`; store `sent.checkpoint` beside the session.
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
@@ -33,7 +33,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod settings;
 
-pub use middleware::{Compressed, HostReport, Middleware, Status};
+pub use middleware::{Compressed, HostReport, Middleware, SessionCheckpoint, Status};
 pub use runtime::{
     ComponentLabel, ComponentRole, ComponentSource, FailureKind, GuestFailure, Runtime,
 };

@@ -3,9 +3,10 @@
 //! model gets the original messages and the report says why.
 
 use crate::runtime::{ComponentLabel, FailureKind, GuestFailure, Runtime};
-use condense_model::invariants::check_output;
-use condense_model::{Checkpoint, Config, Message, Outcome, Part, Report};
-use serde::Serialize;
+use condense_model::hash::prefix_hash;
+use condense_model::invariants::{History, check_items};
+use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Part, Report};
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 /// The default of [`Middleware::with_max_request_bytes`] and of the config
@@ -22,14 +23,46 @@ pub struct Middleware {
     max_request_bytes: usize,
 }
 
+/// What the host keeps beside a session between calls: the compressor's
+/// checkpoint, and the host's own hash of the history it folded. While the
+/// history still starts with those messages, the next call sends only the
+/// messages from the checkpoint's boundary on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionCheckpoint {
+    pub checkpoint: Checkpoint,
+    /// Hex of `condense_model::hash::prefix_hash` of the history before
+    /// `checkpoint.boundary`.
+    pub prefix_hash: String,
+}
+
+impl SessionCheckpoint {
+    /// Whether `history` still starts with the messages this checkpoint folded.
+    pub fn fits(&self, history: &[Message]) -> bool {
+        let boundary = self.checkpoint.boundary as usize;
+        boundary <= history.len() && hex(prefix_hash(&history[..boundary])) == self.prefix_hash
+    }
+}
+
+fn hex(hash: u128) -> String {
+    format!("{hash:032x}")
+}
+
 /// What to send to the model, and what to store beside the session.
 #[derive(Clone, Debug)]
 pub struct Compressed {
-    pub messages: Vec<Message>,
+    /// The request, by reference into the history (see [`Item`]).
+    pub items: Vec<Item>,
     /// Pass it to the next call. On failure this is the checkpoint the call
     /// was given, so one failed call does not lose the fold.
-    pub checkpoint: Option<Checkpoint>,
+    pub checkpoint: Option<SessionCheckpoint>,
     pub report: HostReport,
+}
+
+impl Compressed {
+    /// The request as messages: `history` is the one the call was given.
+    pub fn messages(&self, history: &[Message]) -> Vec<Message> {
+        condense_model::materialize(&self.items, history)
+    }
 }
 
 /// Whether the messages were compressed or passed through after a failure.
@@ -59,6 +92,13 @@ pub struct HostReport {
     /// that failed validation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guest: Option<Report>,
+    /// Why the stored checkpoint was not used, when one was given and not
+    /// used (the fold was recomputed: one prompt-cache break).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint_ignored: Option<String>,
+    /// The index of the first history message sent to the compressor: the
+    /// checkpoint's boundary when the folded messages were unchanged, else 0.
+    pub sent_from: u32,
     /// Wall time of the whole call, validation included.
     pub elapsed_us: u64,
 }
@@ -90,17 +130,26 @@ impl Middleware {
         &self.runtime
     }
 
-    /// Compresses `messages` (the durable history, which is never modified)
-    /// into the request to send. On any failure, returns a copy of `messages`
-    /// and the given checkpoint, and logs a warning.
+    /// Compresses `history` (the durable history, which is never modified)
+    /// into the request to send; `settings` is the compressor's settings JSON
+    /// (`"{}"`: its defaults). With a checkpoint whose folded messages are
+    /// unchanged, only the messages after them are sent to the compressor.
+    /// On any failure, the request is the history unchanged with the given
+    /// checkpoint, and a warning is logged.
     pub fn compress(
         &self,
-        messages: &[Message],
-        config: &Config,
-        checkpoint: Option<&Checkpoint>,
+        history: &[Message],
+        config: &CoreConfig,
+        settings: &str,
+        checkpoint: Option<&SessionCheckpoint>,
     ) -> Compressed {
         let started = Instant::now();
-        let size = request_bytes(messages);
+        let unchanged = |report: HostReport| Compressed {
+            items: (0..history.len() as u32).map(Item::Kept).collect(),
+            checkpoint: checkpoint.cloned(),
+            report,
+        };
+        let size = request_bytes(history);
         if size > self.max_request_bytes {
             // Checked before the runtime is called: the point of the cap is
             // that such a request is never copied into the guest. No
@@ -111,52 +160,77 @@ impl Middleware {
                 self.max_request_bytes
             );
             tracing::warn!("condense failed open: {reason}");
-            return Compressed {
-                messages: messages.to_vec(),
-                checkpoint: checkpoint.cloned(),
-                report: HostReport {
-                    status: Status::FailedOpen,
-                    component: None,
-                    failure: None,
-                    reason: Some(reason),
-                    guest: None,
-                    elapsed_us: elapsed_us(started),
-                },
-            };
+            return unchanged(HostReport {
+                status: Status::FailedOpen,
+                component: None,
+                failure: None,
+                reason: Some(reason),
+                guest: None,
+                checkpoint_ignored: None,
+                sent_from: 0,
+                elapsed_us: elapsed_us(started),
+            });
         }
-        let result = self
-            .runtime
-            .call(messages, config, checkpoint)
+        let call = |offset: usize| {
+            self.runtime.call(
+                &history[offset..],
+                offset,
+                config,
+                settings,
+                checkpoint.map(|c| &c.checkpoint),
+            )
+        };
+        // Between compactions the folded messages need not cross the
+        // boundary again: the host checks its hash of them and sends the rest.
+        let resume = checkpoint
+            .filter(|c| c.checkpoint.boundary > 0 && c.fits(history))
+            .map_or(0, |c| c.checkpoint.boundary as usize);
+        let mut sent_from = resume;
+        let mut result = call(resume);
+        if resume > 0 && matches!(&result, Err(f) if f.kind == FailureKind::NeedsFullHistory) {
+            sent_from = 0;
+            result = call(0);
+        }
+        let result = result
             .map_err(|failure| (failure, None))
-            .and_then(|outcome| self.validate(messages, size, config, outcome));
+            .and_then(|outcome| self.validate(history, size, config, outcome));
         let elapsed_us = elapsed_us(started);
         match result {
-            Ok(outcome) => Compressed {
-                messages: outcome.messages,
-                checkpoint: outcome.checkpoint,
-                report: HostReport {
-                    status: Status::Compressed,
-                    component: None,
-                    failure: None,
-                    reason: None,
-                    guest: Some(outcome.report),
-                    elapsed_us,
-                },
-            },
-            Err((failure, guest)) => {
-                tracing::warn!(component = %failure.component, kind = ?failure.kind, "condense failed open: {failure}");
+            Ok(outcome) => {
+                let stored = outcome.checkpoint.map(|cp| match checkpoint {
+                    Some(given) if given.checkpoint == cp => given.clone(),
+                    _ => SessionCheckpoint {
+                        prefix_hash: hex(prefix_hash(&history[..cp.boundary as usize])),
+                        checkpoint: cp,
+                    },
+                });
                 Compressed {
-                    messages: messages.to_vec(),
-                    checkpoint: checkpoint.cloned(),
+                    items: outcome.items,
+                    checkpoint: stored,
                     report: HostReport {
-                        status: Status::FailedOpen,
-                        reason: Some(failure.to_string()),
-                        component: Some(failure.component),
-                        failure: Some(failure.kind),
-                        guest,
+                        status: Status::Compressed,
+                        component: None,
+                        failure: None,
+                        reason: None,
+                        checkpoint_ignored: outcome.report.checkpoint_ignored.clone(),
+                        guest: Some(outcome.report),
+                        sent_from: sent_from as u32,
                         elapsed_us,
                     },
                 }
+            }
+            Err((failure, guest)) => {
+                tracing::warn!(component = %failure.component, kind = ?failure.kind, "condense failed open: {failure}");
+                unchanged(HostReport {
+                    status: Status::FailedOpen,
+                    reason: Some(failure.to_string()),
+                    component: Some(failure.component),
+                    failure: Some(failure.kind),
+                    guest,
+                    checkpoint_ignored: None,
+                    sent_from: sent_from as u32,
+                    elapsed_us,
+                })
             }
         }
     }
@@ -166,14 +240,14 @@ impl Middleware {
     /// reach the model. An invalid output keeps its report for the record.
     fn validate(
         &self,
-        input: &[Message],
+        history: &[Message],
         input_bytes: usize,
-        config: &Config,
+        config: &CoreConfig,
         outcome: Outcome,
     ) -> Result<Outcome, (GuestFailure, Option<Report>)> {
-        let checked = check_output(input, &outcome.messages, outcome.report.cut())
+        let checked = check_items(History::whole(history), &outcome.items, outcome.report.cut())
             .map_err(|violation| violation.to_string())
-            .and_then(|()| within_size(input_bytes, &outcome.messages, config));
+            .and_then(|()| within_size(history, input_bytes, &outcome.items, config));
         match checked {
             Ok(()) => Ok(outcome),
             Err(detail) => Err((
@@ -194,10 +268,18 @@ impl Middleware {
 /// longer in bytes than the folded messages it replaced, though shorter in
 /// tokens (CJK history, English summary): at most `summary_max_tokens` tokens
 /// of up to 16 bytes each, plus the framing.
-fn within_size(input_bytes: usize, output: &[Message], config: &Config) -> Result<(), String> {
+fn within_size(
+    history: &[Message],
+    input_bytes: usize,
+    items: &[Item],
+    config: &CoreConfig,
+) -> Result<(), String> {
     const FRAMING_BYTES: usize = 4_096;
     let allowed = input_bytes + 16 * config.summary_max_tokens as usize + FRAMING_BYTES;
-    let output_bytes = request_bytes(output);
+    let output_bytes: usize = items
+        .iter()
+        .map(|item| message_bytes(item.message(history)))
+        .sum();
     if output_bytes > allowed {
         return Err(format!(
             "output-size: the output carries {output_bytes} bytes, more than the input's \
@@ -219,9 +301,13 @@ fn elapsed_us(started: Instant) -> u64 {
 /// re-serialised, compactly), so a body within the cap of
 /// `condense compress` is within the middleware's cap too.
 pub fn request_bytes(messages: &[Message]) -> usize {
-    messages
+    messages.iter().map(message_bytes).sum()
+}
+
+fn message_bytes(message: &Message) -> usize {
+    message
+        .parts
         .iter()
-        .flat_map(|m| &m.parts)
         .map(|part| match part {
             Part::Text(text) | Part::Opaque(text) => text.len(),
             Part::Thinking(t) => t.text.len() + t.signature.as_ref().map_or(0, String::len),
@@ -286,24 +372,25 @@ mod tests {
         let middleware = settings.middleware().unwrap();
         assert_eq!(middleware.max_request_bytes(), 1024);
         let request = |bytes: usize| vec![Message::text(Role::User, "x".repeat(bytes))];
-        let checkpoint = Checkpoint {
-            boundary: 3,
+        let checkpoint = SessionCheckpoint {
+            checkpoint: Checkpoint {
+                version: 1,
+                boundary: 3,
+                state: b"{}".to_vec(),
+            },
             prefix_hash: "abc".into(),
-            folded_tokens: 10,
-            summary: "s".into(),
-            tail_start: 3,
-            horizon: 4,
         };
+        let json = settings.compressor_json();
 
         let at_cap = request(1024);
-        let sent = middleware.compress(&at_cap, &settings.compress, None);
+        let sent = middleware.compress(&at_cap, &settings.core, &json, None);
         assert_eq!(sent.report.status, Status::Compressed, "{:?}", sent.report);
         assert!(sent.report.guest.is_some());
 
         let over = request(1025);
-        let sent = middleware.compress(&over, &settings.compress, Some(&checkpoint));
+        let sent = middleware.compress(&over, &settings.core, &json, Some(&checkpoint));
         assert_eq!(sent.report.status, Status::FailedOpen);
-        assert_eq!(sent.messages, over);
+        assert_eq!(sent.messages(&over), over);
         assert_eq!(sent.checkpoint, Some(checkpoint));
         assert_eq!(
             sent.report.reason.as_deref(),

@@ -9,7 +9,7 @@
 
 use crate::{Compressed, Middleware, Status};
 use condense_model::tokens::estimate_messages;
-use condense_model::{Checkpoint, Config, Message, Role, Trigger};
+use condense_model::{CoreConfig, Message, Role, Trigger};
 use serde::Serialize;
 
 /// Price of cached-prefix tokens relative to plain input.
@@ -18,9 +18,9 @@ pub const CACHED_PRICE: f64 = 0.1;
 pub const WRITE_PRICE: f64 = 1.25;
 
 /// What one call of the compressor gave back.
-pub struct Step {
+pub struct Step<C> {
     pub messages: Vec<Message>,
-    pub checkpoint: Option<Checkpoint>,
+    pub checkpoint: Option<C>,
     /// The boundary moved on this call.
     pub compacted: bool,
     /// The middleware passed the history through because a guest failed.
@@ -92,9 +92,9 @@ impl CostMeter {
 
 /// Replays `history` through `compress`, which gets each request and the
 /// checkpoint returned by the call before.
-pub fn replay(
+pub fn replay<C>(
     history: &[Message],
-    mut compress: impl FnMut(&[Message], Option<&Checkpoint>) -> Step,
+    mut compress: impl FnMut(&[Message], Option<&C>) -> Step<C>,
 ) -> ReplayStats {
     let tokens = estimate_messages(history);
     let mut stats = ReplayStats {
@@ -104,7 +104,7 @@ pub fn replay(
     };
     let mut baseline = CostMeter::new();
     let mut compressed = CostMeter::new();
-    let mut checkpoint: Option<Checkpoint> = None;
+    let mut checkpoint: Option<C> = None;
     for (i, m) in history.iter().enumerate() {
         if m.role != Role::Assistant || i == 0 {
             continue;
@@ -132,12 +132,13 @@ pub fn replay(
 /// request and what the middleware made of it.
 pub fn replay_middleware(
     middleware: &Middleware,
-    config: &Config,
+    config: &CoreConfig,
+    settings: &str,
     history: &[Message],
     mut on_call: impl FnMut(&[Message], &Compressed),
 ) -> ReplayStats {
     replay(history, |request, checkpoint| {
-        let sent = middleware.compress(request, config, checkpoint);
+        let sent = middleware.compress(request, config, settings, checkpoint);
         on_call(request, &sent);
         Step {
             compacted: sent.report.status == Status::Compressed
@@ -147,7 +148,7 @@ pub fn replay_middleware(
                     .as_ref()
                     .is_some_and(|r| r.trigger == Trigger::Compacted),
             failed_open: sent.report.status == Status::FailedOpen,
-            messages: sent.messages,
+            messages: sent.messages(request),
             checkpoint: sent.checkpoint,
         }
     })
@@ -169,7 +170,7 @@ mod tests {
     #[test]
     fn uncompressed_replay_costs_exactly_the_baseline() {
         let h = history();
-        let stats = replay(&h, |req, _| Step {
+        let stats = replay::<()>(&h, |req, _| Step {
             messages: req.to_vec(),
             checkpoint: None,
             compacted: false,
@@ -184,7 +185,7 @@ mod tests {
     fn a_changed_prefix_counts_as_a_cache_break() {
         let h = history();
         let mut n = 0;
-        let stats = replay(&h, |req, _| {
+        let stats = replay::<()>(&h, |req, _| {
             n += 1;
             // From the third call on, drop the first message: the prefix changes once.
             let messages = if n >= 3 {

@@ -9,7 +9,7 @@ use crate::convert::compressor_world::{CompressorWorld, CompressorWorldPre};
 use crate::convert::summarizer_world::{SummarizerWorld, SummarizerWorldPre};
 use crate::convert::{compressor_world, wit};
 use crate::sandbox::{Limits, Sandbox, StoreData};
-use condense_model::{Checkpoint, Config, Message, Outcome, SummaryRequest};
+use condense_model::{Checkpoint, CoreConfig, Message, Outcome, SummaryRequest};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt;
@@ -84,6 +84,11 @@ pub enum FailureKind {
     Trap,
     /// The compressor returned its typed `compress-error`.
     CompressError,
+    /// The compressor could not use the checkpoint of an offset call; the
+    /// middleware calls again with the whole history.
+    NeedsFullHistory,
+    /// No summarizer could write the summary the fold needed.
+    Summarizer,
     /// The compressor returned output that breaks condense's invariants.
     InvalidOutput,
 }
@@ -107,6 +112,8 @@ impl fmt::Display for GuestFailure {
             | FailureKind::StackOverflow
             | FailureKind::Trap => "trapped",
             FailureKind::CompressError => "refused to compress",
+            FailureKind::NeedsFullHistory => "needs the whole history",
+            FailureKind::Summarizer => "got no summary",
             FailureKind::InvalidOutput => "returned invalid output",
         };
         write!(f, "{} {what}: {}", self.component, self.detail)
@@ -180,12 +187,16 @@ impl Runtime {
         &self.summarizer.label
     }
 
-    /// One `compress` call. The guest's output is returned as it is: checking
-    /// it against the invariants is the middleware's job.
+    /// One `compress` call: `history` is the whole history or, with `offset`
+    /// > 0, the part of it from the checkpoint's boundary on; `settings` is
+    /// the compressor's settings JSON. The guest's output is returned as it
+    /// is: checking it against the invariants is the middleware's job.
     pub fn call(
         &self,
-        messages: &[Message],
-        config: &Config,
+        history: &[Message],
+        offset: usize,
+        config: &CoreConfig,
+        settings: &str,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<Outcome, GuestFailure> {
         let deadline = self.sandbox.deadline();
@@ -197,15 +208,16 @@ impl Runtime {
             Ok(instance) => instance,
             Err(e) => return Err(failure(label, FailureKind::Instantiate, format!("{e:#}"))),
         };
-        let messages: Vec<wit::Message> = messages.iter().map(Into::into).collect();
-        let checkpoint = checkpoint.map(wit::Checkpoint::from);
-        let config = wit::Config::from(config);
-        let result = instance.condense_middleware_compressor().call_compress(
-            &mut store,
-            &messages,
-            &config,
-            checkpoint.as_ref(),
-        );
+        let request = wit::CompressRequest {
+            history: history.iter().map(Into::into).collect(),
+            offset: u32::try_from(offset).unwrap_or(u32::MAX),
+            config: config.into(),
+            settings: settings.to_owned(),
+            checkpoint: checkpoint.map(Into::into),
+        };
+        let result = instance
+            .condense_middleware_compressor()
+            .call_compress(&mut store, &request);
         // Classified while the store can still tell why (denied memory, stderr).
         let result = result.map_err(|e| {
             let (kind, detail) = self.sandbox.failure(store.data(), &e);
@@ -216,11 +228,17 @@ impl Runtime {
         let summarizer_failure = data.host.finish();
         match result {
             Ok(Ok(outcome)) => Ok(outcome.into()),
-            Ok(Err(refusal)) => Err(failure(
-                label,
-                FailureKind::CompressError,
-                condense_model::CompressError::from(refusal).to_string(),
-            )),
+            Ok(Err(refusal)) => {
+                let refusal = condense_model::CompressError::from(refusal);
+                let kind = match refusal {
+                    condense_model::CompressError::NeedsFullHistory(_) => {
+                        FailureKind::NeedsFullHistory
+                    }
+                    condense_model::CompressError::SummarizerFailed(_) => FailureKind::Summarizer,
+                    _ => FailureKind::CompressError,
+                };
+                Err(failure(label, kind, refusal.to_string()))
+            }
             // A failed summary surfaces as a trap of the compressor, raised by
             // its `summarizer` import; the session kept the real cause.
             Err(trapped) => Err(summarizer_failure.unwrap_or(trapped)),
@@ -229,7 +247,7 @@ impl Runtime {
 
     /// One `summarize` call, straight to the summarizer component: for hosts
     /// that fold on their own, and for trying a summarizer out.
-    pub fn summarize(&self, request: &SummaryRequest) -> Result<String, GuestFailure> {
+    pub fn summarize(&self, request: &SummaryRequest) -> Result<Result<String, String>, GuestFailure> {
         let mut session = SummarizerSession::new(
             self.sandbox.clone(),
             self.summarizer.clone(),
@@ -268,7 +286,7 @@ impl SummarizerSession {
         }
     }
 
-    fn call(&mut self, request: &wit::SummaryRequest) -> Result<String, GuestFailure> {
+    fn call(&mut self, request: &wit::SummaryRequest) -> Result<Result<String, String>, GuestFailure> {
         if let Some(failure) = &self.failure {
             return Err(failure.clone());
         }
@@ -279,7 +297,10 @@ impl SummarizerSession {
         result
     }
 
-    fn call_guest(&mut self, request: &wit::SummaryRequest) -> Result<String, GuestFailure> {
+    fn call_guest(
+        &mut self,
+        request: &wit::SummaryRequest,
+    ) -> Result<Result<String, String>, GuestFailure> {
         let label = &self.guest.label;
         let (store, instance) = match &mut self.live {
             Some(live) => {
@@ -316,9 +337,13 @@ impl SummarizerSession {
 }
 
 impl compressor_world::condense::middleware::summarizer::Host for SummarizerSession {
-    fn summarize(&mut self, request: wit::SummaryRequest) -> wasmtime::Result<String> {
-        // The error traps the compressor; `Runtime::call` reports the
-        // summarizer's failure recorded by `call`, not this message.
+    fn summarize(
+        &mut self,
+        request: wit::SummaryRequest,
+    ) -> wasmtime::Result<Result<String, String>> {
+        // A summarizer's own error goes to the compressor as such; a trap
+        // traps the compressor, and `Runtime::call` reports the summarizer's
+        // failure recorded by `call`, not this message.
         self.call(&request)
             .map_err(|failure| wasmtime::format_err!("{failure}"))
     }

@@ -18,7 +18,9 @@
 //! alternation valid whatever the tail starts with. Both are byte-stable for a
 //! given summary, so the request prefix stays identical until the next fold.
 
-use condense_model::{Message, Role, SUMMARY_MARKER};
+use crate::passes::Kept;
+use crate::state::Prefix;
+use condense_model::{Item, Message, Role, SUMMARY_MARKER};
 
 /// The languages the framing is written in; any other gets the English one.
 pub const LANGUAGES: [&str; 10] = ["en", "de", "fr", "es", "pt", "it", "ru", "zh", "ja", "ko"];
@@ -86,33 +88,52 @@ pub fn summary_pair(summary: &str, language: &str) -> [Message; 2] {
     ]
 }
 
-/// The request for a fold at `boundary` with its summary `pair`, `pinned` the
-/// opener kept before the kept messages (see `segment::opener_before`), the
-/// passes' `region`, and the verbatim tail from `tail_start`.
+/// The request for a fold at window index `boundary`, as items naming
+/// whole-history indices: `prefix` is what the compressor knows of the
+/// messages before `window` (it starts at `prefix.boundary`), `pinned` the
+/// opener kept before the kept messages (see `fold::Sizes::pinned`), `pair`
+/// the summary pair (none when nothing is folded), `region` the passes'
+/// rewrite of `window[boundary..tail_start]` by window origin, and the
+/// verbatim tail from `tail_start`.
 pub fn assemble(
-    messages: &[Message],
+    window: &[Message],
+    prefix: &Prefix,
     boundary: usize,
     pinned: Option<usize>,
     pair: Option<[Message; 2]>,
-    region: impl IntoIterator<Item = Message>,
+    region: &[Kept],
     tail_start: usize,
-) -> Vec<Message> {
+) -> Vec<Item> {
+    let offset = prefix.boundary as usize;
+    let end = offset + boundary;
     // The folded system messages keep their order relative to the pinned
     // opener: those before it come first, those after it follow it.
-    let split = pinned.unwrap_or(boundary);
-    let systems = |range: std::ops::Range<usize>| {
-        messages[range]
-            .iter()
-            .filter(|m| m.role == Role::System)
-            .cloned()
-    };
-    let mut out = Vec::with_capacity(messages.len() - boundary + 8);
-    out.extend(systems(0..split));
-    out.extend(pair.into_iter().flatten());
-    out.extend(pinned.map(|p| messages[p].clone()));
-    out.extend(systems(split..boundary));
-    out.extend(region);
-    out.extend_from_slice(&messages[tail_start..]);
+    let split = pinned.unwrap_or(end);
+    let systems = prefix
+        .systems
+        .iter()
+        .map(|&(i, _)| i as usize)
+        .chain(
+            window[..boundary]
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.role == Role::System)
+                .map(|(i, _)| offset + i),
+        );
+    let kept = |i: usize| Item::Kept(i as u32);
+    let mut out = Vec::with_capacity(window.len() - boundary + 8);
+    out.extend(systems.clone().filter(|&i| i < split).map(kept));
+    out.extend(pair.into_iter().flatten().map(Item::Written));
+    out.extend(pinned.map(kept));
+    out.extend(systems.filter(|&i| i > split).map(kept));
+    out.extend(region.iter().map(|k| {
+        if k.message == window[k.origin] {
+            kept(offset + k.origin)
+        } else {
+            Item::Rewritten((offset + k.origin) as u32, k.message.clone())
+        }
+    }));
+    out.extend((offset + tail_start..offset + window.len()).map(kept));
     out
 }
 
@@ -137,12 +158,13 @@ mod tests {
             Message::text(Role::Assistant, "a"),
             Message::text(Role::Assistant, "b"),
         ];
-        let out = assemble(&h, 3, Some(1), Some(summary_pair("s", "en")), [], 3);
+        let whole = Prefix::default();
+        let out = assemble(&h, &whole, 3, Some(1), Some(summary_pair("s", "en")), &[], 3);
         assert_eq!(out.len(), 5);
-        assert_eq!(out[0], h[0]);
-        assert!(out[1].is_condense_summary() && out[2].is_condense_summary());
-        assert_eq!(out[3], h[1]);
-        assert_eq!(out[4], h[3]);
+        assert_eq!(out[0], Item::Kept(0));
+        assert!(matches!(&out[1], Item::Written(m) if m.is_condense_summary()));
+        assert!(matches!(&out[2], Item::Written(m) if m.is_condense_summary()));
+        assert_eq!(out[3..], [Item::Kept(1), Item::Kept(3)]);
 
         // A system message inside the pinned turn stays after the opener.
         let mid = vec![
@@ -151,11 +173,45 @@ mod tests {
             Message::text(Role::Assistant, "a"),
             Message::text(Role::Assistant, "b"),
         ];
-        let out = assemble(&mid, 3, Some(0), Some(summary_pair("s", "en")), [], 3);
-        assert_eq!(out[2..], [mid[0].clone(), mid[1].clone(), mid[3].clone()]);
+        let out = assemble(&mid, &whole, 3, Some(0), Some(summary_pair("s", "en")), &[], 3);
+        assert_eq!(out[2..], [Item::Kept(0), Item::Kept(1), Item::Kept(3)]);
 
+        // A region: unchanged messages are kept, changed ones rewritten.
         let rewritten = Message::text(Role::Assistant, "a, rewritten");
-        let out = assemble(&h, 0, None, None, [rewritten.clone()], 3);
-        assert_eq!(out, vec![rewritten, h[3].clone()]);
+        let region = [
+            Kept {
+                origin: 1,
+                message: h[1].clone(),
+            },
+            Kept {
+                origin: 2,
+                message: rewritten.clone(),
+            },
+        ];
+        let out = assemble(&h[..], &whole, 0, None, None, &region[..], 3);
+        assert_eq!(
+            out,
+            vec![Item::Kept(1), Item::Rewritten(2, rewritten), Item::Kept(3)]
+        );
+    }
+
+    #[test]
+    fn a_window_names_whole_history_indices() {
+        // The window is messages 10.. of the history; message 2 is a folded
+        // system message, 4 the opener to pin.
+        let window = vec![
+            Message::text(Role::Assistant, "a"),
+            Message::text(Role::Assistant, "b"),
+            Message::text(Role::Assistant, "c"),
+        ];
+        let prefix = Prefix {
+            boundary: 10,
+            systems: vec![(2, 5)],
+            last_opener: Some((4, 7)),
+            ..Prefix::default()
+        };
+        let out = assemble(&window, &prefix, 1, Some(4), Some(summary_pair("s", "en")), &[], 1);
+        assert_eq!(out[0], Item::Kept(2));
+        assert_eq!(out[3..], [Item::Kept(4), Item::Kept(11), Item::Kept(12)]);
     }
 }

@@ -5,7 +5,7 @@
 wit_bindgen::generate!({
     world: "compressor-world",
     path: "../../wit",
-    with: { "condense:middleware/types@0.1.0": condense_guest_sdk::types },
+    with: { "condense:middleware/types@0.2.0": condense_guest_sdk::types },
 });
 
 use condense::middleware::summarizer;
@@ -14,23 +14,36 @@ use condense_guest_sdk::types as wit;
 struct Component;
 
 impl exports::condense::middleware::compressor::Guest for Component {
-    fn compress(
-        messages: Vec<wit::Message>,
-        config: wit::Config,
-        checkpoint: Option<wit::Checkpoint>,
-    ) -> Result<wit::Outcome, wit::CompressError> {
-        let messages: Vec<condense_model::Message> = messages.into_iter().map(Into::into).collect();
-        let checkpoint = checkpoint.map(condense_model::Checkpoint::from);
-        let mut summarize =
-            |request: condense_model::SummaryRequest| summarizer::summarize(&request.into());
+    fn compress(request: wit::CompressRequest) -> Result<wit::Outcome, wit::CompressError> {
+        let settings = crate::Settings::parse(&request.settings)
+            .map_err(wit::CompressError::InvalidConfig)?;
+        let history: Vec<condense_model::Message> =
+            request.history.into_iter().map(Into::into).collect();
+        let checkpoint = request.checkpoint.map(condense_model::Checkpoint::from);
+        let config = condense_model::CoreConfig::from(request.config);
+        let mut summarize = |request: condense_model::SummaryRequest| {
+            summarizer::summarize(&(&request).into())
+        };
         crate::compress(
-            &messages,
-            &config.into(),
-            checkpoint.as_ref(),
+            crate::Request {
+                history: &history,
+                offset: request.offset as usize,
+                config: &config,
+                settings: &settings,
+                checkpoint: checkpoint.as_ref(),
+            },
             &mut summarize,
         )
         .map(Into::into)
         .map_err(Into::into)
+    }
+
+    fn settings_schema() -> String {
+        crate::Settings::schema()
+    }
+
+    fn validate_settings(settings: String) -> Result<(), String> {
+        crate::Settings::parse(&settings).map(|_| ())
     }
 }
 

@@ -12,54 +12,50 @@
 //!    `keep_recent_tokens`, and the turn's opener is pinned before it.
 
 use crate::segment;
-use condense_model::tokens::estimate_message;
-use condense_model::{Config, Message, Role};
+use condense_model::tokens::estimate_messages;
+use condense_model::{CoreConfig, Message, Role};
 
-/// Token sums of one history, so each candidate boundary costs O(1).
-///
-/// Built by [`Sizes::measure`] from a `start` index (the current fold
-/// boundary): sums are exact for boundaries at or after `start`, which are the
-/// only ones a compaction can move to.
+/// Token sums of the window a call works on (the history from the
+/// checkpoint's boundary on, or all of it), so each candidate boundary costs
+/// O(1). Indices are window indices; `pinned` answers with the whole-history
+/// index, since the opener to pin may lie before the window.
 pub struct Sizes {
-    tokens: Vec<u32>,
     /// `suffix[i]`: tokens of `messages[i..]`.
     suffix: Vec<u64>,
-    /// `systems[i]`: tokens of the system messages in `messages[..i]`.
+    /// `systems[i]`: tokens of the system messages before window index `i`,
+    /// those before the window included.
     systems: Vec<u64>,
-    /// `opener[i]`: the opener pinned when the tail starts at `i`.
-    opener: Vec<Option<usize>>,
+    /// `opener[i]`: the opener pinned when the tail starts at `i`, as
+    /// (whole-history index, tokens).
+    opener: Vec<Option<(usize, u64)>>,
+}
+
+/// What the window's sums need from the messages before it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Before {
+    /// Whole-history index of the window's first message.
+    pub offset: usize,
+    /// Tokens of the system messages before the window.
+    pub system_tokens: u64,
+    /// The last turn opener before the window: (index, tokens).
+    pub last_opener: Option<(usize, u64)>,
 }
 
 impl Sizes {
-    /// Measures the messages from `start` on, plus what a request still shows
-    /// of the folded ones: system messages and the opener that may be pinned.
-    /// The other folded messages count as 0: the history is up to hundreds of
-    /// kilobytes, and this runs on every call.
-    pub fn measure(messages: &[Message], start: usize) -> Sizes {
-        let pinnable = segment::opener_before(messages, start);
-        let tokens = messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                if i >= start || m.role == Role::System || Some(i) == pinnable {
-                    estimate_message(m)
-                } else {
-                    0
-                }
-            })
-            .collect();
-        Sizes::new(messages, tokens)
+    /// Measures every message of the window.
+    pub fn measure(messages: &[Message], before: Before) -> Sizes {
+        Sizes::new(messages, estimate_messages(messages), before)
     }
 
-    pub fn new(messages: &[Message], tokens: Vec<u32>) -> Sizes {
+    pub fn new(messages: &[Message], tokens: Vec<u32>, before: Before) -> Sizes {
         let n = messages.len();
         let mut suffix = vec![0u64; n + 1];
         for i in (0..n).rev() {
             suffix[i] = suffix[i + 1] + u64::from(tokens[i]);
         }
-        let mut systems = vec![0u64; n + 1];
+        let mut systems = vec![before.system_tokens; n + 1];
         let mut opener = vec![None; n + 1];
-        let mut last_opener = None;
+        let mut last_opener = before.last_opener;
         for (i, m) in messages.iter().enumerate() {
             systems[i + 1] = systems[i]
                 + if m.role == Role::System {
@@ -69,20 +65,18 @@ impl Sizes {
                 };
             opener[i] = if m.opens_turn() { None } else { last_opener };
             if m.opens_turn() {
-                last_opener = Some(i);
+                last_opener = Some((before.offset + i, u64::from(tokens[i])));
             }
         }
         opener[n] = last_opener;
-        debug_assert!((0..n).all(|i| opener[i] == segment::opener_before(messages, i)));
         Sizes {
-            tokens,
             suffix,
             systems,
             opener,
         }
     }
 
-    /// Tokens of the whole history (exact when measured from 0).
+    /// Tokens of the whole window.
     pub fn total(&self) -> u64 {
         self.suffix[0]
     }
@@ -91,15 +85,17 @@ impl Sizes {
         self.suffix[boundary]
     }
 
+    /// The whole-history index of the opener pinned with the tail at window
+    /// index `boundary`.
     pub fn pinned(&self, boundary: usize) -> Option<usize> {
-        self.opener[boundary]
+        self.opener[boundary].map(|(i, _)| i)
     }
 
     /// Tokens of what a fold at `boundary` puts before the kept messages: the
     /// folded system messages, a summary pair of `pair_tokens`, and the pinned
     /// opener.
     pub fn head(&self, boundary: usize, pair_tokens: u64) -> u64 {
-        let pinned = self.opener[boundary].map_or(0, |p| u64::from(self.tokens[p]));
+        let pinned = self.opener[boundary].map_or(0, |(_, t)| t);
         self.systems[boundary] + pair_tokens + pinned
     }
 
@@ -118,7 +114,7 @@ pub fn verbatim_tail_start(
     sizes: &Sizes,
     cuts: &[usize],
     boundary: usize,
-    config: &Config,
+    config: &CoreConfig,
 ) -> usize {
     cuts.iter()
         .copied()
@@ -127,21 +123,23 @@ pub fn verbatim_tail_start(
 }
 
 /// The new boundary, or `None` when no safe cut point lies after `previous`.
-/// `pair_tokens` is what the summary pair may cost at most.
+/// `pair_tokens` is what the summary pair may cost at most; `turns_before`
+/// counts the turns opened before the window.
 pub fn choose_boundary(
     messages: &[Message],
     sizes: &Sizes,
     cuts: &[usize],
     previous: usize,
-    config: &Config,
+    config: &CoreConfig,
     pair_tokens: u64,
+    turns_before: usize,
 ) -> Option<usize> {
     let candidates: Vec<usize> = cuts.iter().copied().filter(|&b| b > previous).collect();
     let fits = |b: usize| sizes.request(b, pair_tokens) <= u64::from(config.target_tokens);
 
     // Whole turns first: the earliest turn start that fits, never inside the
     // last `recent_turns` turns.
-    let recent_turns = segment::start_of_last_turns(messages, config.recent_turns as usize);
+    let recent_turns = segment::start_of_last_turns(messages, config.recent_turns as usize, turns_before);
     let whole_turns = candidates
         .iter()
         .copied()
@@ -179,7 +177,6 @@ pub fn choose_boundary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use condense_model::tokens::estimate_messages;
 
     fn history(turns: usize, steps_per_turn: usize) -> Vec<Message> {
         let mut h = vec![Message::text(Role::System, "system prompt")];
@@ -195,21 +192,20 @@ mod tests {
         h
     }
 
-    fn config(target: u32, recent_turns: u32, keep: u32) -> Config {
-        Config {
+    fn config(target: u32, recent_turns: u32, keep: u32) -> CoreConfig {
+        CoreConfig {
             token_threshold: target * 2,
             target_tokens: target,
             recent_turns,
             keep_recent_tokens: keep,
             summary_max_tokens: 100,
-            ..Config::default()
         }
     }
 
-    fn run(h: &[Message], c: &Config, previous: usize) -> Option<usize> {
-        let sizes = Sizes::new(h, estimate_messages(h));
+    fn run(h: &[Message], c: &CoreConfig, previous: usize) -> Option<usize> {
+        let sizes = Sizes::measure(h, Before::default());
         let cuts = segment::safe_cut_points(h);
-        choose_boundary(h, &sizes, &cuts, previous, c, 150)
+        choose_boundary(h, &sizes, &cuts, previous, c, 150, 0)
     }
 
     #[test]
@@ -218,7 +214,7 @@ mod tests {
         // Each step is ~205 tokens; a turn ~ 620. Target fits about three turns.
         let b = run(&h, &config(2_200, 2, 100), 0).unwrap();
         assert!(h[b].opens_turn(), "cut at a turn start: {b}");
-        let sizes = Sizes::new(&h, estimate_messages(&h));
+        let sizes = Sizes::measure(&h, Before::default());
         assert!(sizes.request(b, 150) <= 2_200);
         // Earliest such cut: one turn earlier would not fit.
         assert!(sizes.request(b - 4, 150) > 2_200);
@@ -229,7 +225,7 @@ mod tests {
         let h = history(1, 40);
         let c = config(3_000, 10, 1_000);
         let b = run(&h, &c, 0).unwrap();
-        let sizes = Sizes::new(&h, estimate_messages(&h));
+        let sizes = Sizes::measure(&h, Before::default());
         assert_eq!(sizes.pinned(b), Some(1));
         assert!(sizes.request(b, 150) <= 3_000);
         assert!(sizes.tail(b) >= 1_000);
@@ -238,12 +234,12 @@ mod tests {
     #[test]
     fn tail_floor_wins_over_target() {
         let h = history(1, 40);
-        let c = Config {
+        let c = CoreConfig {
             token_threshold: 4_000,
             ..config(1_000, 10, 2_000)
         };
         let b = run(&h, &c, 0).unwrap();
-        let sizes = Sizes::new(&h, estimate_messages(&h));
+        let sizes = Sizes::measure(&h, Before::default());
         assert!(sizes.tail(b) >= 2_000);
         assert!(sizes.tail(b + 1) < 2_000 || b + 1 == h.len());
     }
@@ -254,7 +250,7 @@ mod tests {
         // Each step ~205 tokens: no tail reaches the 5000-token floor.
         let c = config(1_000, 10, 5_000);
         let b = run(&h, &c, 2).unwrap();
-        let sizes = Sizes::new(&h, estimate_messages(&h));
+        let sizes = Sizes::measure(&h, Before::default());
         assert!(b > 3 && sizes.request(b, 150) <= 1_000);
         assert!(
             sizes.request(b - 1, 150) > 1_000,
@@ -265,7 +261,7 @@ mod tests {
     #[test]
     fn verbatim_tail_keeps_the_floor_and_no_more() {
         let h = history(1, 40);
-        let sizes = Sizes::new(&h, estimate_messages(&h));
+        let sizes = Sizes::measure(&h, Before::default());
         let cuts = segment::safe_cut_points(&h);
         let c = config(3_000, 10, 1_000);
         let t = verbatim_tail_start(&sizes, &cuts, 0, &c);
@@ -283,8 +279,8 @@ mod tests {
         // floor would mean keeping the big message, over the threshold.
         let mut h = history(1, 2);
         h.insert(2, Message::text(Role::Assistant, "word ".repeat(2_000)));
-        let sizes = Sizes::new(&h, estimate_messages(&h));
-        let c = Config {
+        let sizes = Sizes::measure(&h, Before::default());
+        let c = CoreConfig {
             token_threshold: 1_500,
             target_tokens: 1_000,
             keep_recent_tokens: 1_000,

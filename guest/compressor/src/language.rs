@@ -48,16 +48,42 @@ const STOPWORDS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// The language of `messages`.
 pub fn detect(messages: &[Message]) -> &'static str {
-    let mut sample = String::new();
-    for m in messages.iter().filter(|m| m.opens_turn()) {
-        sample.push_str(&m.joined_text());
-        sample.push('\n');
-        if sample.len() >= SAMPLE_CHARS {
-            break;
+    let mut sample = Sample::default();
+    sample.extend(messages);
+    sample.language()
+}
+
+/// The person's text that decides the language: their messages' text, in
+/// order, up to [`SAMPLE_CHARS`] characters. Kept in the checkpoint for the
+/// folded messages, so a call that sees only the messages after the fold
+/// boundary decides as one that sees them all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sample(pub String);
+
+impl Sample {
+    /// Adds the text of the turn openers among `messages`, until full.
+    pub fn extend(&mut self, messages: &[Message]) {
+        for m in messages.iter().filter(|m| m.opens_turn()) {
+            if self.is_full() {
+                return;
+            }
+            self.0.push_str(&m.joined_text());
+            self.0.push('\n');
+            if let Some((cut, _)) = self.0.char_indices().nth(SAMPLE_CHARS) {
+                self.0.truncate(cut);
+            }
         }
     }
-    detect_text(&sample)
+
+    fn is_full(&self) -> bool {
+        self.0.len() >= SAMPLE_CHARS
+    }
+
+    pub fn language(&self) -> &'static str {
+        detect_text(&self.0)
+    }
 }
 
 pub fn detect_text(text: &str) -> &'static str {
@@ -106,7 +132,27 @@ pub fn detect_text(text: &str) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::detect_text;
+    use super::{Sample, detect, detect_text};
+    use condense_model::{Message, Role};
+
+    #[test]
+    fn a_sample_extended_in_steps_decides_as_one_over_all() {
+        let messages: Vec<Message> = (0..400)
+            .map(|i| {
+                let text = if i % 3 == 0 { "Bitte prüfe das und die Tests" } else { "the build is ok" };
+                Message::text(if i % 2 == 0 { Role::User } else { Role::Assistant }, text)
+            })
+            .collect();
+        for split in [0, 1, 57, 200, 399, 400] {
+            let mut sample = Sample::default();
+            sample.extend(&messages[..split]);
+            sample.extend(&messages[split..]);
+            let mut whole = Sample::default();
+            whole.extend(&messages);
+            assert_eq!(sample, whole, "split at {split}");
+            assert_eq!(sample.language(), detect(&messages));
+        }
+    }
 
     #[test]
     fn detects_scripts_and_latin_languages() {

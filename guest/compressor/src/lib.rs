@@ -18,197 +18,348 @@
 //! folds only if that does not get down to the target.
 
 pub mod assemble;
-pub mod checkpoint;
 pub mod fold;
 pub mod language;
 pub mod passes;
 pub mod segment;
+pub mod settings;
+pub mod state;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
 
-use condense_model::tokens::{estimate_message, estimate_text};
+pub use settings::Settings;
+
+use condense_model::invariants::{self, History};
+use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
 use condense_model::{
-    Checkpoint, CompressError, Config, Message, Outcome, PassReport, Report, Role, SummaryRequest,
-    Trigger, invariants,
+    Checkpoint, CompressError, CoreConfig, Item, Message, Outcome, PassReport, Report, Role,
+    SummaryRequest, Trigger,
 };
+use state::{Prefix, State};
 
-/// Compresses `messages` (oldest first). `summarize` folds messages into the
-/// previous summary; in the component it is the imported summarizer.
-pub fn compress(
-    messages: &[Message],
-    config: &Config,
-    checkpoint: Option<&Checkpoint>,
-    summarize: &mut dyn FnMut(SummaryRequest) -> String,
-) -> Result<Outcome, CompressError> {
-    config.validate().map_err(CompressError::InvalidConfig)?;
-    invariants::check_pairs(messages).map_err(|p| CompressError::InvalidInput(p.to_string()))?;
+/// One compress call; see `compress-request` in `wit/condense.wit`.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    /// The history from `offset` on.
+    pub history: &'a [Message],
+    /// Whole-history index of `history[0]`: 0, or the checkpoint's boundary.
+    pub offset: usize,
+    pub config: &'a CoreConfig,
+    pub settings: &'a Settings,
+    pub checkpoint: Option<&'a Checkpoint>,
+}
 
-    let cuts = segment::safe_cut_points(messages);
-
-    // The request as it stands: the checkpoint's fold if it still applies,
-    // else the whole history.
-    let previous = checkpoint.and_then(|cp| Some((checkpoint::matching(cp, messages, &cuts)?, cp)));
-    // Between compactions only what follows the boundary can change the
-    // request: the folded messages were measured when they were folded.
-    let start = previous.map_or(0, |(m, _)| m.boundary);
-    let sizes = fold::Sizes::measure(messages, start);
-    let folded_tokens = previous.map_or(0, |(_, cp)| u64::from(cp.folded_tokens));
-    let tokens_before = saturate(folded_tokens + sizes.tail(start));
-    let current = match previous {
-        Some((m, cp)) => Fold::new(messages, m, cp.summary.clone(), config, &sizes),
-        None => Fold::none(messages, &sizes),
-    };
-    let unchanged = |trigger| {
-        current.outcome(
-            messages,
-            &sizes,
-            tokens_before,
-            trigger,
-            0,
-            previous.map(|(_, cp)| cp.clone()),
-        )
-    };
-    if current.tokens <= u64::from(config.token_threshold) {
-        let trigger = if previous.is_some() {
-            Trigger::ReusedCheckpoint
-        } else {
-            Trigger::UnderThreshold
-        };
-        return Ok(unchanged(trigger));
+impl<'a> Request<'a> {
+    /// A call with the whole history.
+    pub fn whole(
+        history: &'a [Message],
+        config: &'a CoreConfig,
+        settings: &'a Settings,
+        checkpoint: Option<&'a Checkpoint>,
+    ) -> Request<'a> {
+        Request {
+            history,
+            offset: 0,
+            config,
+            settings,
+            checkpoint,
+        }
     }
-    // A compaction's outcome, self-checked: `fold` with `folded_tokens` of
-    // history folded in all, `newly_folded` of them by this call.
-    let compacted = |fold: &Fold, folded_tokens: u64, newly_folded: u32| {
-        let checkpoint = fold.checkpoint(messages, saturate(folded_tokens));
-        let outcome = fold.outcome(
-            messages,
-            &sizes,
-            tokens_before,
-            Trigger::Compacted,
-            newly_folded,
-            Some(checkpoint),
-        );
-        invariants::check_output(messages, &outcome.messages, outcome.report.cut())
-            .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
-        Ok(outcome)
-    };
+}
 
-    // Compact. The passes come first: the cheapest compaction rewrites the
-    // kept messages older than the verbatim tail and folds nothing.
-    let horizon = messages.len();
-    let tail_floor = if config.passes_enabled() {
-        fold::verbatim_tail_start(&sizes, &cuts, current.at.boundary, config)
-    } else {
-        current.at.boundary
-    };
-    if tail_floor > current.at.boundary {
-        let at = checkpoint::Matched {
-            boundary: current.at.boundary,
-            tail_start: tail_floor,
+/// The summarizer as the compressor calls it: the imported component in the
+/// component, any function natively.
+pub type Summarize<'s> = dyn FnMut(SummaryRequest) -> Result<String, String> + 's;
+
+/// Compresses a history into the request the model should see.
+pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, CompressError> {
+    let Request {
+        history,
+        offset,
+        config,
+        settings,
+        checkpoint,
+    } = request;
+    config.validate().map_err(CompressError::InvalidConfig)?;
+    settings.validate().map_err(CompressError::InvalidConfig)?;
+    invariants::check_pairs(history).map_err(|p| CompressError::InvalidInput(p.to_string()))?;
+
+    // What came before: the checkpoint's record if it still fits, and then
+    // the call works on the window from its boundary on.
+    let mut ignored = None;
+    match checkpoint.map(|cp| usable(cp, history, offset)) {
+        Some(Ok(state)) => {
+            let window = &history[state.prefix.boundary as usize - offset..];
+            let call = Call::new(window, state.prefix.clone(), config, settings);
+            match call.resume(&state) {
+                Ok(at) => return call.run(Some((at, state)), checkpoint, summarize),
+                Err(why) => ignored = Some(why),
+            }
+        }
+        Some(Err(why)) => ignored = Some(why),
+        None => {}
+    }
+    if offset > 0 {
+        let why = ignored.unwrap_or_else(|| "an offset call needs its checkpoint".into());
+        return Err(CompressError::NeedsFullHistory(why));
+    }
+    let call = Call::new(history, Prefix::default(), config, settings);
+    let mut outcome = call.run(None, None, summarize)?;
+    outcome.report.checkpoint_ignored = ignored;
+    Ok(outcome)
+}
+
+/// The checkpoint's state if it describes this history: readable, and its
+/// folded prefix unchanged (checked here when the whole history is sent; the
+/// host checked it before sending only what follows), its passes' rewrite
+/// still reproducible (the history not rewound below the horizon).
+fn usable(checkpoint: &Checkpoint, history: &[Message], offset: usize) -> Result<State, String> {
+    let state = State::read(checkpoint)?;
+    let boundary = state.prefix.boundary as usize;
+    if offset == 0 {
+        state.prefix.matches(history)?;
+    } else if offset != boundary {
+        return Err(format!(
+            "the history was sent from message {offset}, the checkpoint's boundary is {boundary}"
+        ));
+    }
+    let len = offset + history.len();
+    if state.horizon as usize > len {
+        return Err(format!(
+            "the history was rewound to {len} messages, below the {} the checkpoint's passes saw",
+            state.horizon
+        ));
+    }
+    Ok(state)
+}
+
+/// One call's view of the history: the window from the boundary on, what is
+/// known of the messages before it, and the window's sizes.
+struct Call<'a> {
+    window: &'a [Message],
+    prefix: Prefix,
+    config: &'a CoreConfig,
+    settings: &'a Settings,
+    tokens: Vec<u32>,
+    sizes: fold::Sizes,
+    /// Safe cut points of the window, window indices.
+    cuts: Vec<usize>,
+}
+
+/// A fold of the window: up to window index `boundary` into the summary
+/// pair (none when nothing at all is folded), the passes' rewrite of the
+/// region up to `tail_start`, then the verbatim tail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct At {
+    boundary: usize,
+    tail_start: usize,
+    /// Window length the passes looked at.
+    horizon: usize,
+}
+
+impl<'a> Call<'a> {
+    fn new(
+        window: &'a [Message],
+        prefix: Prefix,
+        config: &'a CoreConfig,
+        settings: &'a Settings,
+    ) -> Call<'a> {
+        let tokens = estimate_messages(window);
+        let before = fold::Before {
+            offset: prefix.boundary as usize,
+            system_tokens: prefix.system_tokens(),
+            last_opener: prefix
+                .last_opener
+                .map(|(i, t)| (i as usize, u64::from(t))),
+        };
+        let sizes = fold::Sizes::new(window, tokens.clone(), before);
+        let cuts = segment::safe_cut_points_after(window, prefix.last_opener.is_some());
+        Call {
+            window,
+            prefix,
+            config,
+            settings,
+            tokens,
+            sizes,
+            cuts,
+        }
+    }
+
+    fn offset(&self) -> usize {
+        self.prefix.boundary as usize
+    }
+
+    /// Where the checkpoint's request stands in this window, if its passes'
+    /// rewrite can be reproduced: the tail starts at a safe cut (after the
+    /// start when nothing is folded: the passes alone compacted).
+    fn resume(&self, state: &State) -> Result<At, String> {
+        let tail_start = state.tail_start as usize - self.offset();
+        let at_cut = self.cuts.binary_search(&tail_start).is_ok();
+        let folded = self.offset() > 0;
+        if !(at_cut || (folded && tail_start == 0)) {
+            return Err(format!(
+                "the checkpoint's tail start {} is no safe cut of this history",
+                state.tail_start
+            ));
+        }
+        Ok(At {
+            boundary: 0,
+            tail_start,
+            horizon: state.horizon as usize - self.offset(),
+        })
+    }
+
+    /// The call: `previous` is the checkpoint's fold and state when it
+    /// applies, `given` the checkpoint itself (handed back unchanged while
+    /// nothing new is folded).
+    fn run(
+        &self,
+        previous: Option<(At, State)>,
+        given: Option<&Checkpoint>,
+        summarize: &mut Summarize,
+    ) -> Result<Outcome, CompressError> {
+        let config = self.config;
+        let offset = self.offset();
+        let tokens_before = saturate(self.prefix.folded_tokens + self.sizes.total());
+
+        // The request as it stands: the checkpoint's fold, or the history.
+        let reused = previous.is_some();
+        let current = match previous {
+            Some((at, state)) => self.fold(at, state.summary),
+            None => self.fold(
+                At {
+                    boundary: 0,
+                    tail_start: 0,
+                    horizon: self.window.len(),
+                },
+                String::new(),
+            ),
+        };
+        let unchanged = |trigger, checkpoint: Option<Checkpoint>| {
+            self.outcome(&current, tokens_before, trigger, 0, checkpoint)
+        };
+        let keep = || if reused { given.cloned() } else { None };
+        if current.tokens <= u64::from(config.token_threshold) {
+            let trigger = if reused {
+                Trigger::ReusedCheckpoint
+            } else {
+                Trigger::UnderThreshold
+            };
+            return Ok(unchanged(trigger, keep()));
+        }
+        // A compaction's outcome, self-checked: `fold` with `newly_folded`
+        // messages folded by this call.
+        let compacted = |fold: &Fold, newly_folded: u32| {
+            let prefix = self.prefix.advance(self.window, &self.tokens, fold.at.boundary);
+            let state = State {
+                prefix,
+                summary: fold.summary.clone(),
+                tail_start: (offset + fold.at.tail_start) as u32,
+                horizon: (offset + fold.at.horizon) as u32,
+            };
+            let outcome = self.outcome(
+                fold,
+                tokens_before,
+                Trigger::Compacted,
+                newly_folded,
+                Some(state.to_checkpoint()),
+            );
+            let known = self.prefix.known();
+            let history = History {
+                offset,
+                messages: self.window,
+                before: &known,
+            };
+            invariants::check_items(history, &outcome.items, outcome.report.cut())
+                .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
+            Ok(outcome)
+        };
+
+        // Compact. The passes come first: the cheapest compaction rewrites the
+        // kept messages older than the verbatim tail and folds nothing.
+        let horizon = self.window.len();
+        let tail_floor = if self.settings.passes_enabled() {
+            fold::verbatim_tail_start(&self.sizes, &self.cuts, 0, config)
+        } else {
+            0
+        };
+        if tail_floor > 0 {
+            let at = At {
+                boundary: 0,
+                tail_start: tail_floor,
+                horizon,
+            };
+            let rewritten = self.fold(at, current.summary.clone());
+            if rewritten.tokens <= u64::from(config.target_tokens) {
+                return compacted(&rewritten, 0);
+            }
+        }
+
+        // Then fold as far as the history itself calls for (the passes' savings
+        // are not spent on keeping more: each token the passes save stays saved,
+        // which lowers every request until the next compaction, and puts that
+        // compaction further away).
+        let max_pair = max_pair_tokens(config.summary_max_tokens);
+        let Some(boundary) = fold::choose_boundary(
+            self.window,
+            &self.sizes,
+            &self.cuts,
+            0,
+            config,
+            max_pair,
+            self.prefix.turns as usize,
+        ) else {
+            return Ok(unchanged(Trigger::WontShrink, keep()));
+        };
+        let newly_folded: Vec<Message> = self.window[..boundary]
+            .iter()
+            .filter(|m| m.role != Role::System)
+            .cloned()
+            .collect();
+        let newly_folded_count = newly_folded.len() as u32;
+        let summary = summarize(SummaryRequest {
+            previous_summary: current.summary.clone(),
+            messages: newly_folded,
+            max_tokens: config.summary_max_tokens,
+            language: self.prefix.language(self.window, boundary).to_string(),
+            settings: "{}".into(),
+        })
+        .map_err(CompressError::SummarizerFailed)?;
+        // A summarizer is third-party code: hold it to its budget.
+        let summary = clamp_to_tokens(summary, config.summary_max_tokens);
+        let at = At {
+            boundary,
+            tail_start: tail_floor.max(boundary),
             horizon,
         };
-        let rewritten = Fold::new(messages, at, current.summary.clone(), config, &sizes);
-        if rewritten.tokens <= u64::from(config.target_tokens) {
-            return compacted(&rewritten, folded_tokens, 0);
+        let next = self.fold(at, summary);
+        if next.tokens >= current.tokens {
+            return Ok(unchanged(Trigger::WontShrink, keep()));
         }
+        compacted(&next, newly_folded_count)
     }
 
-    // Then fold as far as the history itself calls for (the passes' savings
-    // are not spent on keeping more: each token the passes save stays saved,
-    // which lowers every request until the next compaction, and puts that
-    // compaction further away).
-    let max_pair = max_pair_tokens(config.summary_max_tokens);
-    let Some(boundary) = fold::choose_boundary(
-        messages,
-        &sizes,
-        &cuts,
-        current.at.boundary,
-        config,
-        max_pair,
-    ) else {
-        return Ok(unchanged(Trigger::WontShrink));
-    };
-    let newly_folded: Vec<Message> = messages[current.at.boundary..boundary]
-        .iter()
-        .filter(|m| m.role != Role::System)
-        .cloned()
-        .collect();
-    let newly_folded_count = newly_folded.len() as u32;
-    let language = language::detect(&messages[..boundary]);
-    let summary = summarize(SummaryRequest {
-        previous_summary: current.summary.clone(),
-        messages: newly_folded,
-        max_tokens: config.summary_max_tokens,
-        language: language.to_string(),
-    });
-    // A summarizer is third-party code: hold it to its budget.
-    let summary = clamp_to_tokens(summary, config.summary_max_tokens);
-    let at = checkpoint::Matched {
-        boundary,
-        tail_start: tail_floor.max(boundary),
-        horizon,
-    };
-    let next = Fold::new(messages, at, summary, config, &sizes);
-    if next.tokens >= current.tokens {
-        return Ok(unchanged(Trigger::WontShrink));
-    }
-    let folded_now = sizes.tail(start) - sizes.tail(boundary);
-    compacted(&next, folded_tokens + folded_now, newly_folded_count)
-}
-
-/// One way of showing the history: folded up to `at.boundary` into a summary
-/// pair (none at boundary 0), the passes' rewrite of the region up to
-/// `at.tail_start`, then the verbatim tail.
-struct Fold {
-    at: checkpoint::Matched,
-    summary: String,
-    pair: Option<[Message; 2]>,
-    pair_tokens: u64,
-    region: Vec<passes::Kept>,
-    passes: PassReport,
-    /// Tokens of the whole request.
-    tokens: u64,
-}
-
-impl Fold {
-    /// The history as it is: nothing folded, nothing rewritten.
-    fn none(messages: &[Message], sizes: &fold::Sizes) -> Fold {
-        Fold {
-            at: checkpoint::Matched {
-                boundary: 0,
-                tail_start: 0,
-                horizon: messages.len(),
-            },
-            summary: String::new(),
-            pair: None,
-            pair_tokens: 0,
-            region: Vec::new(),
-            passes: PassReport::default(),
-            tokens: sizes.total(),
-        }
-    }
-
-    /// `sizes` must be measured from `at.boundary` or earlier.
-    fn new(
-        messages: &[Message],
-        at: checkpoint::Matched,
-        summary: String,
-        config: &Config,
-        sizes: &fold::Sizes,
-    ) -> Fold {
+    /// The request for a fold `at` (window indices) with `summary`.
+    fn fold(&self, at: At, summary: String) -> Fold {
+        let folded = self.offset() + at.boundary > 0;
         // The framing speaks the language of the folded messages: the
-        // checkpoint's hash fixes them, so a new message in another language
-        // cannot change the framing (and break the cache) between compactions.
-        let pair = (at.boundary > 0)
-            .then(|| assemble::summary_pair(&summary, language::detect(&messages[..at.boundary])));
+        // checkpoint fixes them, so a new message in another language cannot
+        // change the framing (and break the cache) between compactions.
+        let pair = folded.then(|| {
+            assemble::summary_pair(&summary, self.prefix.language(self.window, at.boundary))
+        });
         let pair_tokens: u64 = pair
             .iter()
             .flatten()
             .map(|m| u64::from(estimate_message(m)))
             .sum();
         let (region, mut passes) = if at.tail_start > at.boundary {
-            passes::run(&messages[..at.horizon], at.boundary..at.tail_start, config)
+            passes::run(
+                &self.window[..at.horizon],
+                at.boundary..at.tail_start,
+                self.settings,
+            )
         } else {
             (Vec::new(), PassReport::default())
         };
@@ -216,80 +367,85 @@ impl Fold {
             .iter()
             .map(|k| u64::from(estimate_message(&k.message)))
             .sum();
-        let region_raw = sizes.tail(at.boundary) - sizes.tail(at.tail_start);
+        let region_raw = self.sizes.tail(at.boundary) - self.sizes.tail(at.tail_start);
         passes.tokens_saved = saturate(region_raw.saturating_sub(region_tokens));
+        let pinned = if folded {
+            self.sizes.pinned(at.boundary)
+        } else {
+            None
+        };
+        let head = if folded {
+            self.sizes.head(at.boundary, pair_tokens)
+        } else {
+            0
+        };
         Fold {
-            tokens: sizes.head(at.boundary, pair_tokens)
-                + region_tokens
-                + sizes.tail(at.tail_start),
+            tokens: head + region_tokens + self.sizes.tail(at.tail_start),
             at,
             summary,
             pair,
             pair_tokens,
+            pinned,
             region,
             passes,
         }
     }
 
-    fn messages(&self, messages: &[Message]) -> Vec<Message> {
-        if self.pair.is_none() && self.region.is_empty() {
-            return messages.to_vec();
-        }
-        let pinned = if self.pair.is_some() {
-            segment::opener_before(messages, self.at.boundary)
-        } else {
-            None
-        };
-        assemble::assemble(
-            messages,
-            self.at.boundary,
-            pinned,
-            self.pair.clone(),
-            self.region.iter().map(|k| k.message.clone()),
-            self.at.tail_start,
-        )
-    }
-
-    fn checkpoint(&self, messages: &[Message], folded_tokens: u32) -> Checkpoint {
-        Checkpoint {
-            boundary: self.at.boundary as u32,
-            prefix_hash: checkpoint::prefix_hash(&messages[..self.at.boundary]),
-            folded_tokens,
-            summary: self.summary.clone(),
-            tail_start: self.at.tail_start as u32,
-            horizon: self.at.horizon as u32,
-        }
-    }
-
     fn outcome(
         &self,
-        messages: &[Message],
-        sizes: &fold::Sizes,
+        fold: &Fold,
         tokens_before: u32,
         trigger: Trigger,
         newly_folded: u32,
         checkpoint: Option<Checkpoint>,
     ) -> Outcome {
+        let offset = self.offset();
+        let items = if fold.pair.is_none() && fold.region.is_empty() {
+            (offset..offset + self.window.len())
+                .map(|i| Item::Kept(i as u32))
+                .collect()
+        } else {
+            assemble::assemble(
+                self.window,
+                &self.prefix,
+                fold.at.boundary,
+                fold.pinned,
+                fold.pair.clone(),
+                &fold.region,
+                fold.at.tail_start,
+            )
+        };
         Outcome {
             report: Report {
                 tokens_before,
-                tokens_after: saturate(self.tokens),
+                tokens_after: saturate(fold.tokens),
                 trigger,
-                boundary: self.at.boundary as u32,
+                boundary: (offset + fold.at.boundary) as u32,
                 newly_folded,
-                summary_tokens: self.pair_tokens as u32,
-                pinned_opening: self
-                    .pair
-                    .as_ref()
-                    .and(sizes.pinned(self.at.boundary))
-                    .map(|p| p as u32),
-                tail_start: self.at.tail_start as u32,
-                passes: self.passes,
+                summary_tokens: fold.pair_tokens as u32,
+                pinned_opening: fold.pinned.map(|p| p as u32),
+                tail_start: (offset + fold.at.tail_start) as u32,
+                passes: fold.passes,
+                checkpoint_ignored: None,
             },
-            messages: self.messages(messages),
+            items,
             checkpoint,
         }
     }
+}
+
+/// One way of showing the window.
+struct Fold {
+    at: At,
+    summary: String,
+    pair: Option<[Message; 2]>,
+    pair_tokens: u64,
+    /// Whole-history index of the pinned opener.
+    pinned: Option<usize>,
+    region: Vec<passes::Kept>,
+    passes: PassReport,
+    /// Tokens of the whole request.
+    tokens: u64,
 }
 
 /// The most a summary pair with a summary of up to `summary_tokens` can cost,

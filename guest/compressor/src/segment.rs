@@ -19,9 +19,17 @@ use std::collections::HashSet;
 /// Cut positions, ascending. Index 0 is never included: cutting there folds
 /// nothing.
 pub fn safe_cut_points(messages: &[Message]) -> Vec<usize> {
+    safe_cut_points_after(messages, false)
+}
+
+/// The cut positions of a window that starts at a safe cut of the history
+/// (nothing in flight there), `opener_before` telling whether a turn was
+/// opened before it. Window indices; the same cuts, shifted, as
+/// [`safe_cut_points`] finds after that point in the whole history.
+pub fn safe_cut_points_after(messages: &[Message], opener_before: bool) -> Vec<usize> {
     let mut cuts = Vec::new();
     let mut open: HashSet<&str> = HashSet::new();
-    let mut seen_opener = false;
+    let mut seen_opener = opener_before;
     for (i, m) in messages.iter().enumerate() {
         let eligible = if m.opens_turn() {
             true
@@ -49,8 +57,10 @@ pub fn opener_before(messages: &[Message], index: usize) -> Option<usize> {
     messages[..index].iter().rposition(Message::opens_turn)
 }
 
-/// Start index of the last `n` user turns (0 when there are fewer).
-pub fn start_of_last_turns(messages: &[Message], n: usize) -> usize {
+/// Start index of the last `n` user turns (0 when there are fewer), in a
+/// window after which `turns_before` turns were opened (0 when the last `n`
+/// start before the window).
+pub fn start_of_last_turns(messages: &[Message], n: usize, turns_before: usize) -> usize {
     if n == 0 {
         return messages.len();
     }
@@ -60,10 +70,11 @@ pub fn start_of_last_turns(messages: &[Message], n: usize) -> usize {
         .filter(|(_, m)| m.opens_turn())
         .map(|(i, _)| i)
         .collect();
-    if starts.len() <= n {
+    let all = turns_before + starts.len();
+    if all <= n || all - n < turns_before {
         0
     } else {
-        starts[starts.len() - n]
+        starts[all - n - turns_before]
     }
 }
 
@@ -158,8 +169,36 @@ mod tests {
         ];
         assert_eq!(opener_before(&h, 4), Some(3));
         assert_eq!(opener_before(&h, 3), None);
-        assert_eq!(start_of_last_turns(&h, 1), 3);
-        assert_eq!(start_of_last_turns(&h, 2), 0);
-        assert_eq!(start_of_last_turns(&h, 10), 0);
+        assert_eq!(start_of_last_turns(&h, 1, 0), 3);
+        assert_eq!(start_of_last_turns(&h, 2, 0), 0);
+        assert_eq!(start_of_last_turns(&h, 10, 0), 0);
+        // The window from message 3 on, one turn opened before it.
+        assert_eq!(start_of_last_turns(&h[3..], 1, 1), 0);
+        assert_eq!(start_of_last_turns(&h[3..], 2, 1), 0);
+        assert_eq!(start_of_last_turns(&h[1..], 1, 1), 2);
+    }
+
+    #[test]
+    fn a_window_has_the_cuts_of_the_whole_history_after_it() {
+        let h = vec![
+            user("go"),
+            calls(&["a", "b"]),
+            result("a"),
+            result("b"),
+            calls(&["c"]),
+            result("c"),
+            calls(&["d"]),
+            result("d"),
+            user("next"),
+        ];
+        let whole = safe_cut_points(&h);
+        for &b in &whole {
+            let window: Vec<usize> = safe_cut_points_after(&h[b..], true)
+                .into_iter()
+                .map(|c| c + b)
+                .collect();
+            let after: Vec<usize> = whole.iter().copied().filter(|&c| c > b).collect();
+            assert_eq!(window, after, "window from {b}");
+        }
     }
 }

@@ -3,7 +3,8 @@
 //! runs them again on whatever a guest returns (validation), so a buggy or
 //! hostile compressor can never reach the model.
 
-use crate::{Message, Part, Role};
+use crate::{Item, Message, Part, Role};
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 
 /// A broken promise, with the output index it was found at.
@@ -121,7 +122,7 @@ impl From<PairProblem> for Violation {
 /// that follow it, except the calls of a final batch that is still in flight.
 ///
 /// Returns the ids of calls still in flight.
-pub fn check_pairs(messages: &[Message]) -> Result<HashSet<String>, PairProblem> {
+pub fn check_pairs<M: Borrow<Message>>(messages: &[M]) -> Result<HashSet<String>, PairProblem> {
     let mut calls: HashMap<&str, PartAt> = HashMap::new();
     // Calls of the latest assistant message that are not answered yet, in
     // call order.
@@ -135,6 +136,7 @@ pub fn check_pairs(messages: &[Message]) -> Result<HashSet<String>, PairProblem>
         })
     };
     for (i, m) in messages.iter().enumerate() {
+        let m: &Message = m.borrow();
         if m.role == Role::Assistant {
             if let Some(problem) = unanswered(&open, i) {
                 return Err(problem);
@@ -220,10 +222,58 @@ fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
 /// `tail-start`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cut {
-    /// `input[..boundary]` is folded into the summary pair (none at 0).
+    /// `history[..boundary]` is folded into the summary pair (none at 0).
     pub boundary: usize,
-    /// `input[tail_start..]` is sent verbatim.
+    /// `history[tail_start..]` is sent verbatim.
     pub tail_start: usize,
+}
+
+/// The history an output is checked against. The host has all of it; a
+/// compressor called with an offset has the messages from `offset` on, and
+/// knows of the earlier ones only those it may keep (system messages, the
+/// pinned opener), by role.
+#[derive(Clone, Copy, Debug)]
+pub struct History<'a> {
+    /// Whole-history index of `messages[0]`.
+    pub offset: usize,
+    pub messages: &'a [Message],
+    /// The messages before `offset` that an output may keep, ascending by
+    /// index, with their roles. Must list every system message before
+    /// `offset`.
+    pub before: &'a [(usize, Role)],
+}
+
+impl<'a> History<'a> {
+    /// The whole history.
+    pub fn whole(messages: &'a [Message]) -> History<'a> {
+        History {
+            offset: 0,
+            messages,
+            before: &[],
+        }
+    }
+
+    /// Number of messages of the whole history.
+    pub fn len(&self) -> usize {
+        self.offset + self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn get(&self, index: usize) -> Option<&'a Message> {
+        index
+            .checked_sub(self.offset)
+            .and_then(|i| self.messages.get(i))
+    }
+
+    fn role_before(&self, index: usize) -> Option<Role> {
+        self.before
+            .binary_search_by_key(&index, |&(i, _)| i)
+            .ok()
+            .map(|k| self.before[k].1)
+    }
 }
 
 /// Where the summary pair sits in a request that has one: right after the
@@ -235,103 +285,180 @@ pub fn summary_position(request: &[Message]) -> usize {
         .unwrap_or(request.len())
 }
 
-/// Checks that `output` is a valid compression of `input` cut at `cut`:
+/// Checks that `items` are a valid compression of `history` cut at `cut`. All
+/// of it is index arithmetic except the rewrites, so any host can do it:
 ///
-/// - the output ends with `input[cut.tail_start..]`, byte-identical (the recent
-///   tail);
-/// - when something was folded (`cut.boundary > 0`), condense's summary and
-///   its acknowledgement (user then assistant, text only) sit at
-///   [`summary_position`]; otherwise there are none;
-/// - before the tail it otherwise holds only: every system message of
-///   `input[..tail_start]` in order and byte-identical, and messages of
-///   `input[..tail_start]` in their original order, each unchanged or as a
-///   pass may rewrite it (see [`is_rewrite_of`]);
+/// - `kept` and `rewritten` name history indices in increasing order;
+/// - the items end with `kept(tail_start)`, …, `kept(len - 1)`: the verbatim
+///   tail;
+/// - every system message of the history is `kept`;
+/// - when something was folded (`cut.boundary > 0`), exactly two `written`
+///   items — condense's summary (user) and acknowledgement (assistant), text
+///   only, marked — follow the leading system messages; otherwise there are
+///   none;
+/// - a `rewritten(i)` comes before the tail and is history message `i` as a
+///   pass may rewrite it (see [`is_rewrite_of`]): same role, tool calls and
+///   result ids, signed thinking byte-exact or dropped whole;
 /// - tool calls and results stay paired and no new call is left unanswered;
-/// - signed thinking is never edited: kept byte-exact or dropped whole;
-/// - every adjacency the compressor created is a valid role order, and the first
+/// - every adjacency the output created is a valid role order, and the first
 ///   conversational message is still a user message.
-///
-/// Output messages are matched, from the tail backwards, to the latest input
-/// message they can come from.
-pub fn check_output(input: &[Message], output: &[Message], cut: Cut) -> Result<(), Violation> {
+pub fn check_items(history: History, items: &[Item], cut: Cut) -> Result<(), Violation> {
     let Cut {
         boundary,
         tail_start,
     } = cut;
-    if boundary > tail_start || tail_start > input.len() {
+    let len = history.len();
+    if boundary > tail_start || tail_start > len || boundary < history.offset {
         return Err(violation(
             "tail-verbatim",
-            format!(
-                "boundary {boundary} and tail start {tail_start} do not fit the {} input messages",
-                input.len()
-            ),
+            format!("boundary {boundary} and tail start {tail_start} do not fit the {len} history messages"),
         ));
     }
-    let tail = &input[tail_start..];
-    if output.len() < tail.len() || output[output.len() - tail.len()..] != *tail {
+    let tail = len - tail_start;
+    let tail_ok = items.len() >= tail
+        && items[items.len() - tail..]
+            .iter()
+            .zip(tail_start..)
+            .all(|(item, i)| *item == Item::Kept(i as u32));
+    if !tail_ok {
         return Err(violation(
             "tail-verbatim",
-            format!(
-                "output does not end with input messages {tail_start}..{} unchanged",
-                input.len()
-            ),
+            format!("output does not end with history messages {tail_start}..{len} kept"),
         ));
     }
-    let head = &output[..output.len() - tail.len()];
-    let before_tail = &input[..tail_start];
 
-    // Walk the head backwards against the input before the tail: each
-    // non-summary message must come from the latest matching input message
-    // before the one after it; all system messages must appear. Backwards,
-    // because what stays sits right before the tail: a rewritten assistant
-    // message without tool calls could match many earlier ones, but only its
-    // own origin lies directly before its successor's. `origin[k]` is the
-    // input index of output message k (None: written by condense).
-    let dropped_system = |range: std::ops::Range<usize>| {
-        let start = range.start;
-        before_tail[range]
-            .iter()
-            .rposition(|f| f.role == Role::System)
-            .map(|skipped| {
-                violation(
-                    "system-kept",
-                    format!("system message {} was dropped", start + skipped),
-                )
-            })
-    };
-    let pair = summary_pair(head, boundary)?;
-    let mut origin: Vec<Option<usize>> = vec![None; head.len()];
-    let mut cursor = tail_start;
-    for (k, m) in head.iter().enumerate().rev() {
-        if pair.contains(&k) {
+    // The output as messages, each with its origin. A message before the
+    // offset is known by its role only: it stands in as an empty message,
+    // which pairs with nothing, as a system message or a person's opener does.
+    let placeholders: Vec<Message> = history
+        .before
+        .iter()
+        .map(|&(_, role)| Message {
+            role,
+            parts: Vec::new(),
+        })
+        .collect();
+    let mut output: Vec<&Message> = Vec::with_capacity(items.len());
+    let mut origin: Vec<Option<usize>> = Vec::with_capacity(items.len());
+    let mut written = Vec::new();
+    let mut last: Option<usize> = None;
+    for (k, item) in items.iter().enumerate() {
+        let Some(i) = item.origin() else {
+            let Item::Written(m) = item else { unreachable!() };
+            written.push(k);
+            output.push(m);
+            origin.push(None);
             continue;
-        }
-        let Some(at) = before_tail[..cursor]
-            .iter()
-            .rposition(|f| is_rewrite_of(f, m))
-        else {
+        };
+        if last.is_some_and(|l| i <= l) || i >= len {
             return Err(violation(
                 "verbatim",
+                format!("output item {k} names history message {i}: indices must increase and lie below {len}"),
+            ));
+        }
+        last = Some(i);
+        let message = match (history.get(i), item) {
+            (Some(original), Item::Kept(_)) => original,
+            (Some(original), Item::Rewritten(_, rewritten)) => {
+                if i >= tail_start || !is_rewrite_of(original, rewritten) {
+                    return Err(violation(
+                        "verbatim",
+                        format!("output item {k} is not a valid rewrite of history message {i}"),
+                    ));
+                }
+                rewritten
+            }
+            (None, Item::Kept(_)) => match history.role_before(i) {
+                Some(_) => {
+                    let at = history.before.partition_point(|&(j, _)| j < i);
+                    &placeholders[at]
+                }
+                None => {
+                    return Err(violation(
+                        "verbatim",
+                        format!("output item {k} keeps history message {i}, which was not sent"),
+                    ));
+                }
+            },
+            _ => {
+                return Err(violation(
+                    "verbatim",
+                    format!("output item {k} rewrites history message {i}, which was not sent"),
+                ));
+            }
+        };
+        output.push(message);
+        origin.push(Some(i));
+    }
+
+    // Every system message is kept.
+    let kept: std::collections::BTreeSet<usize> = items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Kept(i) => Some(*i as usize),
+            _ => None,
+        })
+        .collect();
+    let systems = history
+        .before
+        .iter()
+        .filter(|(_, role)| *role == Role::System)
+        .map(|&(i, _)| i)
+        .chain(
+            history
+                .messages
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.role == Role::System)
+                .map(|(i, _)| history.offset + i),
+        );
+    for i in systems {
+        if !kept.contains(&i) {
+            return Err(violation(
+                "system-kept",
+                format!("system message {i} was dropped"),
+            ));
+        }
+    }
+
+    // condense's own messages: the summary pair of a fold, where `assemble`
+    // puts it. Found by position, not by their text: a history message may
+    // begin with the marker too.
+    let s = output
+        .iter()
+        .position(|m| m.role != Role::System)
+        .unwrap_or(output.len());
+    if boundary == 0 {
+        if let Some(&k) = written.first() {
+            return Err(violation(
+                "summary",
+                format!("output item {k} is written by condense, but nothing was folded"),
+            ));
+        }
+    } else {
+        let is_pair = |k: usize, role: Role| {
+            output.get(k).is_some_and(|m| {
+                m.role == role
+                    && m.is_condense_summary()
+                    && m.parts.iter().all(|p| matches!(p, Part::Text(_)))
+            })
+        };
+        if written != [s, s + 1] || !(is_pair(s, Role::User) && is_pair(s + 1, Role::Assistant)) {
+            return Err(violation(
+                "summary",
                 format!(
-                    "output message {k} is not an input message (in order), unchanged or validly rewritten"
+                    "a fold of {boundary} messages needs condense's summary (user) and \
+                     acknowledgement (assistant), text only, as output items {s} and {}, and no other written item",
+                    s + 1
                 ),
             ));
-        };
-        if let Some(v) = dropped_system(at + 1..cursor) {
-            return Err(v);
         }
-        origin[k] = Some(at);
-        cursor = at;
     }
-    if let Some(v) = dropped_system(0..cursor) {
-        return Err(v);
-    }
-    origin.extend((tail_start..input.len()).map(Some));
 
-    // Pairs: the only calls allowed to stay unanswered are those the input
+    // Pairs: the only calls allowed to stay unanswered are those the history
     // itself has in flight.
-    let pending_in = check_pairs(input).unwrap_or_default();
-    let pending_out = check_pairs(output)?;
+    let pending_in = check_pairs(history.messages).unwrap_or_default();
+    let pending_out = check_pairs(&output)?;
     if let Some(id) = pending_out.iter().find(|id| !pending_in.contains(*id)) {
         return Err(violation(
             "pairs-intact",
@@ -344,55 +471,28 @@ pub fn check_output(input: &[Message], output: &[Message], cut: Cut) -> Result<(
         let adjacent_in_input =
             matches!((origin[k - 1], origin[k]), (Some(a), Some(b)) if b == a + 1);
         if !adjacent_in_input {
-            valid_junction(&output[k - 1], &output[k]).map_err(|why| {
+            valid_junction(output[k - 1], output[k]).map_err(|why| {
                 violation(
                     "role-order",
-                    format!("output messages {} and {k}: {why}", k - 1),
+                    format!("output items {} and {k}: {why}", k - 1),
                 )
             })?;
         }
     }
-    let first_conversational =
-        |ms: &[Message]| ms.iter().find(|m| m.role != Role::System).map(|m| m.role);
-    if first_conversational(input) == Some(Role::User)
-        && first_conversational(output) != Some(Role::User)
-    {
+    let first_in = history
+        .before
+        .iter()
+        .map(|&(_, role)| role)
+        .chain(history.messages.iter().map(|m| m.role))
+        .find(|&role| role != Role::System);
+    let first_out = output.iter().find(|m| m.role != Role::System).map(|m| m.role);
+    if first_in == Some(Role::User) && first_out != Some(Role::User) {
         return Err(violation(
             "role-order",
             "the first non-system message is no longer a user message".into(),
         ));
     }
     Ok(())
-}
-
-/// The output indices of condense's own messages in `head` (the output before
-/// the verbatim tail) of a fold at `boundary`. Found by position, not by
-/// their text: an input message may begin with the marker too (a runtime that
-/// stores condensed requests as its history, or a person quoting one), and
-/// taken for condense's it would escape the matching below.
-fn summary_pair(head: &[Message], boundary: usize) -> Result<std::ops::Range<usize>, Violation> {
-    if boundary == 0 {
-        return Ok(0..0);
-    }
-    let s = summary_position(head);
-    let written = |k: usize, role: Role| {
-        head.get(k).is_some_and(|m| {
-            m.role == role
-                && m.is_condense_summary()
-                && m.parts.iter().all(|p| matches!(p, Part::Text(_)))
-        })
-    };
-    if !(written(s, Role::User) && written(s + 1, Role::Assistant)) {
-        return Err(violation(
-            "summary",
-            format!(
-                "a fold of {boundary} messages needs condense's summary (user) and \
-                 acknowledgement (assistant), text only, at output messages {s} and {}",
-                s + 1
-            ),
-        ));
-    }
-    Ok(s..s + 2)
 }
 
 /// Whether `rewritten` is `original` unchanged or as a context-engineering
@@ -583,6 +683,22 @@ mod tests {
         }
     }
 
+    fn k(i: u32) -> Item {
+        Item::Kept(i)
+    }
+    fn w(m: Message) -> Item {
+        Item::Written(m)
+    }
+    fn all(h: &[Message]) -> Vec<Item> {
+        (0..h.len() as u32).map(k).collect()
+    }
+    fn rule(h: &[Message], items: &[Item], at: Cut) -> &'static str {
+        check_items(History::whole(h), items, at).unwrap_err().rule
+    }
+    fn ok(h: &[Message], items: &[Item], at: Cut) {
+        check_items(History::whole(h), items, at).unwrap()
+    }
+
     #[test]
     fn unchanged_output_is_valid() {
         let h = vec![
@@ -591,7 +707,7 @@ mod tests {
             call("a"),
             result("a"),
         ];
-        check_output(&h, &h, cut(0, 0)).unwrap();
+        ok(&h, &all(&h), cut(0, 0));
     }
 
     #[test]
@@ -602,33 +718,31 @@ mod tests {
             call("a"),
             result("a"),
         ];
-        let out = vec![summary(), ack(), user("task"), call("a"), result("a")];
-        assert_eq!(
-            check_output(&h, &out, cut(1, 1)).unwrap_err().rule,
-            "system-kept"
-        );
+        let out = [w(summary()), w(ack()), k(1), k(2), k(3)];
+        assert_eq!(rule(&h, &out, cut(1, 1)), "system-kept");
     }
 
     #[test]
     fn split_pair_is_caught() {
         let h = vec![user("task"), call("a"), result("a"), call("b"), result("b")];
         // Tail starting at a result: the call it answers was folded.
-        let out = vec![summary(), ack(), result("a"), call("b"), result("b")];
-        assert_eq!(
-            check_output(&h, &out, cut(2, 2)).unwrap_err().rule,
-            "pairs-intact"
-        );
+        let out = [w(summary()), w(ack()), k(2), k(3), k(4)];
+        assert_eq!(rule(&h, &out, cut(2, 2)), "pairs-intact");
     }
 
     #[test]
-    fn edited_tail_is_caught() {
+    fn a_tail_not_kept_in_order_is_caught() {
         let h = vec![user("task"), call("a"), result("a")];
-        let mut out = h.clone();
-        out[2] = result("b");
+        assert_eq!(rule(&h, &[k(0), k(1)], cut(0, 0)), "tail-verbatim");
         assert_eq!(
-            check_output(&h, &out, cut(0, 0)).unwrap_err().rule,
+            rule(&h, &[k(0), k(1), Item::Rewritten(2, result("b"))], cut(0, 0)),
             "tail-verbatim"
         );
+        // Out of order before the tail.
+        let h = vec![user("task"), user("b"), user("c"), user("d")];
+        assert_eq!(rule(&h, &[k(1), k(0), k(3)], cut(0, 3)), "verbatim");
+        // An index past the history.
+        assert_eq!(rule(&h, &[k(0), k(9), k(3)], cut(0, 3)), "verbatim");
     }
 
     fn assistant(parts: Vec<Part>) -> Message {
@@ -672,15 +786,15 @@ mod tests {
         if let Part::ToolResult(r) = &mut cleared.parts[0] {
             r.content = "[condense: cleared]".into();
         }
-        let out = vec![
-            h[0].clone(),
-            h[1].clone(),
-            pruned,
-            cleared,
-            call("b"),
-            result("b"),
+        let out = [
+            k(0),
+            k(1),
+            Item::Rewritten(2, pruned),
+            Item::Rewritten(3, cleared),
+            k(4),
+            k(5),
         ];
-        check_output(&h, &out, cut(0, 4)).unwrap();
+        ok(&h, &out, cut(0, 4));
     }
 
     #[test]
@@ -694,77 +808,25 @@ mod tests {
             }),
             Part::Text("t".into()),
         ]);
-        let out = vec![user("task"), edited, user("more")];
-        assert_eq!(
-            check_output(&h, &out, cut(0, 2)).unwrap_err().rule,
-            "verbatim"
-        );
+        let out = [k(0), Item::Rewritten(1, edited), k(2)];
+        assert_eq!(rule(&h, &out, cut(0, 2)), "verbatim");
 
         let h = vec![user("task"), call("a"), result("a")];
         let mut renamed = call("a");
         if let Part::ToolCall(c) = &mut renamed.parts[0] {
             c.arguments = "{\"x\":1}".into();
         }
-        let out = vec![user("task"), renamed, result("a")];
-        assert_eq!(
-            check_output(&h, &out, cut(0, 2)).unwrap_err().rule,
-            "verbatim"
-        );
+        let out = [k(0), Item::Rewritten(1, renamed), k(2)];
+        assert_eq!(rule(&h, &out, cut(0, 2)), "verbatim");
         // An emptied message is not a rewrite either.
-        let out = vec![user("task"), assistant(vec![]), result("a")];
-        assert!(check_output(&h, &out, cut(0, 2)).is_err());
+        let out = [k(0), Item::Rewritten(1, assistant(vec![])), k(2)];
+        assert_eq!(rule(&h, &out, cut(0, 2)), "verbatim");
         // Nor is a person's message with other words.
-        let out = vec![user("task, reworded"), call("a"), result("a")];
-        assert_eq!(
-            check_output(&h, &out, cut(0, 2)).unwrap_err().rule,
-            "verbatim"
-        );
-    }
-
-    #[test]
-    fn a_rewritten_message_is_matched_to_its_own_origin() {
-        // "new" could be a rewrite of the folded "old" too; matched there, the
-        // call after it would look like a second consecutive assistant message.
-        let h = vec![
-            user("task"),
-            Message::text(Role::Assistant, "old"),
-            call("a"),
-            result("a"),
-            Message::text(Role::Assistant, "<think>x</think>new"),
-            call("b"),
-            result("b"),
-        ];
-        let out = vec![
-            summary(),
-            ack(),
-            h[0].clone(),
-            Message::text(Role::Assistant, "new"),
-            h[5].clone(),
-            h[6].clone(),
-        ];
-        check_output(&h, &out, cut(4, 5)).unwrap();
-    }
-
-    #[test]
-    fn consecutive_user_messages_of_the_input_stay_valid_after_a_rewrite() {
-        // A summary, then two user messages that were adjacent in the input:
-        // each must be matched to itself, not to an earlier user message.
-        let h = vec![
-            user("task"),
-            call("a"),
-            result("a"),
-            user("interrupted"),
-            user("notification"),
-            Message::text(Role::Assistant, "<think>x</think>ok"),
-        ];
-        let out = vec![
-            summary(),
-            ack(),
-            h[3].clone(),
-            h[4].clone(),
-            Message::text(Role::Assistant, "ok"),
-        ];
-        check_output(&h, &out, cut(3, 6)).unwrap();
+        let out = [Item::Rewritten(0, user("task, reworded")), k(1), k(2)];
+        assert_eq!(rule(&h, &out, cut(0, 2)), "verbatim");
+        // Nor another role.
+        let out = [Item::Rewritten(0, Message::text(Role::Assistant, "task")), k(1), k(2)];
+        assert_eq!(rule(&h, &out, cut(0, 2)), "verbatim");
     }
 
     #[test]
@@ -780,25 +842,10 @@ mod tests {
             user("next"),
         ];
         // The middle step elided whole: valid.
-        let out = vec![
-            h[0].clone(),
-            h[1].clone(),
-            h[2].clone(),
-            h[5].clone(),
-            h[6].clone(),
-            h[7].clone(),
-        ];
-        check_output(&h, &out, cut(0, 7)).unwrap();
+        ok(&h, &[k(0), k(1), k(2), k(5), k(6), k(7)], cut(0, 7));
         // Only its call elided: its result is orphaned.
-        let out = vec![
-            h[0].clone(),
-            h[1].clone(),
-            h[2].clone(),
-            h[4].clone(),
-            h[7].clone(),
-        ];
         assert_eq!(
-            check_output(&h, &out, cut(0, 7)).unwrap_err().rule,
+            rule(&h, &[k(0), k(1), k(2), k(4), k(7)], cut(0, 7)),
             "pairs-intact"
         );
     }
@@ -807,18 +854,15 @@ mod tests {
     fn consecutive_user_messages_created_by_the_fold_are_caught() {
         let h = vec![user("one"), call("a"), result("a"), user("two")];
         // The opener pinned before the tail's user message.
-        let out = vec![summary(), ack(), user("one"), user("two")];
-        assert_eq!(
-            check_output(&h, &out, cut(3, 3)).unwrap_err().rule,
-            "role-order"
-        );
+        let out = [w(summary()), w(ack()), k(0), k(3)];
+        assert_eq!(rule(&h, &out, cut(3, 3)), "role-order");
     }
 
     #[test]
-    fn input_messages_that_begin_with_the_marker_are_matched_like_any_other() {
+    fn history_messages_that_begin_with_the_marker_are_plain_history() {
         // A system prompt, a person quoting an earlier condensed request, and
         // an assistant answer, all starting with the marker, kept before the
-        // tail: the summary pair is found by position, these by matching.
+        // tail: condense's own pair is the `written` one, in its place.
         let marked = |role, t: &str| Message::text(role, format!("{} {t}", crate::SUMMARY_MARKER));
         let h = vec![
             marked(Role::System, "be brief"),
@@ -830,19 +874,18 @@ mod tests {
             call("b"),
             result("b"),
         ];
-        let out = vec![
-            h[0].clone(),
-            summary(),
-            ack(),
-            h[1].clone(),
-            marked(Role::Assistant, "noted"),
-            h[5].clone(),
-            h[6].clone(),
-            h[7].clone(),
+        let out = [
+            k(0),
+            w(summary()),
+            w(ack()),
+            k(1),
+            Item::Rewritten(4, marked(Role::Assistant, "noted")),
+            k(5),
+            k(6),
+            k(7),
         ];
-        check_output(&h, &out, cut(4, 6)).unwrap();
-        // Without a fold, marked input messages are plain input messages too.
-        check_output(&h, &h, cut(0, 3)).unwrap();
+        ok(&h, &out, cut(4, 6));
+        ok(&h, &all(&h), cut(0, 3));
     }
 
     #[test]
@@ -857,44 +900,55 @@ mod tests {
             result("b"),
         ];
         // Before the pinned opener: valid.
-        let out = vec![
-            sys.clone(),
-            summary(),
-            ack(),
-            user("task"),
-            call("b"),
-            result("b"),
-        ];
-        check_output(&h, &out, cut(4, 4)).unwrap();
+        ok(&h, &[k(0), w(summary()), w(ack()), k(1), k(4), k(5)], cut(4, 4));
         // After the pinned opener instead of before it.
-        let out = vec![
-            sys.clone(),
-            user("task"),
-            summary(),
-            ack(),
-            call("b"),
-            result("b"),
-        ];
         assert_eq!(
-            check_output(&h, &out, cut(4, 4)).unwrap_err().rule,
+            rule(&h, &[k(0), k(1), w(summary()), w(ack()), k(4), k(5)], cut(4, 4)),
             "summary"
         );
         // A fold without its acknowledgement.
-        let out = vec![sys.clone(), summary(), user("task"), call("b"), result("b")];
         assert_eq!(
-            check_output(&h, &out, cut(4, 4)).unwrap_err().rule,
+            rule(&h, &[k(0), w(summary()), k(1), k(4), k(5)], cut(4, 4)),
             "summary"
         );
-        // A summary pair with nothing folded: not an input message.
-        let out = vec![sys, summary(), ack(), h[1].clone(), call("b"), result("b")];
+        // A summary pair with nothing folded.
         assert_eq!(
-            check_output(&h, &out, cut(0, 4)).unwrap_err().rule,
-            "verbatim"
+            rule(&h, &[k(0), w(summary()), w(ack()), k(1), k(4), k(5)], cut(0, 4)),
+            "summary"
         );
-        // A cut that does not fit the input.
+        // A written message that is not condense's.
         assert_eq!(
-            check_output(&h, &h, cut(5, 4)).unwrap_err().rule,
-            "tail-verbatim"
+            rule(&h, &[k(0), w(user("hi")), w(ack()), k(1), k(4), k(5)], cut(4, 4)),
+            "summary"
+        );
+        // A cut that does not fit the history.
+        assert_eq!(rule(&h, &all(&h), cut(5, 4)), "tail-verbatim");
+    }
+
+    #[test]
+    fn an_offset_history_knows_the_messages_before_it_by_role() {
+        // The compressor's view of an offset call: messages 0 (system) and 1
+        // (the pinned opener) are known by role only.
+        let window = vec![call("b"), result("b"), call("c"), result("c")];
+        let before = [(0, Role::System), (1, Role::User)];
+        let history = History {
+            offset: 4,
+            messages: &window,
+            before: &before,
+        };
+        let out = [k(0), w(summary()), w(ack()), k(1), k(6), k(7)];
+        check_items(history, &out, cut(6, 6)).unwrap();
+        // Dropping the system message before the offset is caught too.
+        let out = [w(summary()), w(ack()), k(1), k(6), k(7)];
+        assert_eq!(
+            check_items(history, &out, cut(6, 6)).unwrap_err().rule,
+            "system-kept"
+        );
+        // A message before the offset that it does not know of.
+        let out = [k(0), w(summary()), w(ack()), k(2), k(6), k(7)];
+        assert_eq!(
+            check_items(history, &out, cut(6, 6)).unwrap_err().rule,
+            "verbatim"
         );
     }
 }

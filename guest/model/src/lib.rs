@@ -3,8 +3,10 @@
 //! invariants (the guest's self-check and the host's
 //! validation run the same code).
 
+pub mod hash;
 pub mod invariants;
 pub mod tokens;
+mod wit;
 
 /// Marks every message condense writes, so hosts, tests and later calls can
 /// recognise it.
@@ -113,14 +115,14 @@ impl Message {
     }
 }
 
-/// Compressor settings; see `config` in `wit/condense.wit` for each field.
-/// The field docs are also the descriptions of the config file's JSON Schema
-/// (`condense config --schema`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The fold knobs every compressor shares; see `core-config` in
+/// `wit/condense.wit`. The field docs are also the descriptions of the config
+/// file's JSON Schema (`condense config --schema`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct Config {
+pub struct CoreConfig {
     /// Compact when the request the model would see is estimated above this
     /// many tokens.
     pub token_threshold: u32,
@@ -140,197 +142,54 @@ pub struct Config {
     /// Token budget of the summary text the summarizer writes. Below
     /// `target_tokens`.
     pub summary_max_tokens: u32,
-    /// Drop the reasoning (thinking parts, `<think>` spans) of assistant
-    /// messages followed by at least this many assistant messages, in the
-    /// messages kept between the summary and the verbatim tail. 0: off.
-    pub strip_reasoning_after_turns: u32,
-    /// The provider needs reasoning echoed back (DeepSeek-style
-    /// `reasoning_content` on tool-call turns): reasoning is never pruned,
-    /// whatever `strip_reasoning_after_turns` says.
-    pub reasoning_echo: bool,
-    /// Collapse runs of consecutive mutating / exec-capable tool steps (see
-    /// `[tools]`) to the first step, a placeholder and the last step, in the
-    /// messages kept between the summary and the verbatim tail.
-    pub aggregate_developer_loops: bool,
-    /// With `aggregate_developer_loops`, a run of at least this many steps is
-    /// collapsed (in steps: an assistant tool-call message and its results).
-    pub max_loop_steps_before_aggregate: u32,
-    /// Tool classes by name pattern; a tool matching neither list is read-only.
-    pub tools: ToolClasses,
-    /// What happens to long tool results outside the verbatim tail: `off`
-    /// leaves them, `truncate` keeps a head and a tail, `clear` replaces them
-    /// with a placeholder.
-    pub clear_mode: ClearMode,
-    /// With `clear_mode` on, tool results longer than this many characters are
-    /// truncated or cleared.
-    pub result_char_threshold: u32,
-    /// The latest this-many tool results are never truncated or cleared
-    /// (0: none is protected by position).
-    pub keep_tool_results: u32,
-    /// Results of tools whose name matches one of these patterns (`*` any run
-    /// of characters, `?` one character) are never truncated or cleared.
-    pub exclude_tools: Vec<String>,
 }
 
-/// Which tools change the workspace, as name patterns (`*` matches any run of
-/// characters, `?` one character). A tool matching neither list is read-only.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct ToolClasses {
-    /// Tools that change files (edit, write), as name patterns.
-    pub mutating: Vec<String>,
-    /// Tools that run commands, as name patterns. A name matching both lists
-    /// is exec-capable.
-    pub exec_capable: Vec<String>,
-}
+/// The defaults of the knobs that follow the threshold, as shares of it:
+/// `target_tokens` 50%, `keep_recent_tokens` 20%, `summary_max_tokens` 2%
+/// (a 100k threshold gives 50k, 20k and 2k). A user who sets only the
+/// threshold gets a consistent config from these.
+pub const TARGET_SHARE: (u32, u32) = (1, 2);
+pub const KEEP_RECENT_SHARE: (u32, u32) = (1, 5);
+pub const SUMMARY_SHARE: (u32, u32) = (1, 50);
 
-impl Default for ToolClasses {
-    /// The editing and shell tools of Claude Code, SWE-agent, OpenHands and
-    /// the common MCP servers. These are configuration defaults: the guest only
-    /// ever sees the lists it is given.
-    fn default() -> Self {
-        let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
-        ToolClasses {
-            mutating: list(&[
-                "Edit",
-                "MultiEdit",
-                "Write",
-                "NotebookEdit",
-                "str_replace_editor",
-                "str_replace_based_edit_tool",
-                "edit",
-                "edit_file",
-                "write_file",
-                "create_file",
-                "apply_patch",
-            ]),
-            exec_capable: list(&[
-                "Bash",
-                "bash",
-                "shell",
-                "execute_bash",
-                "execute_command",
-                "run_command",
-                "run_terminal_cmd",
-                "mcp__*__exec*",
-            ]),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ToolClass {
-    ReadOnly,
-    Mutating,
-    ExecCapable,
-}
-
-impl ToolClasses {
-    /// The class of tool `name`: exec-capable wins over mutating when a name
-    /// matches both (it can do anything a mutating tool can).
-    pub fn class_of(&self, name: &str) -> ToolClass {
-        if matches_any(&self.exec_capable, name) {
-            ToolClass::ExecCapable
-        } else if matches_any(&self.mutating, name) {
-            ToolClass::Mutating
-        } else {
-            ToolClass::ReadOnly
-        }
-    }
-}
-
-/// Whether `name` matches one of `patterns` (`*` any run, `?` one character).
-pub fn matches_any(patterns: &[String], name: &str) -> bool {
-    patterns
-        .iter()
-        .any(|p| wildmatch::WildMatch::new(p).matches(name))
-}
-
-/// What the old-tool-result pass does to a long result outside the verbatim tail.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub enum ClearMode {
-    /// The pass is off.
-    #[default]
-    Off,
-    /// Keep a head and a tail with a marker saying what was elided.
-    Truncate,
-    /// Replace the result with a short placeholder.
-    Clear,
-}
-
-impl Default for Config {
+impl Default for CoreConfig {
     /// Sized for a 200k-token context window: compact at 100k, back down to 50k,
-    /// which leaves room for a handful of compactions per long session. The
-    /// context-engineering passes are opt-in.
+    /// which leaves room for a handful of compactions per long session.
     fn default() -> Self {
-        Config {
-            token_threshold: 100_000,
-            target_tokens: 50_000,
-            recent_turns: 10,
-            keep_recent_tokens: 20_000,
-            summary_max_tokens: 2_000,
-            strip_reasoning_after_turns: 0,
-            reasoning_echo: false,
-            aggregate_developer_loops: false,
-            max_loop_steps_before_aggregate: 5,
-            tools: ToolClasses::default(),
-            clear_mode: ClearMode::Off,
-            result_char_threshold: 2_000,
-            keep_tool_results: 3,
-            exclude_tools: Vec::new(),
-        }
+        CoreConfig::for_threshold(100_000)
     }
 }
 
-/// The fixed ranges of the numeric keys: `validate` enforces them and the
-/// host's JSON Schema publishes them, from this one table. Ranges that depend
-/// on another key (e.g. `target_tokens < token_threshold`) are checked in
-/// `validate` only.
-pub const RANGES: &[(&str, u32, u32)] = &[
+/// The fixed ranges of the core keys: `validate` enforces them and the host's
+/// JSON Schema publishes them, from this one table. Ranges that depend on
+/// another key (`target_tokens < token_threshold`) are checked in `validate`.
+pub const CORE_RANGES: &[(&str, u32, u32)] = &[
     ("token_threshold", 1_000, u32::MAX),
     ("target_tokens", 1, u32::MAX - 1),
     ("recent_turns", 0, u32::MAX),
     ("keep_recent_tokens", 1, u32::MAX - 1),
     ("summary_max_tokens", 64, u32::MAX - 1),
-    ("strip_reasoning_after_turns", 0, 1_000_000),
-    ("max_loop_steps_before_aggregate", 3, 1_000_000),
-    ("result_char_threshold", 100, 100_000_000),
-    ("keep_tool_results", 0, 1_000_000),
 ];
 
-impl Config {
-    /// This config with the three context-engineering passes on, at the
-    /// settings the corpus figures use: reasoning kept on the last 3 assistant
-    /// messages, loops of 5+ steps aggregated, long old results truncated.
-    pub fn with_passes(self) -> Config {
-        Config {
-            strip_reasoning_after_turns: 3,
-            aggregate_developer_loops: true,
-            clear_mode: ClearMode::Truncate,
-            ..self
+impl CoreConfig {
+    /// The config for `token_threshold` with every other knob at its default:
+    /// the shares of the threshold above, 10 recent turns.
+    pub fn for_threshold(token_threshold: u32) -> CoreConfig {
+        let share = |(num, den): (u32, u32)| {
+            u32::try_from(u64::from(token_threshold) * u64::from(num) / u64::from(den))
+                .unwrap_or(u32::MAX)
+        };
+        let target_tokens = share(TARGET_SHARE).max(1);
+        CoreConfig {
+            token_threshold,
+            target_tokens,
+            recent_turns: 10,
+            keep_recent_tokens: share(KEEP_RECENT_SHARE).clamp(1, target_tokens),
+            // At least the range's minimum, never above the target.
+            summary_max_tokens: share(SUMMARY_SHARE)
+                .max(64)
+                .min(target_tokens.saturating_sub(1)),
         }
-    }
-
-    /// This config with the three context-engineering passes off.
-    pub fn without_passes(self) -> Config {
-        Config {
-            strip_reasoning_after_turns: 0,
-            aggregate_developer_loops: false,
-            clear_mode: ClearMode::Off,
-            ..self
-        }
-    }
-
-    /// Whether any pass is on.
-    pub fn passes_enabled(&self) -> bool {
-        (self.strip_reasoning_after_turns > 0 && !self.reasoning_echo)
-            || self.aggregate_developer_loops
-            || self.clear_mode != ClearMode::Off
     }
 
     fn numeric(&self, key: &str) -> u32 {
@@ -340,17 +199,13 @@ impl Config {
             "recent_turns" => self.recent_turns,
             "keep_recent_tokens" => self.keep_recent_tokens,
             "summary_max_tokens" => self.summary_max_tokens,
-            "strip_reasoning_after_turns" => self.strip_reasoning_after_turns,
-            "max_loop_steps_before_aggregate" => self.max_loop_steps_before_aggregate,
-            "result_char_threshold" => self.result_char_threshold,
-            "keep_tool_results" => self.keep_tool_results,
-            _ => unreachable!("RANGES names a key Config does not have: {key}"),
+            _ => unreachable!("CORE_RANGES names a key CoreConfig does not have: {key}"),
         }
     }
 
     /// Names the first field that is out of range, with the allowed range.
     pub fn validate(&self) -> Result<(), String> {
-        for &(key, min, max) in RANGES {
+        for &(key, min, max) in CORE_RANGES {
             let value = self.numeric(key);
             if !(min..=max).contains(&value) {
                 return Err(format!("{key} = {value}: must be between {min} and {max}"));
@@ -376,36 +231,53 @@ impl Config {
                 self.target_tokens - 1
             ));
         }
-        let lists = [
-            ("tools.mutating", &self.tools.mutating),
-            ("tools.exec_capable", &self.tools.exec_capable),
-            ("exclude_tools", &self.exclude_tools),
-        ];
-        for (key, patterns) in lists {
-            if let Some(i) = patterns.iter().position(|p| p.is_empty()) {
-                return Err(format!(
-                    "{key}[{i}] is empty: a tool name pattern needs at least one character"
-                ));
-            }
-        }
         Ok(())
     }
 }
 
+/// What a compaction fixed; see `checkpoint` in `wit/condense.wit`. `state` is
+/// the compressor's, opaque to everyone else.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Checkpoint {
+    pub version: u32,
     pub boundary: u32,
-    pub prefix_hash: String,
-    pub folded_tokens: u32,
-    pub summary: String,
-    /// Where the verbatim tail started when the passes last ran; between
-    /// `boundary` and here the request holds the passes' rewrite.
-    pub tail_start: u32,
-    /// How many messages the history had when the passes last ran: they look
-    /// no further, so their rewrite is reproduced byte for byte until the
-    /// next compaction.
-    pub horizon: u32,
+    pub state: Vec<u8>,
+}
+
+/// One message of the request to send; see `item` in `wit/condense.wit`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// History message `index`, unchanged.
+    Kept(u32),
+    /// History message `index`, as a pass rewrote it.
+    Rewritten(u32, Message),
+    /// condense's own: the summary pair.
+    Written(Message),
+}
+
+impl Item {
+    /// The history index this item comes from (`None`: written by condense).
+    pub fn origin(&self) -> Option<usize> {
+        match self {
+            Item::Kept(i) | Item::Rewritten(i, _) => Some(*i as usize),
+            Item::Written(_) => None,
+        }
+    }
+
+    /// The message this item stands for, with `history[i]` for a kept one;
+    /// `history` must hold every index the item names.
+    pub fn message<'a>(&'a self, history: &'a [Message]) -> &'a Message {
+        match self {
+            Item::Kept(i) => &history[*i as usize],
+            Item::Rewritten(_, m) | Item::Written(m) => m,
+        }
+    }
+}
+
+/// The request `items` stand for, as messages.
+pub fn materialize(items: &[Item], history: &[Message]) -> Vec<Message> {
+    items.iter().map(|i| i.message(history).clone()).collect()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -431,10 +303,12 @@ pub struct Report {
     /// Input index where the verbatim tail starts (`boundary` when no pass ran).
     pub tail_start: u32,
     pub passes: PassReport,
+    /// Why the checkpoint given was not used (the fold was recomputed).
+    pub checkpoint_ignored: Option<String>,
 }
 
 impl Report {
-    /// Where this output says it cut the history, for [`invariants::check_output`].
+    /// Where this output says it cut the history, for [`invariants::check_items`].
     pub fn cut(&self) -> invariants::Cut {
         invariants::Cut {
             boundary: self.boundary as usize,
@@ -459,7 +333,7 @@ pub struct PassReport {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
-    pub messages: Vec<Message>,
+    pub items: Vec<Item>,
     pub checkpoint: Option<Checkpoint>,
     pub report: Report,
 }
@@ -469,6 +343,11 @@ pub enum CompressError {
     InvalidConfig(String),
     InvalidInput(String),
     SelfCheckFailed(String),
+    /// The checkpoint of an offset call cannot be used: the host must send the
+    /// whole history.
+    NeedsFullHistory(String),
+    /// No summarizer could write the summary a fold needs.
+    SummarizerFailed(String),
 }
 
 impl std::fmt::Display for CompressError {
@@ -477,6 +356,8 @@ impl std::fmt::Display for CompressError {
             CompressError::InvalidConfig(m) => write!(f, "invalid config: {m}"),
             CompressError::InvalidInput(m) => write!(f, "invalid input: {m}"),
             CompressError::SelfCheckFailed(m) => write!(f, "self-check failed: {m}"),
+            CompressError::NeedsFullHistory(m) => write!(f, "needs the full history: {m}"),
+            CompressError::SummarizerFailed(m) => write!(f, "no summary: {m}"),
         }
     }
 }
@@ -489,4 +370,6 @@ pub struct SummaryRequest {
     pub messages: Vec<Message>,
     pub max_tokens: u32,
     pub language: String,
+    /// The summarizer's own settings, a JSON object.
+    pub settings: String,
 }

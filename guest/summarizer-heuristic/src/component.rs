@@ -4,14 +4,14 @@
 wit_bindgen::generate!({
     world: "summarizer-world",
     path: "../../wit",
-    with: { "condense:middleware/types@0.1.0": condense_guest_sdk::types },
+    with: { "condense:middleware/types@0.2.0": condense_guest_sdk::types },
 });
 
 struct Component;
 
 impl exports::condense::middleware::summarizer::Guest for Component {
-    fn summarize(request: condense_guest_sdk::types::SummaryRequest) -> String {
-        crate::summarize(&request.into())
+    fn summarize(request: condense_guest_sdk::types::SummaryRequest) -> Result<String, String> {
+        Ok(crate::summarize(&request.into()))
     }
 }
 

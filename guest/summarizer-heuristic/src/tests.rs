@@ -76,6 +76,7 @@ fn run(previous: &str, messages: &[Message], max_tokens: u32, language: &str) ->
         messages: messages.to_vec(),
         max_tokens,
         language: language.to_owned(),
+        settings: "{}".into(),
     })
 }
 

@@ -15,7 +15,7 @@
 //! [`Role::Tool`] messages become `user` messages, where Anthropic carries results.
 
 use anyhow::{Result, bail};
-use condense_model::{Message, Part, Role, Thinking, ToolCall, ToolResult};
+use condense_model::{Item, Message, Part, Role, Thinking, ToolCall, ToolResult};
 use serde_json::{Value, json};
 
 use super::{
@@ -135,25 +135,31 @@ fn parse_block(block: Obj, block_type: &str) -> Result<Part> {
     })
 }
 
-pub(super) fn render(parsed: &Parsed, output: &[Message]) -> Value {
+pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
     // Anthropic has no system role in the list: system messages go to `system`.
-    let (system, conversation): (Vec<&Message>, Vec<&Message>) =
-        output.iter().partition(|m| m.role == Role::System);
+    let (system, conversation): (Vec<&Item>, Vec<&Item>) = output
+        .iter()
+        .partition(|item| item.message(&parsed.messages).role == Role::System);
     let messages = parsed.reuse_or_render(conversation, |message, out| {
         out.push(render_message(message))
     });
     let mut body = parsed.body_with(messages);
 
-    let parsed_system = parsed.messages.first().filter(|m| m.role == Role::System);
-    if !system.iter().copied().eq(parsed_system)
-        && let Value::Object(obj) = &mut body
-    {
+    // The top-level `system` is message 0 when there is one: kept, it stays
+    // as it came.
+    let had_system = parsed.messages.first().is_some_and(|m| m.role == Role::System);
+    let unchanged = if had_system {
+        system == [&Item::Kept(0)]
+    } else {
+        system.is_empty()
+    };
+    if !unchanged && let Value::Object(obj) = &mut body {
         if system.is_empty() {
             obj.shift_remove("system");
         } else {
             let blocks = system
                 .iter()
-                .flat_map(|m| &m.parts)
+                .flat_map(|item| &item.message(&parsed.messages).parts)
                 .map(render_block)
                 .collect();
             obj.insert("system".into(), Value::Array(blocks));
@@ -209,6 +215,7 @@ fn render_block(part: &Part) -> Value {
 mod tests {
     use super::super::tests::corpus_file;
     use super::*;
+    use crate::formats::tests::render_messages;
 
     fn parse_str(json: &str) -> Result<Parsed> {
         Parsed::parse(serde_json::from_str(json).unwrap(), Format::Anthropic)
@@ -335,7 +342,7 @@ mod tests {
             },
         ];
         assert_eq!(
-            parsed.render(&output),
+            render_messages(&parsed, &output),
             json!({"model": "m", "messages": [
                 {"role": "user", "content": [{"type": "text", "text": "[condense summary] x"}]},
                 {"role": "assistant", "content": [
@@ -353,19 +360,19 @@ mod tests {
             panic!()
         };
 
-        let kept = parsed.render(&[system.clone(), user.clone()]);
+        let kept = render_messages(&parsed, &[system.clone(), user.clone()]);
         assert_eq!(
             kept.to_string(),
             r#"{"system":"be brief","model":"m","messages":[{"role":"user","content":"hi"}]}"#
         );
 
-        let changed = parsed.render(&[Message::text(Role::System, "be kind"), user.clone()]);
+        let changed = render_messages(&parsed, &[Message::text(Role::System, "be kind"), user.clone()]);
         assert_eq!(
             changed["system"],
             json!([{"type": "text", "text": "be kind"}])
         );
 
-        let dropped = parsed.render(std::slice::from_ref(user));
+        let dropped = render_messages(&parsed, std::slice::from_ref(user));
         assert_eq!(
             dropped.to_string(),
             r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#
@@ -390,7 +397,7 @@ mod tests {
             panic!()
         };
         let summary = Message::text(Role::User, "[condense summary] old");
-        let rendered = parsed.render(&[system.clone(), summary, last.clone()]);
+        let rendered = render_messages(&parsed, &[system.clone(), summary, last.clone()]);
         assert_eq!(rendered["system"].to_string(), body["system"].to_string());
         assert_eq!(
             rendered["messages"][1].to_string(),

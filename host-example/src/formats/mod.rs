@@ -4,15 +4,15 @@
 //! The compressor sees only [`condense_model::Message`]s, but the provider must get a
 //! request exactly like the one the agent built, minus what condense folded. So
 //! [`Parsed`] remembers the JSON every model message came from, and [`Parsed::render`]
-//! writes a message the compressor kept (equal to an input message) back as that
-//! JSON, untouched: unknown fields such as `cache_control`, `name` or `refusal`
+//! writes a message the compressor kept (by its index) back as that JSON,
+//! untouched: unknown fields such as `cache_control`, `name` or `refusal`
 //! survive, and the request prefix stays byte-identical between calls, which is what
 //! keeps the provider's prompt cache warm. Only messages the compressor wrote or
 //! changed are rendered from their parts, in the format's natural shape.
 //!
 //! ```
 //! use condense_host::formats::{Parsed, detect};
-//! use condense_model::{Message, Role};
+//! use condense_model::{Item, Message, Role};
 //! use serde_json::json;
 //!
 //! let body = json!({
@@ -25,7 +25,7 @@
 //! let parsed = Parsed::parse(body.clone(), detect(&body)?)?;
 //! // The compressor's output: a summary in place of the first message.
 //! let summary = Message::text(Role::User, "[condense summary] ann asked an old question");
-//! let output = [summary, parsed.messages()[1].clone()];
+//! let output = [Item::Written(summary), Item::Kept(1)];
 //! let request = parsed.render(&output);
 //! assert_eq!(request["messages"][0], json!({
 //!     "role": "user",
@@ -43,7 +43,7 @@ use std::str::FromStr;
 
 use anyhow::{Result, anyhow, bail};
 use condense_model::invariants::{PairProblem, PartAt, check_pairs};
-use condense_model::{Message, Part, Role};
+use condense_model::{Item, Message, Part, Role};
 use serde_json::{Map, Value, json};
 
 /// The request-body formats condense reads and writes.
@@ -152,18 +152,16 @@ impl Parsed {
         self.format
     }
 
-    /// Renders `output` (the compressor's result) back into a request body of the
-    /// same format.
-    ///
-    /// `output` is expected to be an order-preserving subsequence of
-    /// [`messages`](Self::messages) plus new messages: each output message equal to
-    /// an input message at or after the previous match is written as that input's
-    /// original JSON; any other message is rendered from its parts. All other body
-    /// fields come back unchanged, and a bare-list body renders as a bare list.
-    pub fn render(&self, output: &[Message]) -> Value {
+    /// Renders `items` (the compressor's result, by reference into
+    /// [`messages`](Self::messages)) back into a request body of the same
+    /// format: a kept message is written as its original JSON, whatever other
+    /// message is equal to it; a rewritten or written one is rendered from its
+    /// parts. All other body fields come back unchanged, and a bare-list body
+    /// renders as a bare list. Every index must lie within `messages`.
+    pub fn render(&self, items: &[Item]) -> Value {
         match self.format {
-            Format::OpenAi => openai::render(self, output),
-            Format::Anthropic => anthropic::render(self, output),
+            Format::OpenAi => openai::render(self, items),
+            Format::Anthropic => anthropic::render(self, items),
         }
     }
 
@@ -278,20 +276,20 @@ impl Parsed {
     /// The JSON list of `output`: the original of each message matched against the
     /// input with a forward-moving cursor, `render_new` for the rest (it may push
     /// several JSON messages for one model message).
-    fn reuse_or_render<'m>(
+    /// The JSON of `items`: a kept message is its original, byte for byte;
+    /// any other is rendered by `render_new`.
+    fn reuse_or_render<'i>(
         &self,
-        output: impl IntoIterator<Item = &'m Message>,
+        items: impl IntoIterator<Item = &'i Item>,
         mut render_new: impl FnMut(&Message, &mut Vec<Value>),
     ) -> Vec<Value> {
-        let mut cursor = 0;
         let mut rendered = Vec::new();
-        for message in output {
-            match self.messages[cursor..].iter().position(|m| m == message) {
-                Some(offset) => {
-                    rendered.push(self.originals[cursor + offset].clone());
-                    cursor += offset + 1;
+        for item in items {
+            match item {
+                Item::Kept(i) => rendered.push(self.originals[*i as usize].clone()),
+                Item::Rewritten(_, message) | Item::Written(message) => {
+                    render_new(message, &mut rendered)
                 }
-                None => render_new(message, &mut rendered),
             }
         }
         rendered
@@ -589,6 +587,27 @@ fn kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Items for rendering `output` in these tests: each message identical to
+    /// the next unused input message is kept by index, any other written.
+    /// (The compressor says what it kept; these tests only spell it that way.)
+    pub(super) fn items_for(parsed: &Parsed, output: &[Message]) -> Vec<Item> {
+        let mut cursor = 0;
+        output
+            .iter()
+            .map(|m| match parsed.messages()[cursor..].iter().position(|x| x == m) {
+                Some(at) => {
+                    cursor += at + 1;
+                    Item::Kept((cursor - 1) as u32)
+                }
+                None => Item::Written(m.clone()),
+            })
+            .collect()
+    }
+
+    pub(super) fn render_messages(parsed: &Parsed, output: &[Message]) -> Value {
+        parsed.render(&items_for(parsed, output))
+    }
     use condense_model::{Role, SUMMARY_MARKER};
     use std::path::PathBuf;
 
@@ -655,7 +674,7 @@ mod tests {
         for (name, body, format) in corpus() {
             let parsed =
                 Parsed::parse(body.clone(), format).unwrap_or_else(|e| panic!("{name}: {e:#}"));
-            let rendered = parsed.render(parsed.messages());
+            let rendered = render_messages(&parsed, parsed.messages());
             // Serialised text, not `==`: object equality ignores key order.
             assert_eq!(rendered.to_string(), body.to_string(), "{name}");
         }
@@ -677,7 +696,7 @@ mod tests {
                 .cloned()
                 .collect();
 
-            let rendered = parsed.render(&output);
+            let rendered = render_messages(&parsed, &output);
             let messages = rendered_messages(&rendered);
             let original = rendered_messages(&body);
             // Anthropic's system message lives outside the message list.
@@ -772,7 +791,7 @@ mod tests {
                     let _ = detect(&broken);
                     for format in [Format::OpenAi, Format::Anthropic] {
                         if let Ok(parsed) = Parsed::parse(broken.clone(), format) {
-                            let rendered = parsed.render(parsed.messages());
+                            let rendered = render_messages(&parsed, parsed.messages());
                             assert_eq!(
                                 rendered.to_string(),
                                 broken.to_string(),
@@ -795,7 +814,7 @@ mod tests {
         let parsed = Parsed::parse(body.clone(), Format::OpenAi).unwrap();
         let mut output = parsed.messages().to_vec();
         output[1] = Message::text(Role::Assistant, "hello!");
-        let rendered = parsed.render(&output);
+        let rendered = render_messages(&parsed, &output);
         assert_eq!(rendered[0], body[0]);
         assert_eq!(
             rendered[1],
@@ -813,8 +832,8 @@ mod tests {
             {"role": "user", "content": "go", "name": "second"},
         ]);
         let parsed = Parsed::parse(body.clone(), Format::OpenAi).unwrap();
-        assert_eq!(parsed.render(parsed.messages()), body);
-        assert_eq!(parsed.render(&parsed.messages()[..1]), json!([body[0]]));
+        assert_eq!(render_messages(&parsed, parsed.messages()), body);
+        assert_eq!(render_messages(&parsed, &parsed.messages()[..1]), json!([body[0]]));
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! tool result (from Anthropic-style messages that carry several).
 
 use anyhow::{Result, bail};
-use condense_model::{Message, Part, Role, Thinking, ToolCall, ToolResult};
+use condense_model::{Item, Message, Part, Role, Thinking, ToolCall, ToolResult};
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -172,7 +172,7 @@ fn parse_tool_call(value: &Value, at: &At) -> Result<ToolCall> {
     })
 }
 
-pub(super) fn render(parsed: &Parsed, output: &[Message]) -> Value {
+pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
     let messages = parsed.reuse_or_render(output, |message, out| {
         render_message(message, parsed.reasoning_field, out)
     });
@@ -251,6 +251,7 @@ fn render_message(message: &Message, reasoning_field: &str, out: &mut Vec<Value>
 mod tests {
     use super::super::tests::corpus_file;
     use super::*;
+    use crate::formats::tests::render_messages;
 
     fn parse_str(json: &str) -> Result<Parsed> {
         Parsed::parse(serde_json::from_str(json).unwrap(), Format::OpenAi)
@@ -312,7 +313,7 @@ mod tests {
                 Part::Text("done".into()),
             ],
         };
-        let rendered = parsed.render(&[thinking]);
+        let rendered = render_messages(&parsed, &[thinking]);
         assert_eq!(
             rendered,
             json!([{ "role": "assistant", "content": "done", "reasoning": "hmm" }])
@@ -335,7 +336,7 @@ mod tests {
         let mut stripped = parsed.messages()[1].clone();
         stripped.parts.remove(0);
         assert_eq!(
-            parsed.render(&[stripped.clone()]),
+            render_messages(&parsed, &[stripped.clone()]),
             json!([{
                 "role": "assistant",
                 "content": "Checking.",
@@ -344,7 +345,7 @@ mod tests {
         );
         stripped.parts.remove(0);
         assert_eq!(
-            parsed.render(&[stripped]),
+            render_messages(&parsed, &[stripped]),
             json!([{
                 "role": "assistant",
                 "content": null,
@@ -352,7 +353,7 @@ mod tests {
             }])
         );
         // Unchanged, the message goes back as it came.
-        assert_eq!(parsed.render(parsed.messages()), body);
+        assert_eq!(render_messages(&parsed, parsed.messages()), body);
     }
 
     #[test]
@@ -416,7 +417,7 @@ mod tests {
             })]
         );
         // A developer message kept verbatim stays a developer message.
-        assert_eq!(parsed.render(&messages[..1])[0]["role"], "developer");
+        assert_eq!(render_messages(&parsed, &messages[..1])[0]["role"], "developer");
     }
 
     #[test]
@@ -452,7 +453,7 @@ mod tests {
             },
         ];
         assert_eq!(
-            parsed.render(&output),
+            render_messages(&parsed, &output),
             json!({"model": "m", "messages": [
                 {"role": "user", "content": "[condense summary] x"},
                 {"role": "assistant", "content": null, "tool_calls": [

@@ -5,14 +5,15 @@
 
 use super::Kept;
 use condense_model::invariants::call_names;
-use condense_model::{ClearMode, Config, Message, Part, Role, ToolResult, matches_any};
+use crate::settings::{ClearMode, Settings, matches_any};
+use condense_model::{Message, Part, Role, ToolResult};
 use std::collections::{HashMap, HashSet};
 
 /// The tool name given to a result whose call is not in the history.
 const UNKNOWN_TOOL: &str = "tool";
 
 /// Returns the region and how many tool results were truncated or cleared.
-pub fn apply(kept: Vec<Kept>, history: &[Message], config: &Config) -> (Vec<Kept>, u32) {
+pub fn apply(kept: Vec<Kept>, history: &[Message], config: &Settings) -> (Vec<Kept>, u32) {
     if config.clear_mode == ClearMode::Off {
         return (kept, 0);
     }
@@ -42,7 +43,7 @@ struct Clearer<'h> {
 }
 
 impl<'h> Clearer<'h> {
-    fn new(history: &'h [Message], config: &'h Config) -> Self {
+    fn new(history: &'h [Message], config: &'h Settings) -> Self {
         Clearer {
             mode: config.clear_mode,
             threshold: config.result_char_threshold as usize,
@@ -211,12 +212,12 @@ mod tests {
 
     const THRESHOLD: u32 = 120;
 
-    fn config(mode: ClearMode) -> Config {
-        Config {
+    fn config(mode: ClearMode) -> Settings {
+        Settings {
             clear_mode: mode,
             result_char_threshold: THRESHOLD,
             keep_tool_results: 0,
-            ..Config::default()
+            ..Settings::default()
         }
     }
 
@@ -262,7 +263,7 @@ mod tests {
         super::super::unchanged(history, 0)
     }
 
-    fn run(history: &[Message], config: &Config) -> (Vec<Kept>, u32) {
+    fn run(history: &[Message], config: &Settings) -> (Vec<Kept>, u32) {
         apply(whole(history), history, config)
     }
 
@@ -344,7 +345,7 @@ mod tests {
     fn keeps_the_last_results_of_history_even_inside_the_region() {
         let long = "x".repeat(500);
         let history = exchanges("Bash", &[&long, &long, &long]);
-        let config = Config {
+        let config = Settings {
             keep_tool_results: 2,
             ..config(ClearMode::Clear)
         };
@@ -359,7 +360,7 @@ mod tests {
         let long = "x".repeat(500);
         let history = exchanges("Bash", &[&long, &long, &long]);
         let region = whole(&history)[..4].to_vec();
-        let config = Config {
+        let config = Settings {
             keep_tool_results: 1,
             ..config(ClearMode::Clear)
         };
@@ -380,7 +381,7 @@ mod tests {
             ],
         };
         let history = vec![call("a", "Bash"), call("b", "Bash"), carrier];
-        let config = Config {
+        let config = Settings {
             keep_tool_results: 1,
             ..config(ClearMode::Clear)
         };
@@ -416,7 +417,7 @@ mod tests {
             call("b", "Bash"),
             result("b", &long),
         ];
-        let config = Config {
+        let config = Settings {
             exclude_tools: vec!["Read*".into(), "mcp__*".into()],
             ..config(ClearMode::Truncate)
         };
@@ -435,7 +436,7 @@ mod tests {
             content_of(&kept[0].message),
             "[condense: tool result cleared (500 characters, 1 lines), call orphan]"
         );
-        let excluded = Config {
+        let excluded = Settings {
             exclude_tools: vec!["tool".into()],
             ..config(ClearMode::Clear)
         };
@@ -644,7 +645,7 @@ mod tests {
     fn returns_the_count_of_rewritten_results() {
         let long = "x".repeat(500);
         let history = exchanges("Bash", &[&long, "short", &long, &long]);
-        let config = Config {
+        let config = Settings {
             keep_tool_results: 1,
             ..config(ClearMode::Truncate)
         };
@@ -667,7 +668,7 @@ mod tests {
             call("c", "Grep"),
             result("c", &long),
         ];
-        let config = Config {
+        let config = Settings {
             exclude_tools: vec!["Read".into()],
             ..config(ClearMode::Truncate)
         };

@@ -17,7 +17,8 @@
 //! an assistant message with tool calls: valid for OpenAI and Anthropic alike.
 
 use super::Kept;
-use condense_model::{Config, Message, Part, Role, ToolClass};
+use crate::settings::{Settings, ToolClass};
+use condense_model::{Message, Part, Role};
 use std::collections::{HashMap, HashSet};
 
 /// How every placeholder this pass writes begins.
@@ -56,7 +57,7 @@ fn is_carrier(m: &Message) -> bool {
 /// The step that starts at `kept[i]`, if `kept[i]` is an assistant message with
 /// tool calls. The step takes the carriers that directly follow and answer only
 /// its calls, up to the one that answers the last of them.
-fn step_at(kept: &[Kept], i: usize, config: &Config) -> Option<Step> {
+fn step_at(kept: &[Kept], i: usize, config: &Settings) -> Option<Step> {
     let head = &kept[i].message;
     if head.role != Role::Assistant || !head.has_tool_calls() {
         return None;
@@ -160,7 +161,7 @@ fn plan_run(
 }
 
 /// Returns the region and how many steps were elided.
-pub fn apply(kept: Vec<Kept>, config: &Config) -> (Vec<Kept>, u32) {
+pub fn apply(kept: Vec<Kept>, config: &Settings) -> (Vec<Kept>, u32) {
     if !config.aggregate_developer_loops {
         return (kept, 0);
     }
@@ -222,13 +223,14 @@ pub fn apply(kept: Vec<Kept>, config: &Config) -> (Vec<Kept>, u32) {
 mod tests {
     use super::*;
     use condense_model::invariants::check_pairs;
-    use condense_model::{Thinking, ToolCall, ToolClasses, ToolResult};
+    use crate::settings::ToolClasses;
+    use condense_model::{Thinking, ToolCall, ToolResult};
 
-    fn config(n: u32) -> Config {
-        Config {
+    fn config(n: u32) -> Settings {
+        Settings {
             aggregate_developer_loops: true,
             max_loop_steps_before_aggregate: n,
-            ..Config::default()
+            ..Settings::default()
         }
     }
 
@@ -326,7 +328,7 @@ mod tests {
     /// message with a placeholder unless something was elided, calls and
     /// results still paired, and provider-valid role order at every junction
     /// the pass created.
-    fn run(messages: &[Message], config: &Config) -> (Vec<Kept>, u32) {
+    fn run(messages: &[Message], config: &Settings) -> (Vec<Kept>, u32) {
         let input = region(messages);
         let (out, elided) = apply(input.clone(), config);
         for w in out.windows(2) {
@@ -392,8 +394,8 @@ mod tests {
     fn off_by_default() {
         let h: Vec<Message> = [vec![user("task")], edit_run("a", 12)].concat();
         let input = region(&h);
-        assert!(!Config::default().aggregate_developer_loops);
-        let (out, elided) = apply(input.clone(), &Config::default());
+        assert!(!Settings::default().aggregate_developer_loops);
+        let (out, elided) = apply(input.clone(), &Settings::default());
         assert_eq!((out, elided), (input, 0));
     }
 
@@ -800,7 +802,7 @@ mod tests {
         .concat();
         assert_eq!(run(&h, &config(3)), (region(&h), 0));
         // A custom mutating list: its tools form loops, the defaults no longer do.
-        let custom = Config {
+        let custom = Settings {
             tools: ToolClasses {
                 mutating: vec!["patch_*".into(), "save".into()],
                 exec_capable: vec!["run?".into()],

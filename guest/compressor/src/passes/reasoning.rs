@@ -4,7 +4,8 @@
 //! reasoning, and it is often the bulk of an assistant turn.
 
 use super::Kept;
-use condense_model::{Config, Message, Part, Role};
+use crate::settings::Settings;
+use condense_model::{Message, Part, Role};
 
 /// Stands in for a message whose only content was reasoning: providers reject
 /// an assistant message without parts.
@@ -14,7 +15,7 @@ const THINK_OPEN: &[u8] = b"<think>";
 const THINK_CLOSE: &[u8] = b"</think>";
 
 /// Returns the region and how many assistant messages lost reasoning.
-pub fn apply(kept: Vec<Kept>, history: &[Message], config: &Config) -> (Vec<Kept>, u32) {
+pub fn apply(kept: Vec<Kept>, history: &[Message], config: &Settings) -> (Vec<Kept>, u32) {
     // Providers such as DeepSeek reject tool-call turns whose
     // `reasoning_content` was not echoed back, so pruning must stay off there.
     if config.strip_reasoning_after_turns == 0 || config.reasoning_echo {
@@ -148,10 +149,10 @@ mod tests {
     use super::*;
     use condense_model::{Thinking, ToolCall, ToolResult};
 
-    fn config(turns: u32) -> Config {
-        Config {
+    fn config(turns: u32) -> Settings {
+        Settings {
             strip_reasoning_after_turns: turns,
-            ..Config::default()
+            ..Settings::default()
         }
     }
 
@@ -200,7 +201,7 @@ mod tests {
         super::super::unchanged(history, 0)
     }
 
-    fn run(history: &[Message], config: &Config) -> (Vec<Kept>, u32) {
+    fn run(history: &[Message], config: &Settings) -> (Vec<Kept>, u32) {
         apply(whole(history), history, config)
     }
 
@@ -226,7 +227,7 @@ mod tests {
     #[test]
     fn off_when_reasoning_is_echoed() {
         let history = vec![reasoned("a"), reasoned("b"), reasoned("c")];
-        let config = Config {
+        let config = Settings {
             reasoning_echo: true,
             ..config(1)
         };

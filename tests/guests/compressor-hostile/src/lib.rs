@@ -8,7 +8,7 @@
 //! - `orphan`: drops the first tool result, leaving its call unanswered;
 //! - `drop-system`: drops the system messages;
 //! - `summarize`: asks the imported summarizer about all messages and returns
-//!   its text as the checkpoint summary (the messages pass through);
+//!   its text as the checkpoint's state (the messages pass through);
 //! - `alloc N`: fills N MiB, then passes the messages through (with `N` just
 //!   under the memory cap, the obeyed half of the `oom` pair);
 //! - `spin N`: a busy loop of N iterations that ends, then passes the messages
@@ -20,12 +20,12 @@
 //!   the final user message, and keeps only that user message as the
 //!   verbatim tail: an assistant message's text is one a compressor may
 //!   rewrite, so this output keeps every invariant while growing the request;
-//! - `flood`: returns the messages after 50 000 extra copies of the first one;
+//! - `flood`: returns the messages after 50 000 written copies of the first one;
 //! - `probe`: tries every capability WASI could give (files, environment,
 //!   arguments, stdin, network, clocks, randomness) and passes the messages
-//!   through with what it observed, one line per probe, as the checkpoint
-//!   summary;
-//! - `alias N`: returns the messages after N messages whose texts all point
+//!   through with what it observed, one line per probe, as the checkpoint's
+//!   state;
+//! - `alias N`: returns the messages after N written messages whose texts all point
 //!   at one 1 MiB buffer: N MiB for the host to copy out of a guest that
 //!   holds 1 MiB (the canonical ABI does not forbid aliasing);
 //! - anything else: passes the messages through unchanged.
@@ -34,25 +34,24 @@ wit_bindgen::generate!({ world: "compressor-world", path: "../../../wit" });
 
 use condense::middleware::summarizer;
 use condense::middleware::types::{
-    Checkpoint, CompressError, Config, Message, Outcome, Part, PassReport, Report, Role,
-    SummaryRequest, Trigger,
+    Checkpoint, CompressError, CompressRequest, Item, Message, Outcome, Part, PassReport, Report,
+    Rewrite, Role, SummaryRequest, Trigger,
 };
 use std::hint::black_box;
 
 struct Hostile;
 
 impl exports::condense::middleware::compressor::Guest for Hostile {
-    fn compress(
-        mut messages: Vec<Message>,
-        config: Config,
-        _checkpoint: Option<Checkpoint>,
-    ) -> Result<Outcome, CompressError> {
+    fn compress(request: CompressRequest) -> Result<Outcome, CompressError> {
+        let messages = request.history;
+        let offset = request.offset;
         let mut words = last_text(&messages).split_whitespace();
         let command = words.next().unwrap_or_default().to_owned();
         let number: u64 = words.next().and_then(|n| n.parse().ok()).unwrap_or(0);
-        // The output keeps `messages[tail_start..]` verbatim and folds nothing;
-        // the invalid outputs below set the tail so that the host's check
-        // finds the intended violation.
+        let kept = |i: usize| Item::Kept(offset + i as u32);
+        // By default every message is kept; the invalid outputs below set the
+        // tail so that the host's check finds the intended violation.
+        let mut items: Vec<Item> = (0..messages.len()).map(kept).collect();
         let mut tail_start = 0;
         let mut checkpoint = None;
         match command.as_str() {
@@ -76,7 +75,7 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                     .iter()
                     .position(|m| m.parts.iter().any(|p| matches!(p, Part::ToolResult(_))));
                 if let Some(i) = result_at {
-                    messages.remove(i);
+                    items.remove(i);
                     tail_start = i + 1;
                 }
             }
@@ -85,16 +84,21 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                     .iter()
                     .take_while(|m| m.role == Role::System)
                     .count();
-                messages.retain(|m| m.role != Role::System);
+                items = (0..messages.len())
+                    .filter(|&i| messages[i].role != Role::System)
+                    .map(kept)
+                    .collect();
             }
             "summarize" => {
                 let summary = summarizer::summarize(&SummaryRequest {
                     previous_summary: String::new(),
                     messages: messages.clone(),
-                    max_tokens: config.summary_max_tokens,
+                    max_tokens: request.config.summary_max_tokens,
                     language: "en".into(),
-                });
-                checkpoint = Some(summary_checkpoint(summary));
+                    settings: "{}".into(),
+                })
+                .map_err(CompressError::SummarizerFailed)?;
+                checkpoint = Some(text_checkpoint(summary));
             }
             "alloc" => {
                 // One allocation of exactly N MiB, every page written.
@@ -113,8 +117,13 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                 // own buffer to the host, so 20 MiB fits under a 32 MiB cap.
                 let mib = if number == 0 { 20 } else { number as usize };
                 let giant = "x".repeat(mib << 20);
-                if let Some(last) = messages.last_mut() {
-                    last.parts.push(Part::Text(giant));
+                if let Some(last) = messages.len().checked_sub(1) {
+                    let mut message = messages[last].clone();
+                    message.parts.push(Part::Text(giant));
+                    items[last] = Item::Rewritten(Rewrite {
+                        index: offset + last as u32,
+                        message,
+                    });
                 }
             }
             "bloat" => {
@@ -123,36 +132,42 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                     .iter()
                     .rposition(|m| m.role == Role::Assistant);
                 if let Some(i) = assistant {
-                    messages[i].parts.push(Part::Text("x".repeat(20 << 20)));
+                    let mut message = messages[i].clone();
+                    message.parts.push(Part::Text("x".repeat(20 << 20)));
+                    items[i] = Item::Rewritten(Rewrite {
+                        index: offset + i as u32,
+                        message,
+                    });
                     tail_start = before_last;
                 }
             }
             "flood" => {
                 let first = messages[0].clone();
-                let mut flooded = vec![first; 50_000];
-                flooded.append(&mut messages);
-                messages = flooded;
+                let mut flooded: Vec<Item> =
+                    (0..50_000).map(|_| Item::Written(first.clone())).collect();
+                flooded.append(&mut items);
+                items = flooded;
             }
             "alias" => {
                 let mut buffer = std::mem::ManuallyDrop::new("x".repeat(1 << 20));
                 let (ptr, len) = (buffer.as_mut_ptr(), buffer.len());
-                let mut aliases: Vec<Message> = (0..number)
+                let mut aliases: Vec<Item> = (0..number)
                     .map(|_| {
                         // SAFETY: none, on purpose: the strings alias one
                         // buffer. The bindings hand each to the host as is
                         // and free them only in the post-return (a double
                         // free in an instance that is thrown away).
                         let text = unsafe { String::from_raw_parts(ptr, len, len) };
-                        Message {
+                        Item::Written(Message {
                             role: Role::User,
                             parts: vec![Part::Text(text)],
-                        }
+                        })
                     })
                     .collect();
-                aliases.append(&mut messages);
-                messages = aliases;
+                aliases.append(&mut items);
+                items = aliases;
             }
-            "probe" => checkpoint = Some(summary_checkpoint(probe())),
+            "probe" => checkpoint = Some(text_checkpoint(probe())),
             _ => {}
         }
         let report = Report {
@@ -163,30 +178,38 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
             newly_folded: 0,
             summary_tokens: 0,
             pinned_opening: None,
-            tail_start: tail_start as u32,
+            tail_start: offset + tail_start as u32,
             passes: PassReport {
                 reasoning_pruned: 0,
                 steps_elided: 0,
                 results_cleared: 0,
                 tokens_saved: 0,
             },
+            checkpoint_ignored: None,
         };
         Ok(Outcome {
-            messages,
+            items,
             checkpoint,
             report,
         })
     }
+
+    fn settings_schema() -> String {
+        "{}".into()
+    }
+
+    fn validate_settings(_settings: String) -> Result<(), String> {
+        Ok(())
+    }
 }
 
-fn summary_checkpoint(summary: String) -> Checkpoint {
+/// A checkpoint whose state is a text, for tests to read: format 0, which no
+/// real compressor writes.
+fn text_checkpoint(text: String) -> Checkpoint {
     Checkpoint {
+        version: 0,
         boundary: 0,
-        prefix_hash: String::new(),
-        folded_tokens: 0,
-        summary,
-        tail_start: 0,
-        horizon: 0,
+        state: text.into_bytes(),
     }
 }
 

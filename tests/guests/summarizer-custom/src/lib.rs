@@ -9,7 +9,7 @@ use condense::middleware::types::{Part, SummaryRequest};
 struct Counting;
 
 impl exports::condense::middleware::summarizer::Guest for Counting {
-    fn summarize(request: SummaryRequest) -> String {
+    fn summarize(request: SummaryRequest) -> Result<String, String> {
         let calls = request
             .messages
             .iter()
@@ -21,11 +21,11 @@ impl exports::condense::middleware::summarizer::Guest for Counting {
             request.messages.len(),
             calls
         );
-        if request.previous_summary.is_empty() {
+        Ok(if request.previous_summary.is_empty() {
             line
         } else {
             format!("{}\n{line}", request.previous_summary)
-        }
+        })
     }
 }
 

@@ -1,7 +1,7 @@
 //! A summarizer that misbehaves on request, so tests can check that the host
 //! blames the summarizer (not the compressor that called it). The last word of
 //! the last folded message's text picks what it does: `trap` panics, `loop`
-//! never returns, a number N returns a summary of N MiB (`100`: more than the
+//! never returns, `refuse` returns an error, a number N returns a summary of N MiB (`100`: more than the
 //! tests' memory cap lets it build), anything else gets a fixed summary.
 
 wit_bindgen::generate!({ world: "summarizer-world", path: "../../../wit" });
@@ -11,7 +11,7 @@ use condense::middleware::types::{Part, SummaryRequest};
 struct Hostile;
 
 impl exports::condense::middleware::summarizer::Guest for Hostile {
-    fn summarize(request: SummaryRequest) -> String {
+    fn summarize(request: SummaryRequest) -> Result<String, String> {
         let parts = request
             .messages
             .last()
@@ -32,8 +32,9 @@ impl exports::condense::middleware::summarizer::Guest for Hostile {
             Some("loop") => loop {
                 std::hint::black_box(&request);
             },
-            Some(mib) if let Ok(mib) = mib.parse::<usize>() => "x".repeat(mib << 20),
-            _ => "HOSTILE SUMMARIZER: nothing to see".into(),
+            Some("refuse") => Err("hostile summarizer: refusing on request".into()),
+            Some(mib) if let Ok(mib) = mib.parse::<usize>() => Ok("x".repeat(mib << 20)),
+            _ => Ok("HOSTILE SUMMARIZER: nothing to see".into()),
         }
     }
 }

@@ -1,0 +1,301 @@
+//! The compressor's own settings: the context-engineering passes and their
+//! knobs. The host hands them over as a JSON text (the `settings` of a
+//! compress request, from the keys of the config file that are not the
+//! host's), this module reads and checks it, and publishes its JSON Schema.
+//! A new pass knob is a field here and nothing anywhere else.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Settings of the context-engineering passes. They run only when a
+/// compaction happens, over the messages kept between the summary and the
+/// verbatim tail, and their rewrite is held fixed until the next compaction.
+/// All off by default.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Drop the reasoning (thinking parts, `<think>` spans) of assistant
+    /// messages followed by at least this many assistant messages, in the
+    /// messages kept between the summary and the verbatim tail. 0: off.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub strip_reasoning_after_turns: u32,
+    /// The provider needs reasoning echoed back (DeepSeek-style
+    /// `reasoning_content` on tool-call turns): reasoning is never pruned,
+    /// whatever `strip_reasoning_after_turns` says.
+    pub reasoning_echo: bool,
+    /// Collapse runs of consecutive mutating / exec-capable tool steps (see
+    /// `[tools]`) to the first step, a placeholder and the last step, in the
+    /// messages kept between the summary and the verbatim tail.
+    pub aggregate_developer_loops: bool,
+    /// With `aggregate_developer_loops`, a run of at least this many steps is
+    /// collapsed (in steps: an assistant tool-call message and its results).
+    #[schemars(range(min = 3, max = 1_000_000))]
+    pub max_loop_steps_before_aggregate: u32,
+    /// Tool classes by name pattern; a tool matching neither list is read-only.
+    pub tools: ToolClasses,
+    /// What happens to long tool results outside the verbatim tail: `off`
+    /// leaves them, `truncate` keeps a head and a tail, `clear` replaces them
+    /// with a placeholder.
+    pub clear_mode: ClearMode,
+    /// With `clear_mode` on, tool results longer than this many characters are
+    /// truncated or cleared.
+    #[schemars(range(min = 100, max = 100_000_000))]
+    pub result_char_threshold: u32,
+    /// The latest this-many tool results are never truncated or cleared
+    /// (0: none is protected by position).
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub keep_tool_results: u32,
+    /// Results of tools whose name matches one of these patterns (`*` any run
+    /// of characters, `?` one character) are never truncated or cleared.
+    pub exclude_tools: Vec<String>,
+}
+
+/// Which tools change the workspace, as name patterns (`*` matches any run of
+/// characters, `?` one character). A tool matching neither list is read-only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolClasses {
+    /// Tools that change files (edit, write), as name patterns.
+    pub mutating: Vec<String>,
+    /// Tools that run commands, as name patterns. A name matching both lists
+    /// is exec-capable.
+    pub exec_capable: Vec<String>,
+}
+
+impl Default for ToolClasses {
+    /// The editing and shell tools of Claude Code, SWE-agent, OpenHands and
+    /// the common MCP servers.
+    fn default() -> Self {
+        let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+        ToolClasses {
+            mutating: list(&[
+                "Edit",
+                "MultiEdit",
+                "Write",
+                "NotebookEdit",
+                "str_replace_editor",
+                "str_replace_based_edit_tool",
+                "edit",
+                "edit_file",
+                "write_file",
+                "create_file",
+                "apply_patch",
+            ]),
+            exec_capable: list(&[
+                "Bash",
+                "bash",
+                "shell",
+                "execute_bash",
+                "execute_command",
+                "run_command",
+                "run_terminal_cmd",
+                "mcp__*__exec*",
+            ]),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ToolClass {
+    ReadOnly,
+    Mutating,
+    ExecCapable,
+}
+
+impl ToolClasses {
+    /// The class of tool `name`: exec-capable wins over mutating when a name
+    /// matches both (it can do anything a mutating tool can).
+    pub fn class_of(&self, name: &str) -> ToolClass {
+        if matches_any(&self.exec_capable, name) {
+            ToolClass::ExecCapable
+        } else if matches_any(&self.mutating, name) {
+            ToolClass::Mutating
+        } else {
+            ToolClass::ReadOnly
+        }
+    }
+}
+
+/// Whether `name` matches one of `patterns` (`*` any run, `?` one character).
+pub fn matches_any(patterns: &[String], name: &str) -> bool {
+    patterns
+        .iter()
+        .any(|p| wildmatch::WildMatch::new(p).matches(name))
+}
+
+/// What the old-tool-result pass does to a long result outside the verbatim tail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ClearMode {
+    /// The pass is off.
+    #[default]
+    Off,
+    /// Keep a head and a tail with a marker saying what was elided.
+    Truncate,
+    /// Replace the result with a short placeholder.
+    Clear,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            strip_reasoning_after_turns: 0,
+            reasoning_echo: false,
+            aggregate_developer_loops: false,
+            max_loop_steps_before_aggregate: 5,
+            tools: ToolClasses::default(),
+            clear_mode: ClearMode::Off,
+            result_char_threshold: 2_000,
+            keep_tool_results: 3,
+            exclude_tools: Vec::new(),
+        }
+    }
+}
+
+impl Settings {
+    /// These settings with the three passes on, at the settings the corpus
+    /// figures use: reasoning kept on the last 3 assistant messages, loops of
+    /// 5+ steps aggregated, long old results truncated.
+    pub fn with_passes(self) -> Settings {
+        Settings {
+            strip_reasoning_after_turns: 3,
+            aggregate_developer_loops: true,
+            clear_mode: ClearMode::Truncate,
+            ..self
+        }
+    }
+
+    /// These settings with the three passes off.
+    pub fn without_passes(self) -> Settings {
+        Settings {
+            strip_reasoning_after_turns: 0,
+            aggregate_developer_loops: false,
+            clear_mode: ClearMode::Off,
+            ..self
+        }
+    }
+
+    /// Whether any pass is on.
+    pub fn passes_enabled(&self) -> bool {
+        (self.strip_reasoning_after_turns > 0 && !self.reasoning_echo)
+            || self.aggregate_developer_loops
+            || self.clear_mode != ClearMode::Off
+    }
+
+    /// Reads a settings JSON text (`""` counts as `{}`) and checks it. The
+    /// error names the key: `clear_mode: unknown variant `trunc`, expected
+    /// one of `off`, `truncate`, `clear``.
+    pub fn parse(json: &str) -> Result<Settings, String> {
+        let json = if json.trim().is_empty() { "{}" } else { json };
+        let mut de = serde_json::Deserializer::from_str(json);
+        let settings: Settings = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            // serde_json appends "at line 1 column 42": the host names the
+            // key in its own file, the position in this JSON text is noise.
+            let message = inner.to_string();
+            let message = match message.rfind(" at line ") {
+                Some(at) => message[..at].to_owned(),
+                None => message,
+            };
+            if path == "." {
+                message
+            } else {
+                format!("{path}: {message}")
+            }
+        })?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Checks the ranges the schema publishes and the lists' patterns.
+    pub fn validate(&self) -> Result<(), String> {
+        let ranges = [
+            (
+                "strip_reasoning_after_turns",
+                self.strip_reasoning_after_turns,
+                0,
+                1_000_000,
+            ),
+            (
+                "max_loop_steps_before_aggregate",
+                self.max_loop_steps_before_aggregate,
+                3,
+                1_000_000,
+            ),
+            (
+                "result_char_threshold",
+                self.result_char_threshold,
+                100,
+                100_000_000,
+            ),
+            ("keep_tool_results", self.keep_tool_results, 0, 1_000_000),
+        ];
+        for (key, value, min, max) in ranges {
+            if !(min..=max).contains(&value) {
+                return Err(format!("{key} = {value}: must be between {min} and {max}"));
+            }
+        }
+        let lists = [
+            ("tools.mutating", &self.tools.mutating),
+            ("tools.exec_capable", &self.tools.exec_capable),
+            ("exclude_tools", &self.exclude_tools),
+        ];
+        for (key, patterns) in lists {
+            if let Some(i) = patterns.iter().position(|p| p.is_empty()) {
+                return Err(format!(
+                    "{key}[{i}] is empty: a tool name pattern needs at least one character"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The JSON text of these settings, as a host would pass them.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("settings serialise")
+    }
+
+    /// The JSON Schema (draft 2020-12) of the settings: every key with its
+    /// description, type, default and range.
+    pub fn schema() -> String {
+        let schema = schemars::schema_for!(Settings);
+        serde_json::to_string_pretty(&schema).expect("the schema serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_default_settings_parse() {
+        assert_eq!(Settings::parse("").unwrap(), Settings::default());
+        assert_eq!(Settings::parse("{}").unwrap(), Settings::default());
+        let on = Settings::default().with_passes();
+        assert_eq!(Settings::parse(&on.to_json()).unwrap(), on);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let err = Settings::parse(r#"{"clear_mode": "trunc"}"#).unwrap_err();
+        assert!(err.starts_with("clear_mode: unknown variant `trunc`"), "{err}");
+        let err = Settings::parse(r#"{"tools": {"mutatin": []}}"#).unwrap_err();
+        assert!(err.starts_with("tools.mutatin: unknown field `mutatin`") || err.starts_with("tools: unknown field `mutatin`"), "{err}");
+        let err = Settings::parse(r#"{"result_char_threshold": 5}"#).unwrap_err();
+        assert_eq!(err, "result_char_threshold = 5: must be between 100 and 100000000");
+        let err = Settings::parse(r#"{"exclude_tools": ["Read", ""]}"#).unwrap_err();
+        assert!(err.starts_with("exclude_tools[1] is empty"), "{err}");
+    }
+
+    #[test]
+    fn the_schema_describes_every_key_with_its_range() {
+        let schema: serde_json::Value = serde_json::from_str(&Settings::schema()).unwrap();
+        let properties = schema["properties"].as_object().unwrap();
+        let defaults = serde_json::to_value(Settings::default()).unwrap();
+        for key in defaults.as_object().unwrap().keys() {
+            assert!(properties.contains_key(key), "{key} is missing");
+        }
+        assert_eq!(properties["result_char_threshold"]["minimum"], 100);
+    }
+}

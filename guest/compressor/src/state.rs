@@ -1,0 +1,259 @@
+//! The compressor's checkpoint: what a compaction fixed, written into the
+//! opaque `state` of a WIT `checkpoint` and read back on the next call.
+//!
+//! Besides the summary and where the passes ran, the state keeps what the
+//! compressor needs of the folded messages, so that the host may send only
+//! the history from the boundary on: the system messages and the last turn
+//! opener before the boundary (which a request keeps), the folded tokens,
+//! the turns opened, the language sample, and a hash chain over the folded
+//! prefix (checked when the whole history is sent).
+//!
+//! A checkpoint this module cannot use is ignored with a reason, never an
+//! error: condense's own state must never block a model call.
+
+use crate::language::Sample;
+use condense_model::hash;
+use condense_model::{Checkpoint, Message, Role};
+use serde::{Deserialize, Serialize};
+
+/// The format of `state` this compressor writes and reads.
+pub const VERSION: u32 = 1;
+
+/// What the compressor knows of the history before a window: nothing for the
+/// whole history, the checkpoint's record after its boundary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prefix {
+    /// Number of history messages folded (the window starts here).
+    pub boundary: u32,
+    /// The system messages before the boundary: (index, tokens).
+    pub systems: Vec<(u32, u32)>,
+    /// The last turn opener before the boundary: (index, tokens).
+    pub last_opener: Option<(u32, u32)>,
+    /// Turns opened before the boundary.
+    pub turns: u32,
+    /// Estimated tokens of all messages before the boundary.
+    pub folded_tokens: u64,
+    /// The person's text before the boundary that decides the language.
+    pub sample: String,
+    /// Where each compaction put the boundary, ascending (the hash chain's
+    /// links).
+    pub links: Vec<u32>,
+    /// Hex of the chained hash of the messages before the boundary.
+    pub hash: String,
+}
+
+/// The whole state of a checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub prefix: Prefix,
+    /// The summarizer's text for the folded messages, without framing.
+    pub summary: String,
+    /// Where the verbatim tail starts; between the boundary and here the
+    /// request holds the passes' rewrite.
+    pub tail_start: u32,
+    /// How many messages the history had when the passes ran: they look no
+    /// further, so their rewrite is reproduced byte for byte until the next
+    /// compaction.
+    pub horizon: u32,
+}
+
+impl State {
+    pub fn to_checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            version: VERSION,
+            boundary: self.prefix.boundary,
+            state: serde_json::to_vec(self).expect("the state serialises"),
+        }
+    }
+
+    /// Reads a checkpoint, or says why it cannot be used.
+    pub fn read(checkpoint: &Checkpoint) -> Result<State, String> {
+        if checkpoint.version != VERSION {
+            return Err(format!(
+                "checkpoint format {} (this compressor reads format {VERSION})",
+                checkpoint.version
+            ));
+        }
+        let state: State = serde_json::from_slice(&checkpoint.state)
+            .map_err(|e| format!("checkpoint state is unreadable: {e}"))?;
+        if state.prefix.boundary != checkpoint.boundary {
+            return Err(format!(
+                "checkpoint boundary {} disagrees with its state ({})",
+                checkpoint.boundary, state.prefix.boundary
+            ));
+        }
+        let ordered = state.prefix.boundary <= state.tail_start && state.tail_start <= state.horizon;
+        if !ordered {
+            return Err("checkpoint state is inconsistent".into());
+        }
+        Ok(state)
+    }
+}
+
+impl Prefix {
+    /// Whether `history` (the whole of it) still starts with the messages
+    /// this prefix was built from.
+    pub fn matches(&self, history: &[Message]) -> Result<(), String> {
+        let boundary = self.boundary as usize;
+        if boundary > history.len() {
+            return Err(format!(
+                "the checkpoint folds {boundary} messages; the history has {}",
+                history.len()
+            ));
+        }
+        let mut hash = 0u128;
+        let mut from = 0usize;
+        for &link in &self.links {
+            let link = link as usize;
+            if link < from || link > boundary {
+                return Err("checkpoint state is inconsistent".into());
+            }
+            hash = hash::chain(hash, &history[from..link]);
+            from = link;
+        }
+        if from != boundary || format!("{hash:032x}") != self.hash {
+            return Err(format!(
+                "the history before message {boundary} is not the one the checkpoint folded"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The messages before the boundary that a request may keep, with their
+    /// roles, ascending (for the self-check of a window).
+    pub fn known(&self) -> Vec<(usize, Role)> {
+        let mut known: Vec<(usize, Role)> = self
+            .systems
+            .iter()
+            .map(|&(i, _)| (i as usize, Role::System))
+            .chain(self.last_opener.map(|(i, _)| (i as usize, Role::User)))
+            .collect();
+        known.sort_unstable_by_key(|&(i, _)| i);
+        known
+    }
+
+    pub fn system_tokens(&self) -> u64 {
+        self.systems.iter().map(|&(_, t)| u64::from(t)).sum()
+    }
+
+    /// This prefix moved forward over `window[..to]`, `tokens` the window's
+    /// message estimates.
+    pub fn advance(&self, window: &[Message], tokens: &[u32], to: usize) -> Prefix {
+        if to == 0 {
+            return self.clone();
+        }
+        let offset = self.boundary;
+        let mut next = self.clone();
+        for (i, m) in window[..to].iter().enumerate() {
+            let index = offset + i as u32;
+            if m.role == Role::System {
+                next.systems.push((index, tokens[i]));
+            }
+            if m.opens_turn() {
+                next.last_opener = Some((index, tokens[i]));
+                next.turns += 1;
+            }
+            next.folded_tokens += u64::from(tokens[i]);
+        }
+        let mut sample = Sample(std::mem::take(&mut next.sample));
+        sample.extend(&window[..to]);
+        next.sample = sample.0;
+        let previous = u128::from_str_radix(&self.hash, 16).unwrap_or(0);
+        next.hash = format!("{:032x}", hash::chain(previous, &window[..to]));
+        next.boundary = offset + to as u32;
+        next.links.push(next.boundary);
+        next
+    }
+
+    /// The language of the folded messages plus `window[..to]`.
+    pub fn language(&self, window: &[Message], to: usize) -> &'static str {
+        let mut sample = Sample(self.sample.clone());
+        sample.extend(&window[..to]);
+        sample.language()
+    }
+}
+
+impl Default for Prefix {
+    /// Nothing folded.
+    fn default() -> Self {
+        Prefix {
+            boundary: 0,
+            systems: Vec::new(),
+            last_opener: None,
+            turns: 0,
+            folded_tokens: 0,
+            sample: String::new(),
+            links: Vec::new(),
+            hash: format!("{:032x}", 0u128),
+        }
+    }
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            prefix: Prefix::default(),
+            summary: String::new(),
+            tail_start: 0,
+            horizon: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use condense_model::tokens::estimate_messages;
+
+    fn history() -> Vec<Message> {
+        vec![
+            Message::text(Role::System, "sys"),
+            Message::text(Role::User, "one"),
+            Message::text(Role::Assistant, "two"),
+            Message::text(Role::User, "three"),
+            Message::text(Role::Assistant, "four"),
+        ]
+    }
+
+    #[test]
+    fn a_prefix_advanced_in_steps_matches_its_history_and_nothing_else() {
+        let h = history();
+        let tokens = estimate_messages(&h);
+        let start = State::default().prefix;
+        assert_eq!(start.matches(&h), Ok(()));
+        let once = start.advance(&h, &tokens, 2);
+        let twice = once.advance(&h[2..], &tokens[2..], 2);
+        assert_eq!(twice.boundary, 4);
+        assert_eq!(twice.systems, vec![(0, tokens[0])]);
+        assert_eq!(twice.last_opener, Some((3, tokens[3])));
+        assert_eq!(twice.turns, 2);
+        assert_eq!(twice.links, vec![2, 4]);
+        assert_eq!(twice.matches(&h), Ok(()));
+        let mut edited = h.clone();
+        edited[1] = Message::text(Role::User, "uno");
+        assert!(twice.matches(&edited).is_err());
+        assert!(twice.matches(&h[..3]).is_err());
+    }
+
+    #[test]
+    fn unreadable_checkpoints_say_why() {
+        let state = State::default();
+        let good = state.to_checkpoint();
+        assert_eq!(State::read(&good), Ok(state));
+        let future = Checkpoint {
+            version: 9,
+            ..good.clone()
+        };
+        assert!(State::read(&future).unwrap_err().contains("format 9"));
+        let garbage = Checkpoint {
+            state: b"not json".to_vec(),
+            ..good.clone()
+        };
+        assert!(State::read(&garbage).unwrap_err().contains("unreadable"));
+        let moved = Checkpoint {
+            boundary: 3,
+            ..good
+        };
+        assert!(State::read(&moved).unwrap_err().contains("disagrees"));
+    }
+}
