@@ -4,13 +4,13 @@
 //! module (`main.rs` only calls [`run`]) so tests drive the real command line
 //! in-process, with their own stdin and stdout.
 
-use crate::formats::{self, Format, Parsed};
+use crate::body;
+use crate::formats::{Format, Parsed};
 use crate::middleware::Status;
 use crate::replay::{ReplayStats, replay_middleware};
 use crate::settings::{self, ConfigFile, Settings};
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
-use crate::SessionCheckpoint;
 use condense_model::{Item, Message, Part};
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 #[command(
     name = "condense",
     version,
+    arg_required_else_help = true,
     about = "Context compression for LLM agents, run as a sandboxed WebAssembly component",
     long_about = "Context compression for LLM agents, run as a sandboxed WebAssembly component.\n\n\
         Before each model call, hand condense the whole request: it returns what the model should \
@@ -195,19 +196,43 @@ pub fn run(
     stdin: &mut dyn Read,
     stdout: &mut dyn Write,
 ) -> Result<()> {
+    run_on(args, stdin, false, stdout)
+}
+
+/// [`run`], told whether `stdin` is a terminal: `condense compress` then says
+/// what it expects instead of waiting for a body nobody is typing.
+pub fn run_on(
+    args: impl IntoIterator<Item = OsString>,
+    stdin: &mut dyn Read,
+    stdin_is_terminal: bool,
+    stdout: &mut dyn Write,
+) -> Result<()> {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
+        // `--help`, `--version`, and a bare `condense`: what it can do, on
+        // stdout, and no error.
+        Err(e)
+            if !e.use_stderr()
+                || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
             write!(stdout, "{}", e.render())?;
             return Ok(());
         }
         Err(e) => {
-            return Err(anyhow::Error::msg(
-                e.render().to_string().trim_end().to_owned(),
-            ));
+            // The binary prefixes `condense: error:` itself.
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            return Err(anyhow::Error::msg(text.trim_end().to_owned()));
         }
     };
     match cli.command {
+        Command::Compress(args) if stdin_is_terminal => {
+            let _ = args;
+            bail!(
+                "condense compress reads the request body (JSON) on stdin: pipe one in, e.g. \
+                 `condense compress < request.json > send.json`"
+            )
+        }
         Command::Compress(args) => compress(args, stdin, stdout),
         Command::Replay(args) => replay(args, stdout),
         Command::Demo(args) => demo(args, stdout),
@@ -259,36 +284,14 @@ fn config(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Reads a request body: JSON, in the given format or the one it looks like,
-/// with tool calls and results that pair up. Every error names `source` and
-/// the JSON location of the problem.
+/// Reads a request body (see [`body::parse_body`]); errors name `source`.
 fn parse_body(text: &str, format: Option<Format>, source: &str) -> Result<Parsed> {
-    if text.trim().is_empty() {
-        bail!("{source}: empty, expected a request body (JSON)");
-    }
-    let body: serde_json::Value =
-        serde_json::from_str(text).with_context(|| format!("{source}: not valid JSON"))?;
-    let format = match format {
-        Some(f) => f,
-        None => {
-            formats::detect(&body).with_context(|| format!("{source}: cannot tell the format"))?
-        }
-    };
-    let parsed = Parsed::parse(body, format)
-        .with_context(|| format!("{source}: not a valid {format} request"))?;
-    // Checked here, before any component runs: the compressor would refuse
-    // such a request and `compress` would send it on unchanged (fail-open),
-    // so the user would never learn that the request itself is malformed,
-    // and the provider would reject it anyway.
-    parsed
-        .check_tool_pairs()
-        .with_context(|| format!("{source}: not a valid {format} request"))?;
-    Ok(parsed)
+    body::parse_body(text.as_bytes(), format).map_err(|e| anyhow::anyhow!("{source}: {e}"))
 }
 
 /// Reads the request body from `stdin`, refusing one over `limit` bytes
-/// (`limits.max_request_bytes`) and one that is not UTF-8.
-fn read_body(stdin: &mut dyn Read, limit: usize) -> Result<String> {
+/// (`limits.max_request_bytes`) without holding more than one byte over it.
+fn read_body(stdin: &mut dyn Read, limit: usize) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     // One byte over the limit tells that the body is too large: a larger body
     // is never held in memory.
@@ -299,32 +302,15 @@ fn read_body(stdin: &mut dyn Read, limit: usize) -> Result<String> {
         // Counted, not kept, so that the error can say how large it is.
         let rest = std::io::copy(stdin, &mut std::io::sink())
             .context("stdin: cannot read the request body")?;
-        bail!(
-            "stdin: request body of {} bytes is over limits.max_request_bytes = {limit} \
-             (raise it in the config file's [limits] table)",
-            bytes.len() as u64 + rest
-        );
+        let size = bytes.len() + rest as usize;
+        bail!("stdin: {}", body::BodyError::TooLarge { size, limit });
     }
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let line_start = bytes[..at]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        anyhow::anyhow!(
-            "stdin: not UTF-8: byte 0x{:02x} at offset {at} (line {line}, column {}) is not \
-             part of a UTF-8 character; a JSON request body must be UTF-8",
-            bytes[at],
-            at - line_start + 1
-        )
-    })
+    Ok(bytes)
 }
 
 fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()> {
     // Everything that can fail on bad input is checked before anything is
-    // written, and before any component runs.
+    // written.
     let settings = args.common.settings(Settings::default())?;
     let input = read_body(stdin, settings.limits.max_request_bytes as usize)?;
     let format = match args.format {
@@ -332,72 +318,31 @@ fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) ->
         FormatArg::Openai => Some(Format::OpenAi),
         FormatArg::Anthropic => Some(Format::Anthropic),
     };
-    let parsed = parse_body(&input, format, "stdin")?;
+    // Malformed input is an error before any component is loaded.
+    body::parse_body(&input, format).map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
+    let middleware = settings.middleware()?;
+    let config = body::BodyConfig {
+        core: settings.core,
+        settings: settings.compressor_json(),
+        format,
+    };
     // condense's own state never blocks a model call: a checkpoint file it
     // cannot read is ignored (the report says why) and replaced.
-    let (previous, unreadable) = match &args.checkpoint {
-        Some(path) => match read_checkpoint(path) {
-            Ok(previous) => (previous, None),
-            Err(why) => (None, Some(why)),
-        },
-        None => (None, None),
+    let mut memory = body::MemoryStore::default();
+    let mut file = args.checkpoint.as_ref().map(body::FileStore::new);
+    let store: &mut dyn body::CheckpointStore = match &mut file {
+        Some(file) => file,
+        None => &mut memory,
     };
-    let middleware = settings.middleware()?;
-
-    let json = settings.compressor_json();
-    let mut sent = middleware.compress(parsed.messages(), &settings.core, &json, previous.as_ref());
-    if let Some(why) = unreadable {
-        tracing::warn!("{why}");
-        sent.report.checkpoint_ignored = Some(why);
-    }
-    let body = serde_json::to_vec(&parsed.render(&sent.items))?;
-    if let (Some(path), Some(checkpoint)) = (&args.checkpoint, &sent.checkpoint) {
-        write_atomically(path, &serde_json::to_vec_pretty(checkpoint)?)?;
-    }
+    let sent = body::compress_body(&middleware, &config, &input, store)
+        .map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
     if let Some(path) = &args.report {
-        write_atomically(path, &serde_json::to_vec_pretty(&sent.report)?)?;
+        body::write_atomically(path, &serde_json::to_vec_pretty(&sent.report)?)
+            .with_context(|| format!("cannot write report file {}", path.display()))?;
     }
-    stdout.write_all(&body)?;
+    stdout.write_all(&sent.body)?;
     stdout.write_all(b"\n")?;
     Ok(())
-}
-
-/// A missing file is a session without a checkpoint yet. A file that cannot
-/// be read as one (garbage, a missing field, another version's format) is
-/// the reason it is ignored.
-fn read_checkpoint(path: &Path) -> Result<Option<SessionCheckpoint>, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            format!(
-                "checkpoint file {} is not a checkpoint this condense reads ({e}): ignored",
-                path.display()
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!(
-            "cannot read checkpoint file {} ({e}): ignored",
-            path.display()
-        )),
-    }
-}
-
-/// Writes to a temporary file beside `path`, then renames it over `path`, so a
-/// reader never sees half a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .with_context(|| format!("{}: not a file path", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
 }
 
 fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
@@ -509,14 +454,18 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "  passes     {}",
-        passes.as_ref().map_or("as the loaded compressor's settings say".into(), describe_passes)
+        passes.as_ref().map_or(
+            "as the loaded compressor's settings say".into(),
+            describe_passes
+        )
     )?;
+    let middleware = settings.middleware()?;
     writeln!(
         out,
-        "  components compressor and summarizer in the wasmtime sandbox (embedded)\n"
+        "  components {} and {}, in the wasmtime sandbox\n",
+        middleware.runtime().compressor(),
+        middleware.runtime().summarizer()
     )?;
-
-    let middleware = settings.middleware()?;
     writeln!(
         out,
         "{:>6} {:>10} {:>8}  what happened",
@@ -528,56 +477,67 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     // The replay callback cannot return errors: collect its lines, print after.
     let mut events = Vec::new();
     let json = settings.compressor_json();
-    let stats = replay_middleware(&middleware, &settings.core, &json, history, |request, sent| {
-        call += 1;
-        times.push(sent.report.elapsed_us);
-        if let Some(r) = sent
-            .report
-            .guest
-            .as_ref()
-            .filter(|r| r.trigger == condense_model::Trigger::Compacted)
-        {
-            let folded = if r.newly_folded == 0 {
-                "compacted by the passes alone, nothing folded".to_owned()
-            } else {
-                format!(
-                    "compacted: {} more messages folded (summary pair {} tokens){}",
-                    r.newly_folded,
-                    r.summary_tokens,
-                    r.pinned_opening
-                        .map_or(String::new(), |p| format!(", opener #{p} pinned"))
-                )
-            };
-            events.push(format!(
-                "{call:>6} {:>10} {:>8}  {folded}",
-                r.tokens_before, r.tokens_after,
-            ));
-            let p = &r.passes;
-            if p.tokens_saved > 0 {
+    let stats = replay_middleware(
+        &middleware,
+        &settings.core,
+        &json,
+        history,
+        |request, sent| {
+            call += 1;
+            times.push(sent.report.elapsed_us);
+            if let Some(r) = sent
+                .report
+                .guest
+                .as_ref()
+                .filter(|r| r.trigger == condense_model::Trigger::Compacted)
+            {
+                let folded = if r.newly_folded == 0 {
+                    "compacted by the passes alone, nothing folded".to_owned()
+                } else {
+                    format!(
+                        "compacted: {} more messages folded (summary pair {} tokens){}",
+                        r.newly_folded,
+                        r.summary_tokens,
+                        r.pinned_opening
+                            .map_or(String::new(), |p| format!(", opener #{p} pinned"))
+                    )
+                };
                 events.push(format!(
-                    "{:>27}  passes: {}, {}, {}: {} tokens saved",
-                    "",
-                    count(p.steps_elided, "loop step", "loop steps", "elided"),
-                    count(p.results_cleared, "old result", "old results", "shortened"),
-                    count(
-                        p.reasoning_pruned,
-                        "message",
-                        "messages",
-                        "without reasoning"
-                    ),
-                    p.tokens_saved
+                    "{call:>6} {:>10} {:>8}  {folded}",
+                    r.tokens_before, r.tokens_after,
                 ));
+                let p = &r.passes;
+                if p.tokens_saved > 0 {
+                    events.push(format!(
+                        "{:>27}  passes: {}, {}, {}: {} tokens saved",
+                        "",
+                        count(p.steps_elided, "loop step", "loop steps", "elided"),
+                        count(p.results_cleared, "old result", "old results", "shortened"),
+                        count(
+                            p.reasoning_pruned,
+                            "message",
+                            "messages",
+                            "without reasoning"
+                        ),
+                        p.tokens_saved
+                    ));
+                }
             }
-        }
-        if let Some(reason) = &sent.report.reason {
-            events.push(format!("{call:>6} failed open: {reason}"));
-        }
-        // A failed-open call may still carry the guest's report: its
-        // messages are the input's, with no summary in them.
-        let folded = sent.report.status == Status::Compressed
-            && sent.report.guest.as_ref().is_some_and(|r| r.boundary > 0);
-        last = Some((request.len(), sent.messages(request), sent.items.clone(), folded));
-    });
+            if let Some(reason) = &sent.report.reason {
+                events.push(format!("{call:>6} failed open: {reason}"));
+            }
+            // A failed-open call may still carry the guest's report: its
+            // messages are the input's, with no summary in them.
+            let folded = sent.report.status == Status::Compressed
+                && sent.report.guest.as_ref().is_some_and(|r| r.boundary > 0);
+            last = Some((
+                request.len(),
+                sent.messages(request),
+                sent.items.clone(),
+                folded,
+            ));
+        },
+    );
     for line in events {
         writeln!(out, "{line}")?;
     }
@@ -739,8 +699,8 @@ mod tests {
     fn checkpoint_file_is_replaced_atomically() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.json");
-        write_atomically(&path, b"one").unwrap();
-        write_atomically(&path, b"two").unwrap();
+        body::write_atomically(&path, b"one").unwrap();
+        body::write_atomically(&path, b"two").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
@@ -751,7 +711,7 @@ mod tests {
 
     #[test]
     fn read_body_refuses_a_body_over_the_limit_and_one_not_utf8() {
-        assert_eq!(read_body(&mut &b"12345"[..], 5).unwrap(), "12345");
+        assert_eq!(read_body(&mut &b"12345"[..], 5).unwrap(), b"12345");
         let e = read_body(&mut &b"123456789"[..], 5)
             .unwrap_err()
             .to_string();
@@ -759,27 +719,18 @@ mod tests {
             e.starts_with("stdin: request body of 9 bytes is over limits.max_request_bytes = 5"),
             "{e}"
         );
-        let e = read_body(&mut &b"{\n  \"a\": \"\xff\"}"[..], 100)
+        let e = parse_body("{}", None, "stdin")
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("stdin: "), "{e}");
+        let e = body::parse_body(b"{\n  \"a\": \"\xff\"}", None)
+            .map(|_| ())
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("byte 0xff at offset 10 (line 2, column 9)"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn a_bad_checkpoint_file_is_a_reason_to_ignore_it_and_missing_is_none() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(
-            read_checkpoint(&dir.path().join("missing"))
-                .unwrap()
-                .is_none()
-        );
-        let bad = dir.path().join("bad");
-        std::fs::write(&bad, "not json").unwrap();
-        let e = read_checkpoint(&bad).unwrap_err();
-        assert!(e.contains("is not a checkpoint this condense reads"), "{e}");
-        assert!(e.ends_with(": ignored"), "{e}");
     }
 }

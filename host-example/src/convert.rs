@@ -52,7 +52,11 @@ mod tests {
             ],
         };
         assert_eq!(Message::from(wit::Message::from(&m)), m);
-        for item in [Item::Kept(3), Item::Rewritten(4, m.clone()), Item::Written(m)] {
+        for item in [
+            Item::Kept(3),
+            Item::Rewritten(4, m.clone()),
+            Item::Written(m),
+        ] {
             assert_eq!(Item::from(wit::Item::from(&item)), item);
         }
         let cp = Checkpoint {

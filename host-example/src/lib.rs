@@ -23,16 +23,21 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod body;
 pub mod cli;
 mod convert;
 pub mod embedded;
-pub mod formats;
+pub use condense_formats as formats;
 pub mod middleware;
 pub mod replay;
 pub mod runtime;
 pub mod sandbox;
 pub mod settings;
 
+pub use body::{
+    BodyConfig, BodyError, CheckpointStore, CompressedBody, FileStore, MemoryStore, StoreError,
+    compress_body,
+};
 pub use middleware::{Compressed, HostReport, Middleware, SessionCheckpoint, Status};
 pub use runtime::{
     ComponentLabel, ComponentRole, ComponentSource, FailureKind, GuestFailure, Runtime,

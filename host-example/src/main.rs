@@ -1,16 +1,22 @@
 //! The `condense` binary: the command line lives in `condense_host::cli`.
 
+use std::io::IsTerminal;
+
 fn main() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Colours only for a person reading a terminal, not in a log file.
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CONDENSE_LOG")
                 .unwrap_or_else(|_| "warn".into()),
         )
         .init();
-    let result = condense_host::cli::run(
+    let stdin = std::io::stdin();
+    let result = condense_host::cli::run_on(
         std::env::args_os(),
-        &mut std::io::stdin().lock(),
+        &mut stdin.lock(),
+        stdin.is_terminal(),
         &mut std::io::stdout().lock(),
     );
     if let Err(e) = result {

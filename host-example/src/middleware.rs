@@ -197,8 +197,17 @@ impl Middleware {
         let elapsed_us = elapsed_us(started);
         match result {
             Ok(outcome) => {
+                // The stored hash is kept only when it was just checked
+                // (the call resumed from its boundary); otherwise it is
+                // computed anew, so that a stale one is not handed on.
                 let stored = outcome.checkpoint.map(|cp| match checkpoint {
-                    Some(given) if given.checkpoint == cp => given.clone(),
+                    Some(given)
+                        if given.checkpoint == cp
+                            && cp.boundary > 0
+                            && sent_from == cp.boundary as usize =>
+                    {
+                        given.clone()
+                    }
                     _ => SessionCheckpoint {
                         prefix_hash: hex(prefix_hash(&history[..cp.boundary as usize])),
                         checkpoint: cp,
@@ -245,9 +254,13 @@ impl Middleware {
         config: &CoreConfig,
         outcome: Outcome,
     ) -> Result<Outcome, (GuestFailure, Option<Report>)> {
-        let checked = check_items(History::whole(history), &outcome.items, outcome.report.cut())
-            .map_err(|violation| violation.to_string())
-            .and_then(|()| within_size(history, input_bytes, &outcome.items, config));
+        let checked = check_items(
+            History::whole(history),
+            &outcome.items,
+            outcome.report.cut(),
+        )
+        .map_err(|violation| violation.to_string())
+        .and_then(|()| within_size(history, input_bytes, &outcome.items, config));
         match checked {
             Ok(()) => Ok(outcome),
             Err(detail) => Err((

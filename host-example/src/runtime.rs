@@ -19,6 +19,9 @@ use std::time::Instant;
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, InstancePre, Linker};
 
+/// The version of `wit/condense.wit` this host speaks.
+pub const CONTRACT_VERSION: &str = "0.2.0";
+
 /// Where a component's bytes come from. Paths let a host swap components
 /// without being rebuilt.
 #[derive(Clone, Debug)]
@@ -113,7 +116,7 @@ impl fmt::Display for GuestFailure {
             | FailureKind::Trap => "trapped",
             FailureKind::CompressError => "refused to compress",
             FailureKind::NeedsFullHistory => "needs the whole history",
-            FailureKind::Summarizer => "got no summary",
+            FailureKind::Summarizer => "refused to summarize",
             FailureKind::InvalidOutput => "returned invalid output",
         };
         write!(f, "{} {what}: {}", self.component, self.detail)
@@ -225,7 +228,7 @@ impl Runtime {
         });
         let data = store.into_data();
         data.forward_output(label);
-        let summarizer_failure = data.host.finish();
+        let (summarizer_failure, summarizer_refusal) = data.host.finish();
         match result {
             Ok(Ok(outcome)) => Ok(outcome.into()),
             Ok(Err(refusal)) => {
@@ -234,7 +237,14 @@ impl Runtime {
                     condense_model::CompressError::NeedsFullHistory(_) => {
                         FailureKind::NeedsFullHistory
                     }
-                    condense_model::CompressError::SummarizerFailed(_) => FailureKind::Summarizer,
+                    // The summarizer said why: that is the failure, and it is
+                    // the summarizer's.
+                    condense_model::CompressError::SummarizerFailed(_) => {
+                        if let Some(refusal) = summarizer_refusal {
+                            return Err(refusal);
+                        }
+                        FailureKind::Summarizer
+                    }
                     _ => FailureKind::CompressError,
                 };
                 Err(failure(label, kind, refusal.to_string()))
@@ -247,14 +257,17 @@ impl Runtime {
 
     /// One `summarize` call, straight to the summarizer component: for hosts
     /// that fold on their own, and for trying a summarizer out.
-    pub fn summarize(&self, request: &SummaryRequest) -> Result<Result<String, String>, GuestFailure> {
+    pub fn summarize(
+        &self,
+        request: &SummaryRequest,
+    ) -> Result<Result<String, String>, GuestFailure> {
         let mut session = SummarizerSession::new(
             self.sandbox.clone(),
             self.summarizer.clone(),
             self.sandbox.deadline(),
         );
         let result = session.call(&request.into());
-        session.finish();
+        let _ = session.finish();
         result
     }
 }
@@ -269,6 +282,8 @@ struct SummarizerSession {
     live: Option<(Store<StoreData<()>>, SummarizerWorld)>,
     /// The first failure; a later request does not run the guest again.
     failure: Option<GuestFailure>,
+    /// The summarizer's own error, if it answered with one.
+    refusal: Option<GuestFailure>,
 }
 
 impl SummarizerSession {
@@ -283,16 +298,28 @@ impl SummarizerSession {
             deadline,
             live: None,
             failure: None,
+            refusal: None,
         }
     }
 
-    fn call(&mut self, request: &wit::SummaryRequest) -> Result<Result<String, String>, GuestFailure> {
+    fn call(
+        &mut self,
+        request: &wit::SummaryRequest,
+    ) -> Result<Result<String, String>, GuestFailure> {
         if let Some(failure) = &self.failure {
             return Err(failure.clone());
         }
         let result = self.call_guest(request);
-        if let Err(failure) = &result {
-            self.failure = Some(failure.clone());
+        match &result {
+            Err(failure) => self.failure = Some(failure.clone()),
+            Ok(Err(why)) => {
+                self.refusal = Some(failure(
+                    &self.guest.label,
+                    FailureKind::Summarizer,
+                    why.clone(),
+                ))
+            }
+            Ok(Ok(_)) => {}
         }
         result
     }
@@ -327,12 +354,13 @@ impl SummarizerSession {
             })
     }
 
-    /// Forwards the summarizer's stdio and returns its failure, if any.
-    fn finish(self) -> Option<GuestFailure> {
+    /// Forwards the summarizer's stdio and returns its failure (a trap, the
+    /// deadline) and its refusal (its own error), if any.
+    fn finish(self) -> (Option<GuestFailure>, Option<GuestFailure>) {
         if let Some((store, _)) = &self.live {
             store.data().forward_output(&self.guest.label);
         }
-        self.failure
+        (self.failure, self.refusal)
     }
 }
 
@@ -389,6 +417,18 @@ fn load<T: Send + 'static, P>(
     let component = sandbox
         .compile(&bytes)
         .map_err(|e| fail(format!("not a valid component: {e:#}")))?;
+    // Another contract version fails to link with a message about a missing
+    // interface; say instead what it was built for.
+    let interface = format!("condense:middleware/{role}@");
+    let built_for = component
+        .component_type()
+        .exports(sandbox.engine())
+        .find_map(|(name, _)| name.strip_prefix(&interface).map(str::to_owned));
+    if let Some(version) = built_for.filter(|v| v != CONTRACT_VERSION) {
+        return Err(fail(format!(
+            "was built for condense:middleware@{version}; this host speaks {CONTRACT_VERSION}"
+        )));
+    }
     let mut linker = sandbox
         .linker::<T>()
         .map_err(|e| fail(format!("cannot link WASI: {e:#}")))?;
@@ -465,6 +505,39 @@ mod tests {
                 .to_string()
                 .starts_with("compressor `compressor.wasm` could not be loaded: cannot read"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn a_component_of_another_contract_version_is_named_with_it() {
+        // A summarizer built against condense:middleware@0.1.0.
+        let old = wat::parse_str(
+            r#"(component
+                (core module $m (func (export "f") (result i32) i32.const 0))
+                (core instance $i (instantiate $m))
+                (func $f (result u32) (canon lift (core func $i "f")))
+                (instance $api (export "summarize" (func $f)))
+                (export "condense:middleware/summarizer@0.1.0" (instance $api))
+            )"#,
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old_summarizer.wasm");
+        std::fs::write(&path, old).unwrap();
+        let limits = Limits {
+            code_cache: crate::sandbox::CodeCache::Off,
+            ..Limits::default()
+        };
+        let error = load_failure(Runtime::new(
+            limits,
+            ComponentSource::Embedded(crate::embedded::COMPRESSOR),
+            ComponentSource::Path(path),
+        ));
+        assert_eq!(error.kind, FailureKind::Load);
+        assert_eq!(
+            error.to_string(),
+            "summarizer `old_summarizer.wasm` could not be loaded: was built for \
+             condense:middleware@0.1.0; this host speaks 0.2.0"
         );
     }
 

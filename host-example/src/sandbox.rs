@@ -124,6 +124,10 @@ impl Sandbox {
         &self.limits
     }
 
+    pub fn engine(&self) -> &wasmtime::Engine {
+        &self.engine
+    }
+
     pub fn compile(&self, wasm: &[u8]) -> wasmtime::Result<Component> {
         Component::new(&self.engine, wasm)
     }

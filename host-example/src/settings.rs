@@ -324,6 +324,10 @@ impl Settings {
         for (key, path, unset) in components {
             match path {
                 Some(p) => {
+                    // Absolute: the shown file loads from wherever it is
+                    // saved (a path relative to the working directory would
+                    // be read relative to the new file's directory).
+                    let p = std::path::absolute(p).unwrap_or_else(|_| p.clone());
                     let text = p.to_str().with_context(|| {
                         format!(
                             "components.{key}: {} is not UTF-8 and cannot be written as TOML",
@@ -794,16 +798,29 @@ mod tests {
         // An explicit value wins; the derived ones stay below it.
         let s = Settings::parse("token_threshold = 40000\ntarget_tokens = 5000").unwrap();
         assert_eq!(
-            (s.core.target_tokens, s.core.keep_recent_tokens, s.core.summary_max_tokens),
+            (
+                s.core.target_tokens,
+                s.core.keep_recent_tokens,
+                s.core.summary_max_tokens
+            ),
             (5_000, 5_000, 800)
         );
         let s = Settings::parse("target_tokens = 100").unwrap();
-        assert_eq!((s.core.keep_recent_tokens, s.core.summary_max_tokens), (100, 99));
+        assert_eq!(
+            (s.core.keep_recent_tokens, s.core.summary_max_tokens),
+            (100, 99)
+        );
         let s = Settings::parse("token_threshold = 2000").unwrap();
-        assert_eq!(s.core.summary_max_tokens, 64, "at least the range's minimum");
+        assert_eq!(
+            s.core.summary_max_tokens, 64,
+            "at least the range's minimum"
+        );
         // Only an explicit inconsistent pair is an error.
         let e = err("token_threshold = 40000\ntarget_tokens = 50000");
-        assert!(e.contains("target_tokens = 50000: must be between 1 and"), "{e}");
+        assert!(
+            e.contains("target_tokens = 50000: must be between 1 and"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -958,7 +975,9 @@ memory_mib = 128
         );
         let e = err("[agents.review]\ntools = 3");
         assert!(
-            e.contains("agents.review.tools: invalid type: integer `3`, expected struct ToolClasses"),
+            e.contains(
+                "agents.review.tools: invalid type: integer `3`, expected struct ToolClasses"
+            ),
             "{e}"
         );
         let e = err("[agents.review.agents.inner]\ntoken_threshold = 4");

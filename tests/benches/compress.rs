@@ -1,81 +1,124 @@
 //! Speed of one `compress` call on the largest recorded session (cc-opus-b,
 //! ~166k o200k tokens), natively and through the sandboxed component, so the
-//! component's overhead (copying messages across the boundary, wasm code) is
-//! visible next to the same code built natively.
+//! component's overhead (copying messages across the boundary, wasm code,
+//! the host's checks) is visible next to the same code built natively.
 //!
-//! Two cases per side, each with the context-engineering passes off and on
-//! (`+passes`):
-//! - `steady`: the common call between compactions — a valid checkpoint is
-//!   reused and nothing is summarised (with the passes on, their rewrite of
-//!   the kept messages is reproduced from the checkpoint);
+//! - `steady`: the common call between compactions — a checkpoint is reused
+//!   and nothing is summarised. The host checks its hash of the folded
+//!   messages and sends only the rest (an offset call); natively, the same
+//!   offset call. `+passes`: the context-engineering passes on, their rewrite
+//!   reproduced from the checkpoint.
+//! - `steady+200k`: the same, with about 200k tokens of other sessions'
+//!   messages folded in front of cc-opus-b: the call must not grow with what
+//!   is folded.
 //! - `compact`: a cold call that folds the history (summarizer included).
+//! - where the component call's time goes: `host/prefix-hash` (the host's
+//!   check that the folded messages are unchanged), `host/runtime-call`
+//!   (lowering the window into a fresh instance, the guest, lifting the
+//!   items), `host/validate` (the invariants checked by index).
 //!
 //! Run: `cargo bench -p condense-tests --bench compress`.
 
-use condense_host::Middleware;
-use condense_model::{Checkpoint, Config, Message};
-use condense_tests::{embedded_middleware, session};
+use condense_host::{Middleware, SessionCheckpoint};
+use condense_model::hash::prefix_hash;
+use condense_model::invariants::{History, check_items};
+use condense_model::{Checkpoint, Message, Outcome, Role};
+use condense_tests::{TestConfig, config_40k, embedded_middleware, session};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
-/// The 40k-token threshold the corpus figures use, passes off and on.
-fn configs() -> [(&'static str, Config); 2] {
-    let config = condense_host::settings::Settings::for_replay().compress;
-    [
-        ("", config.clone().without_passes()),
-        ("+passes", config.with_passes()),
-    ]
+fn summarize(r: condense_model::SummaryRequest) -> Result<String, String> {
+    Ok(condense_summarizer_heuristic::summarize(&r))
 }
 
-fn native(history: &[Message], config: &Config, checkpoint: Option<&Checkpoint>) -> usize {
-    let mut summarize = |r| condense_summarizer_heuristic::summarize(&r);
-    condense_compressor::compress(history, config, checkpoint, &mut summarize)
-        .unwrap()
-        .messages
-        .len()
+fn native(
+    history: &[Message],
+    offset: usize,
+    config: &TestConfig,
+    checkpoint: Option<&Checkpoint>,
+) -> Outcome {
+    let request = condense_compressor::Request {
+        history: &history[offset..],
+        offset,
+        config: &config.core,
+        settings: &config.settings,
+        checkpoint,
+    };
+    condense_compressor::compress(request, &mut summarize).unwrap()
 }
 
-fn component(
+/// A checkpoint made one call earlier: the steady state between compactions.
+fn steady_checkpoint(
     middleware: &Middleware,
     history: &[Message],
-    config: &Config,
-    checkpoint: Option<&Checkpoint>,
-) -> usize {
-    middleware
-        .compress(history, config, checkpoint)
-        .messages
-        .len()
+    config: &TestConfig,
+) -> SessionCheckpoint {
+    let sent = config.compress(middleware, &history[..history.len() - 1], None);
+    sent.checkpoint.expect("the session is over the threshold")
+}
+
+/// cc-opus-b with other recorded sessions in front of it, about 200k tokens
+/// of them: one long history whose older part a compaction folds.
+fn with_folded_history(history: &[Message]) -> Vec<Message> {
+    let mut long: Vec<Message> = ["cc-opus-a", "cc-opus-c"]
+        .iter()
+        .flat_map(|name| session(name))
+        .filter(|m| m.role != Role::System)
+        .collect();
+    let extra = condense_model::tokens::estimate_total(&long);
+    assert!(extra > 200_000, "{extra} tokens in front");
+    long.extend(history.iter().filter(|m| m.role != Role::System).cloned());
+    long
 }
 
 fn bench(c: &mut Criterion) {
-    let history = session("cc-opus-b");
+    let plain = session("cc-opus-b");
+    let long = with_folded_history(&plain);
     let middleware = embedded_middleware();
     let mut group = c.benchmark_group("cc-opus-b");
     group.sample_size(30);
-    for (passes, config) in configs() {
-        // A checkpoint made one call earlier: the steady state between compactions.
-        let mut summarize = |r| condense_summarizer_heuristic::summarize(&r);
-        let checkpoint = condense_compressor::compress(
-            &history[..history.len() - 1],
-            &config,
-            None,
-            &mut summarize,
-        )
-        .unwrap()
-        .checkpoint
-        .expect("the session is over the threshold");
-        let checkpoint = Some(&checkpoint);
-        group.bench_function(format!("native/steady{passes}"), |b| {
-            b.iter(|| native(black_box(&history), &config, checkpoint))
-        });
-        group.bench_function(format!("component/steady{passes}"), |b| {
-            b.iter(|| component(middleware, black_box(&history), &config, checkpoint))
-        });
+    for (passes, config) in [("", config_40k()), ("+passes", config_40k().with_passes())] {
+        let json = config.json();
+        for (name, history) in [("steady", &plain), ("steady+200k", &long)] {
+            let stored = steady_checkpoint(middleware, history, &config);
+            let offset = stored.checkpoint.boundary as usize;
+            let checkpoint = Some(&stored.checkpoint);
+            group.bench_function(format!("native/{name}{passes}"), |b| {
+                b.iter(|| native(black_box(history), offset, &config, checkpoint))
+            });
+            group.bench_function(format!("component/{name}{passes}"), |b| {
+                b.iter(|| config.compress(middleware, black_box(history), Some(&stored)))
+            });
+            if passes.is_empty() {
+                let runtime = middleware.runtime();
+                group.bench_function(format!("host/prefix-hash/{name}"), |b| {
+                    b.iter(|| prefix_hash(black_box(&history[..offset])))
+                });
+                group.bench_function(format!("host/runtime-call/{name}"), |b| {
+                    b.iter(|| {
+                        runtime
+                            .call(&history[offset..], offset, &config.core, &json, checkpoint)
+                            .unwrap()
+                    })
+                });
+                let outcome = native(history, offset, &config, checkpoint);
+                group.bench_function(format!("host/validate/{name}"), |b| {
+                    b.iter(|| {
+                        check_items(
+                            History::whole(black_box(history)),
+                            &outcome.items,
+                            outcome.report.cut(),
+                        )
+                        .unwrap()
+                    })
+                });
+            }
+        }
         group.bench_function(format!("native/compact{passes}"), |b| {
-            b.iter(|| native(black_box(&history), &config, None))
+            b.iter(|| native(black_box(&plain), 0, &config, None))
         });
         group.bench_function(format!("component/compact{passes}"), |b| {
-            b.iter(|| component(middleware, black_box(&history), &config, None))
+            b.iter(|| config.compress(middleware, black_box(&plain), None))
         });
     }
     group.finish();

@@ -3,8 +3,10 @@
 //! once per test binary), and the corpus of recorded sessions.
 
 use condense_host::formats::{Format, Parsed};
-use condense_host::{ComponentSource, Limits, Middleware, Runtime, embedded};
-use condense_model::Message;
+use condense_host::{
+    ComponentSource, Compressed, Limits, Middleware, Runtime, SessionCheckpoint, embedded,
+};
+use condense_model::{CoreConfig, Message};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -97,4 +99,71 @@ pub fn session(name: &str) -> Vec<Message> {
 
 pub fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}
+
+/// What a test compresses with: the fold knobs, and the embedded
+/// compressor's own settings (sent to it as JSON).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestConfig {
+    pub core: CoreConfig,
+    pub settings: condense_compressor::Settings,
+}
+
+impl TestConfig {
+    pub fn new(core: CoreConfig) -> TestConfig {
+        TestConfig {
+            core,
+            settings: condense_compressor::Settings::default(),
+        }
+    }
+
+    /// The settings as the compress call hands them over.
+    pub fn json(&self) -> String {
+        self.settings.to_json()
+    }
+
+    pub fn with_passes(self) -> TestConfig {
+        TestConfig {
+            settings: self.settings.with_passes(),
+            ..self
+        }
+    }
+
+    pub fn without_passes(self) -> TestConfig {
+        TestConfig {
+            settings: self.settings.without_passes(),
+            ..self
+        }
+    }
+
+    /// One call through `middleware`.
+    pub fn compress(
+        &self,
+        middleware: &Middleware,
+        history: &[Message],
+        checkpoint: Option<&SessionCheckpoint>,
+    ) -> Compressed {
+        middleware.compress(history, &self.core, &self.json(), checkpoint)
+    }
+}
+
+/// The replay settings of `condense replay` (a 40k threshold), passes off.
+pub fn config_40k() -> TestConfig {
+    TestConfig::new(condense_host::settings::Settings::for_replay().core)
+}
+
+/// The summary text in a checkpoint the embedded compressor wrote.
+pub fn summary_of(checkpoint: &SessionCheckpoint) -> String {
+    condense_compressor::state::State::read(&checkpoint.checkpoint)
+        .unwrap_or_else(|e| panic!("not the embedded compressor's checkpoint: {e}"))
+        .summary
+}
+
+/// The text a test guest put in a checkpoint (format 0: its state is text).
+pub fn text_of(checkpoint: &SessionCheckpoint) -> String {
+    assert_eq!(
+        checkpoint.checkpoint.version, 0,
+        "a test guest's checkpoint"
+    );
+    String::from_utf8(checkpoint.checkpoint.state.clone()).expect("text")
 }

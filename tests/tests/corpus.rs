@@ -5,10 +5,12 @@
 use condense_host::formats::{Format, Parsed};
 use condense_host::replay::{ReplayStats, replay_middleware};
 use condense_host::{Middleware, Status};
-use condense_model::invariants::check_output;
+use condense_model::invariants::{History, check_items};
 use condense_model::tokens::{estimate_messages, estimate_total};
-use condense_model::{Config, Message, Part, PassReport, Trigger};
-use condense_tests::{corpus_dir, embedded_middleware, session, session_names};
+use condense_model::{CoreConfig, Message, Part, PassReport, Trigger};
+use condense_tests::{
+    TestConfig, config_40k, corpus_dir, embedded_middleware, session, session_names,
+};
 
 /// Replays `history` and asserts, on every call: no failure, a valid output,
 /// signed thinking byte-exact, the request within the threshold, the history
@@ -17,14 +19,15 @@ use condense_tests::{corpus_dir, embedded_middleware, session, session_names};
 fn replay_checked(
     name: &str,
     history: &[Message],
-    config: &Config,
+    config: &TestConfig,
     middleware: &Middleware,
 ) -> (ReplayStats, PassReport) {
     let pristine = history.to_vec();
     let mut passes = PassReport::default();
     let mut previous: Option<Vec<Message>> = None;
     let mut call = 0;
-    let stats = replay_middleware(middleware, config, history, |request, sent| {
+    let json = config.json();
+    let stats = replay_middleware(middleware, &config.core, &json, history, |request, sent| {
         call += 1;
         let at = format!("{name}, call {call} ({} messages)", request.len());
         assert_eq!(
@@ -38,23 +41,25 @@ fn replay_checked(
             .guest
             .as_ref()
             .expect("a compressed call has the guest's report");
-        check_output(request, &sent.messages, report.cut()).unwrap_or_else(|v| panic!("{at}: {v}"));
+        check_items(History::whole(request), &sent.items, report.cut())
+            .unwrap_or_else(|v| panic!("{at}: {v}"));
+        let messages = sent.messages(request);
 
         let signed_in = signed_thinking(request);
-        for part in signed_thinking(&sent.messages) {
+        for part in signed_thinking(&messages) {
             assert!(
                 signed_in.contains(&part),
                 "{at}: a signed thinking block was altered"
             );
         }
 
-        let tokens = estimate_total(&sent.messages);
+        let tokens = estimate_total(&messages);
         let largest = estimate_messages(request).into_iter().max().unwrap_or(0);
         assert!(
-            tokens <= u64::from(config.token_threshold)
-                || u64::from(largest) > u64::from(config.target_tokens),
+            tokens <= u64::from(config.core.token_threshold)
+                || u64::from(largest) > u64::from(config.core.target_tokens),
             "{at}: request of {tokens} tokens over the threshold {}",
-            config.token_threshold
+            config.core.token_threshold
         );
 
         if report.trigger == Trigger::Compacted {
@@ -68,11 +73,11 @@ fn replay_checked(
             .filter(|_| report.trigger != Trigger::Compacted)
         {
             assert!(
-                sent.messages.starts_with(prev),
+                messages.starts_with(prev),
                 "{at}: cache break without a compaction"
             );
         }
-        previous = Some(sent.messages.clone());
+        previous = Some(messages);
     });
     assert_eq!(
         history,
@@ -93,13 +98,8 @@ fn signed_thinking(messages: &[Message]) -> Vec<Part> {
 
 const LONG_SESSION_CALLS: usize = 100;
 
-/// The configuration: a 40k-token threshold.
-fn config_40k() -> Config {
-    condense_host::settings::Settings::for_replay().compress
-}
-
 /// Passes off and on: every corpus replay runs both ways.
-fn both(config: Config) -> [(&'static str, Config); 2] {
+fn both(config: TestConfig) -> [(&'static str, TestConfig); 2] {
     [
         ("passes off", config.clone().without_passes()),
         ("passes on", config.with_passes()),
@@ -108,16 +108,16 @@ fn both(config: Config) -> [(&'static str, Config); 2] {
 
 /// A threshold at a quarter of the session, so that even the short sessions
 /// compact several times.
-fn config_forcing(history: &[Message]) -> Config {
+fn config_forcing(history: &[Message]) -> TestConfig {
     let threshold = (estimate_total(history) / 4).max(2_000) as u32;
     let target = threshold * 2 / 5;
-    Config {
+    TestConfig::new(CoreConfig {
         token_threshold: threshold,
         target_tokens: target,
         keep_recent_tokens: target / 2,
         summary_max_tokens: (target / 4).max(64),
-        ..Config::default()
-    }
+        ..CoreConfig::default()
+    })
 }
 
 #[test]
@@ -151,7 +151,7 @@ fn every_session_at_40k_meets_the_cost_and_cache_targets() {
                 stats.cache_breaks, stats.compactions,
                 "{at}: every break is a compaction"
             );
-            if stats.history_tokens > u64::from(config.token_threshold) {
+            if stats.history_tokens > u64::from(config.core.token_threshold) {
                 assert!(
                     stats.compactions > 0,
                     "{at}: over the threshold but never compacted"
@@ -234,8 +234,8 @@ fn anthropic_sessions_keep_their_json_and_signed_thinking() {
 
             // The final request, rendered back to JSON: its verbatim tail is the
             // original JSON, byte for byte, and the body's other fields are kept.
-            let sent = middleware.compress(history, &config, None);
-            let rendered = parsed.render(&sent.messages);
+            let sent = config.compress(middleware, history, None);
+            let rendered = parsed.render(&sent.items);
             let tail_start = sent.report.guest.as_ref().unwrap().tail_start as usize;
             let original = body["messages"].as_array().unwrap();
             let out = rendered["messages"].as_array().unwrap();
@@ -251,8 +251,11 @@ fn anthropic_sessions_keep_their_json_and_signed_thinking() {
             assert_eq!(rendered["model"], body["model"]);
             assert_eq!(rendered.get("system"), body.get("system"));
         }
+        let all: Vec<condense_model::Item> = (0..history.len() as u32)
+            .map(condense_model::Item::Kept)
+            .collect();
         assert_eq!(
-            parsed.render(history),
+            parsed.render(&all),
             body,
             "{name}: an unchanged history renders as the original body"
         );

@@ -4,16 +4,20 @@
 //! Limit tests come in pairs: the hostile compressor passes messages through
 //! under the same limits that stop its misbehaviour.
 
+use condense_host::replay::{Step, replay};
 use condense_host::{
-    ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Runtime, Status,
+    ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Middleware, Runtime,
+    SessionCheckpoint, Status, embedded,
 };
 use condense_model::{
-    Checkpoint, Config, Message, Part, Role, SummaryRequest, ToolCall, ToolResult,
+    Checkpoint, CoreConfig, Item, Message, Part, Role, SummaryRequest, ToolCall, ToolResult,
+    Trigger,
 };
 use condense_tests::{
-    custom_summarizer_middleware, embedded_middleware, guests, hostile_limits, hostile_middleware,
-    session, session_names,
+    TestConfig, config_40k, custom_summarizer_middleware, embedded_middleware, guests,
+    hostile_limits, hostile_middleware, session, session_names, summary_of, text_of,
 };
+use std::sync::OnceLock;
 
 /// A small history whose last user message is `command`, the word the
 /// hostile guests act on.
@@ -42,20 +46,69 @@ fn history(command: &str) -> Vec<Message> {
     ]
 }
 
-fn previous_checkpoint() -> Checkpoint {
-    Checkpoint {
-        boundary: 2,
+/// A checkpoint from an earlier call, in a test guest's format (version 0,
+/// its state a text), whose prefix hash fits no history: the host sends the
+/// whole history with it, and a failed call must hand it back as it was.
+fn previous_checkpoint() -> SessionCheckpoint {
+    SessionCheckpoint {
+        checkpoint: Checkpoint {
+            version: 0,
+            boundary: 2,
+            state: b"what came before".to_vec(),
+        },
         prefix_hash: "earlier".into(),
-        folded_tokens: 0,
-        summary: "what came before".into(),
-        tail_start: 2,
-        horizon: 2,
+    }
+}
+
+/// The request is `history` unchanged: every message kept, by index, in order.
+fn assert_unchanged(at: &str, sent: &Compressed, history: &[Message]) {
+    let all: Vec<Item> = (0..history.len() as u32).map(Item::Kept).collect();
+    assert_eq!(sent.items, all, "{at}: every message kept, in order");
+    assert_eq!(
+        sent.messages(history),
+        history,
+        "{at}: the original messages go on"
+    );
+}
+
+/// Checks that `sent` failed open: the original messages, the checkpoint
+/// given kept, a report naming the component and the kind of failure, and a
+/// reason that begins with the component and says each of `says`.
+fn assert_failed_open(
+    at: &str,
+    sent: &Compressed,
+    history: &[Message],
+    given: Option<&SessionCheckpoint>,
+    role: ComponentRole,
+    kind: FailureKind,
+    says: &[&str],
+) {
+    let report = &sent.report;
+    assert_eq!(report.status, Status::FailedOpen, "{at}: {report:?}");
+    assert_unchanged(at, sent, history);
+    assert_eq!(
+        sent.checkpoint.as_ref(),
+        given,
+        "{at}: the previous checkpoint is kept"
+    );
+    assert_eq!(report.failure, Some(kind), "{at}: {report:?}");
+    let component = report
+        .component
+        .as_ref()
+        .expect("the failed component is named");
+    assert_eq!(component.role, role, "{at}: {report:?}");
+    let reason = report.reason.as_deref().expect("a reason");
+    assert!(
+        reason.starts_with(&component.to_string()),
+        "{at}: the reason names the component: {reason}"
+    );
+    for part in says {
+        assert!(reason.contains(part), "{at}: {reason}");
     }
 }
 
 /// Runs `command` through the hostile pair with a checkpoint and checks that
-/// the call failed open: original messages, the checkpoint kept, a report
-/// naming the component and the kind of failure.
+/// the call failed open (see [`assert_failed_open`]).
 fn assert_fails_open(
     command: &str,
     role: ComponentRole,
@@ -64,32 +117,17 @@ fn assert_fails_open(
 ) -> Compressed {
     let messages = history(command);
     let checkpoint = previous_checkpoint();
-    let out = hostile_middleware().compress(&messages, &Config::default(), Some(&checkpoint));
-    let report = &out.report;
-    assert_eq!(report.status, Status::FailedOpen, "{command}: {report:?}");
-    assert_eq!(
-        out.messages, messages,
-        "{command}: the original messages come back"
+    let out =
+        hostile_middleware().compress(&messages, &CoreConfig::default(), "{}", Some(&checkpoint));
+    assert_failed_open(
+        command,
+        &out,
+        &messages,
+        Some(&checkpoint),
+        role,
+        kind,
+        says,
     );
-    assert_eq!(
-        out.checkpoint,
-        Some(checkpoint),
-        "{command}: the previous checkpoint is kept"
-    );
-    assert_eq!(report.failure, Some(kind), "{command}: {report:?}");
-    let component = report
-        .component
-        .as_ref()
-        .expect("the failed component is named");
-    assert_eq!(component.role, role, "{command}: {report:?}");
-    let reason = report.reason.as_deref().expect("a reason");
-    assert!(
-        reason.starts_with(&component.to_string()),
-        "{command}: the reason names the component: {reason}"
-    );
-    for part in says {
-        assert!(reason.contains(part), "{command}: {reason}");
-    }
     out
 }
 
@@ -97,7 +135,7 @@ fn assert_fails_open(
 fn embedded_compressor_passes_every_corpus_session_validly() {
     for name in session_names() {
         let messages = session(&name);
-        let out = embedded_middleware().compress(&messages, &Config::default(), None);
+        let out = embedded_middleware().compress(&messages, &CoreConfig::default(), "{}", None);
         assert_eq!(
             out.report.status,
             Status::Compressed,
@@ -126,10 +164,12 @@ fn custom_summarizer_loads_by_path_and_answers() {
         messages: messages[..6].to_vec(),
         max_tokens: 500,
         language: "en".into(),
+        settings: "{}".into(),
     };
     let summary = runtime
         .summarize(&request)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("the summarizer refused: {e}"));
     assert_eq!(
         summary,
         format!("COUNTING SUMMARIZER: 6 messages, {calls} tool calls folded")
@@ -139,14 +179,14 @@ fn custom_summarizer_loads_by_path_and_answers() {
 /// Runs `command` through the hostile pair and checks that it passed through.
 fn assert_passes_through(command: &str) {
     let messages = history(command);
-    let out = hostile_middleware().compress(&messages, &Config::default(), None);
+    let out = hostile_middleware().compress(&messages, &CoreConfig::default(), "{}", None);
     assert_eq!(
         out.report.status,
         Status::Compressed,
-        "{:?}",
+        "{command}: {:?}",
         out.report.reason
     );
-    assert_eq!(out.messages, messages);
+    assert_unchanged(command, &out, &messages);
 }
 
 #[test]
@@ -156,7 +196,8 @@ fn well_behaved_call_passes_under_the_hostile_limits() {
 
 #[test]
 fn compressor_reaches_the_summarizer_through_its_import() {
-    let out = hostile_middleware().compress(&history("summarize"), &Config::default(), None);
+    let out =
+        hostile_middleware().compress(&history("summarize"), &CoreConfig::default(), "{}", None);
     assert_eq!(
         out.report.status,
         Status::Compressed,
@@ -164,7 +205,7 @@ fn compressor_reaches_the_summarizer_through_its_import() {
         out.report.reason
     );
     assert_eq!(
-        out.checkpoint.map(|c| c.summary).as_deref(),
+        out.checkpoint.as_ref().map(text_of).as_deref(),
         Some("HOSTILE SUMMARIZER: nothing to see")
     );
 }
@@ -252,6 +293,26 @@ fn summarizer_panic_is_blamed_on_the_summarizer() {
 }
 
 #[test]
+fn summarizer_refusal_fails_open_with_its_error() {
+    // The summarizer answers with an error (no trap): the compressor cannot
+    // fold and says so, and the call fails open as the summarizer's failure,
+    // in the summarizer's own words.
+    let out = assert_fails_open(
+        "summarize refuse",
+        ComponentRole::Summarizer,
+        FailureKind::Summarizer,
+        &["hostile summarizer: refusing on request"],
+    );
+    assert_eq!(
+        out.report.reason.as_deref(),
+        Some(
+            "summarizer `test_summarizer_hostile.wasm` refused to summarize: hostile summarizer: refusing on request"
+        )
+    );
+    assert_passes_through("hello after a refusal");
+}
+
+#[test]
 fn summarizer_loop_is_blamed_on_the_summarizer() {
     assert_fails_open(
         "summarize loop",
@@ -276,7 +337,8 @@ fn concurrent_calls_share_one_runtime() {
                 scope.spawn(move || {
                     hostile_middleware().compress(
                         &history(&format!("call {i}")),
-                        &Config::default(),
+                        &CoreConfig::default(),
+                        "{}",
                         None,
                     )
                 })
@@ -298,7 +360,7 @@ fn report_serializes_for_logs() {
     assert_eq!(json["component"]["file"], "test_compressor_hostile.wasm");
     assert!(json["elapsed_us"].is_u64());
 
-    let out = hostile_middleware().compress(&history("hello"), &Config::default(), None);
+    let out = hostile_middleware().compress(&history("hello"), &CoreConfig::default(), "{}", None);
     let json = serde_json::to_value(&out.report).unwrap();
     assert_eq!(json["status"], "compressed");
     assert_eq!(json["guest"]["trigger"], "under-threshold");
@@ -331,31 +393,33 @@ fn embedded_summarizer_answers_directly() {
         messages: session("cc-trace-sonnet"),
         max_tokens: 500,
         language: "en".into(),
+        settings: "{}".into(),
     };
     let summary = runtime
         .summarize(&request)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("the summarizer refused: {e}"));
     assert!(!summary.trim().is_empty());
 }
 
 #[test]
 fn swapped_summarizer_writes_the_fold() {
     let messages = session("cc-trace-sonnet");
-    let config = Config {
+    let config = TestConfig::new(CoreConfig {
         token_threshold: 4_000,
         target_tokens: 2_000,
         keep_recent_tokens: 1_000,
         summary_max_tokens: 500,
-        ..Config::default()
-    };
-    let out = custom_summarizer_middleware().compress(&messages, &config, None);
+        ..CoreConfig::default()
+    });
+    let out = config.compress(custom_summarizer_middleware(), &messages, None);
     assert_eq!(
         out.report.status,
         Status::Compressed,
         "{:?}",
         out.report.reason
     );
-    let summary = out.checkpoint.expect("a fold leaves a checkpoint").summary;
+    let summary = summary_of(&out.checkpoint.expect("a fold leaves a checkpoint"));
     assert!(summary.starts_with("COUNTING SUMMARIZER: "), "{summary}");
 }
 
@@ -416,11 +480,15 @@ fn output_larger_than_the_memory_cap_cannot_be_built() {
 
 #[test]
 fn flood_of_extra_messages_fails_open_as_invalid_output() {
+    // 50 000 written messages before the kept ones, with nothing folded:
+    // condense writes only the summary pair of a fold.
     assert_fails_open(
         "flood",
         ComponentRole::Compressor,
         FailureKind::InvalidOutput,
-        &["returned invalid output: verbatim"],
+        &[
+            "returned invalid output: summary: output item 0 is written by condense, but nothing was folded",
+        ],
     );
     assert_passes_through("hello after a flood");
 }
@@ -434,7 +502,9 @@ fn aliased_output_strings_are_copied_once_each() {
         "alias 64",
         ComponentRole::Compressor,
         FailureKind::InvalidOutput,
-        &["returned invalid output: verbatim"],
+        &[
+            "returned invalid output: summary: output item 0 is written by condense, but nothing was folded",
+        ],
     );
     assert_passes_through("hello after aliases");
 }
@@ -442,15 +512,15 @@ fn aliased_output_strings_are_copied_once_each() {
 /// The hostile compressor's `probe` report, one `(probe, outcome)` per line.
 fn probe_sandbox() -> Vec<(String, String)> {
     let messages = history("probe");
-    let out = hostile_middleware().compress(&messages, &Config::default(), None);
+    let out = hostile_middleware().compress(&messages, &CoreConfig::default(), "{}", None);
     assert_eq!(
         out.report.status,
         Status::Compressed,
         "{:?}",
         out.report.reason
     );
-    assert_eq!(out.messages, messages, "the probe passes the messages on");
-    let summary = out.checkpoint.expect("the probe's report").summary;
+    assert_unchanged("probe: the probe passes the messages on", &out, &messages);
+    let summary = text_of(out.checkpoint.as_ref().expect("the probe's report"));
     summary
         .lines()
         .map(|line| {
@@ -522,15 +592,17 @@ fn summary_under_the_summarizer_cap_reaches_the_compressor_whole() {
     // 16 MiB fits in the summarizer's memory: the host hands all of it to the
     // compressor (into the compressor's own memory), which is where the
     // summary is clamped to its token budget. This compressor does not clamp,
-    // and a checkpoint is not an output the host validates.
-    let out = hostile_middleware().compress(&history("summarize 16"), &Config::default(), None);
+    // and a checkpoint is not an output the host validates: it comes back as
+    // the checkpoint's state.
+    let out =
+        hostile_middleware().compress(&history("summarize 16"), &CoreConfig::default(), "{}", None);
     assert_eq!(
         out.report.status,
         Status::Compressed,
         "{:?}",
         out.report.reason
     );
-    let summary = out.checkpoint.expect("the summary's checkpoint").summary;
+    let summary = text_of(out.checkpoint.as_ref().expect("the summary's checkpoint"));
     assert_eq!(summary.len(), 16 << 20);
 }
 
@@ -546,4 +618,332 @@ fn bloated_output_that_keeps_every_invariant_fails_open_on_its_size() {
         &["output-size"],
     );
     assert_passes_through("pass");
+}
+
+// The embedded compressor with the hostile summarizer: a real fold that
+// needs a summary the summarizer refuses to write.
+
+/// The embedded compressor and the hostile summarizer, under the default limits.
+fn refusing_middleware() -> &'static Middleware {
+    static SHARED: OnceLock<Middleware> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        let runtime = Runtime::new(
+            condense_host::Limits::default(),
+            ComponentSource::Embedded(embedded::COMPRESSOR),
+            ComponentSource::Path(guests::TEST_SUMMARIZER_HOSTILE.into()),
+        )
+        .unwrap_or_else(|e| panic!("{e:#}"));
+        Middleware::new(runtime)
+    })
+}
+
+/// The smallest threshold there is, two recent turns, passes off: a
+/// [`long_history`] of ten turns is well over it.
+fn fold_config() -> TestConfig {
+    TestConfig::new(CoreConfig {
+        token_threshold: 1_000,
+        target_tokens: 500,
+        recent_turns: 2,
+        keep_recent_tokens: 200,
+        summary_max_tokens: 64,
+    })
+    .without_passes()
+}
+
+/// `turns` turns of text, every text ending in `last_word`: whichever message
+/// a fold ends at, the hostile summarizer acts on `last_word`.
+fn long_history(turns: usize, last_word: &str) -> Vec<Message> {
+    let filler =
+        "the parser drops the trailing comma when the list is empty, so a test fails; ".repeat(4);
+    let mut h = vec![Message::text(Role::System, "You are a coding agent.")];
+    for i in 0..turns {
+        h.push(Message::text(
+            Role::User,
+            format!("Request {i}: {filler}{last_word}"),
+        ));
+        h.push(Message::text(
+            Role::Assistant,
+            format!("Answer {i}: {filler}{last_word}"),
+        ));
+    }
+    h.push(Message::text(
+        Role::User,
+        format!("Now finish. {last_word}"),
+    ));
+    h
+}
+
+#[test]
+fn summarizer_error_fails_open_as_a_summarizer_failure() {
+    let middleware = refusing_middleware();
+    // Asked directly, the summarizer answers with its error: a result, not a
+    // failure of the component.
+    let request = SummaryRequest {
+        previous_summary: String::new(),
+        messages: long_history(1, "refuse"),
+        max_tokens: 64,
+        language: "en".into(),
+        settings: "{}".into(),
+    };
+    assert_eq!(
+        middleware.runtime().summarize(&request),
+        Ok(Err("hostile summarizer: refusing on request".into()))
+    );
+
+    // Through the embedded compressor, the fold gets no summary: the call
+    // fails open, the checkpoint it was given kept.
+    let config = fold_config();
+    let history = long_history(10, "refuse");
+    let given = previous_checkpoint();
+    let sent = config.compress(middleware, &history, Some(&given));
+    assert_failed_open(
+        "refuse",
+        &sent,
+        &history,
+        Some(&given),
+        ComponentRole::Summarizer,
+        FailureKind::Summarizer,
+        &["hostile summarizer: refusing on request"],
+    );
+    assert!(sent.report.guest.is_none(), "no outcome: {:?}", sent.report);
+    assert_eq!(
+        sent.report.reason.as_deref(),
+        Some(
+            "summarizer `test_summarizer_hostile.wasm` refused to summarize: hostile summarizer: refusing on request"
+        )
+    );
+
+    // The same fold with a summary the summarizer writes: the next call works.
+    let history = long_history(10, "fine");
+    let sent = config.compress(middleware, &history, Some(&given));
+    assert_eq!(
+        sent.report.status,
+        Status::Compressed,
+        "{:?}",
+        sent.report.reason
+    );
+    let report = sent.report.guest.as_ref().expect("the compressor's report");
+    assert_eq!(report.trigger, Trigger::Compacted, "{report:?}");
+    assert!(report.boundary > 0, "{report:?}");
+    let stored = sent
+        .checkpoint
+        .as_ref()
+        .expect("a fold leaves a checkpoint");
+    assert_eq!(summary_of(stored), "HOSTILE SUMMARIZER: nothing to see");
+    assert!(stored.fits(&history));
+}
+
+/// Between compactions the host sends the compressor only the history after
+/// the fold; the same call with the whole history (the host's hash made not
+/// to fit, so it sends everything and the compressor checks its own hash)
+/// gives the same request, report and checkpoint.
+fn assert_offset_calls_match_full_calls(name: &str, config: &TestConfig) {
+    let history = session(name);
+    let json = config.json();
+    let middleware = embedded_middleware();
+    let (mut call, mut offset_calls, mut offset_compactions) = (0, 0, 0);
+    replay(&history, |request, given: Option<&SessionCheckpoint>| {
+        call += 1;
+        let at = format!("{name}, call {call} ({} messages)", request.len());
+        let sent = middleware.compress(request, &config.core, &json, given);
+        assert_eq!(
+            sent.report.status,
+            Status::Compressed,
+            "{at}: {:?}",
+            sent.report.reason
+        );
+        let report = sent.report.guest.as_ref().expect("the compressor's report");
+        let compacted = report.trigger == Trigger::Compacted;
+        match given.filter(|cp| cp.checkpoint.boundary > 0) {
+            None => assert_eq!(sent.report.sent_from, 0, "{at}: nothing folded yet"),
+            Some(cp) => {
+                offset_calls += 1;
+                offset_compactions += usize::from(compacted);
+                assert!(cp.fits(request), "{at}: the history only grew");
+                assert_eq!(
+                    sent.report.sent_from, cp.checkpoint.boundary,
+                    "{at}: only the history after the fold is sent"
+                );
+                assert_eq!(sent.report.checkpoint_ignored, None, "{at}");
+
+                let stale = SessionCheckpoint {
+                    prefix_hash: "0".into(),
+                    ..cp.clone()
+                };
+                assert!(!stale.fits(request));
+                let full = middleware.compress(request, &config.core, &json, Some(&stale));
+                assert_eq!(
+                    full.report.status,
+                    Status::Compressed,
+                    "{at}: {:?}",
+                    full.report.reason
+                );
+                assert_eq!(full.report.sent_from, 0, "{at}: the whole history is sent");
+                assert_eq!(
+                    full.report.checkpoint_ignored, None,
+                    "{at}: the compressor's own hash fits"
+                );
+                assert_eq!(full.items, sent.items, "{at}: the same request");
+                assert_eq!(
+                    full.report.guest, sent.report.guest,
+                    "{at}: the same report"
+                );
+                assert_eq!(
+                    full.checkpoint.as_ref().map(|c| &c.checkpoint),
+                    sent.checkpoint.as_ref().map(|c| &c.checkpoint),
+                    "{at}: the same checkpoint"
+                );
+            }
+        }
+        if let Some(stored) = &sent.checkpoint {
+            assert!(stored.fits(request), "{at}: the stored checkpoint fits");
+        }
+        Step {
+            messages: sent.messages(request),
+            checkpoint: sent.checkpoint,
+            compacted,
+            failed_open: false,
+        }
+    });
+    assert!(
+        offset_calls > 0 && offset_compactions > 0,
+        "{name}: {offset_calls} offset calls, {offset_compactions} of them compactions: \
+         the session should compact again after its first fold"
+    );
+}
+
+#[test]
+fn offset_calls_give_the_full_calls_output() {
+    assert_offset_calls_match_full_calls("cc-opus-b", &config_40k());
+}
+
+#[test]
+fn offset_calls_give_the_full_calls_output_with_the_passes() {
+    assert_offset_calls_match_full_calls("cc-opus-b", &config_40k().with_passes());
+}
+
+/// Appends to the first text of `message`.
+fn edit_text(message: &mut Message) {
+    let text = message
+        .parts
+        .iter_mut()
+        .find_map(|p| match p {
+            Part::Text(t) => Some(t),
+            _ => None,
+        })
+        .expect("a text part");
+    text.push_str(" (edited)");
+}
+
+#[test]
+fn checkpoint_of_a_changed_prefix_is_ignored_and_the_fold_recomputed() {
+    let middleware = embedded_middleware();
+    let config = config_40k();
+    let history = session("cc-opus-b");
+    let first = config.compress(middleware, &history, None);
+    assert_eq!(
+        first.report.status,
+        Status::Compressed,
+        "{:?}",
+        first.report.reason
+    );
+    let stored = first.checkpoint.clone().expect("the session is folded");
+    assert!(stored.checkpoint.boundary > 0, "{stored:?}");
+
+    // The unchanged history reuses it, sent from the boundary on.
+    let again = config.compress(middleware, &history, Some(&stored));
+    assert_eq!(again.report.sent_from, stored.checkpoint.boundary);
+    assert_eq!(
+        again.report.guest.as_ref().map(|r| r.trigger),
+        Some(Trigger::ReusedCheckpoint)
+    );
+    assert_eq!(again.items, first.items);
+
+    // history[0] edited: the host's hash no longer fits, so it sends the
+    // whole history; the compressor's own hash does not fit either.
+    let mut edited = history.clone();
+    edit_text(&mut edited[0]);
+    assert!(!stored.fits(&edited));
+    let sent = config.compress(middleware, &edited, Some(&stored));
+    assert_eq!(
+        sent.report.status,
+        Status::Compressed,
+        "{:?}",
+        sent.report.reason
+    );
+    assert_eq!(sent.report.sent_from, 0);
+    let why = sent
+        .report
+        .checkpoint_ignored
+        .as_deref()
+        .expect("the checkpoint is ignored, and the report says why");
+    assert!(
+        why.contains("is not the one the checkpoint folded"),
+        "{why}"
+    );
+    let report = sent.report.guest.as_ref().expect("the compressor's report");
+    assert_eq!(report.checkpoint_ignored.as_deref(), Some(why));
+    assert_eq!(report.trigger, Trigger::Compacted, "the fold is recomputed");
+
+    // Recomputed as if there had been no checkpoint.
+    let fresh = config.compress(middleware, &edited, None);
+    assert_eq!(fresh.report.checkpoint_ignored, None);
+    assert_eq!(sent.items, fresh.items);
+    assert_eq!(sent.checkpoint, fresh.checkpoint);
+    assert!(sent.checkpoint.as_ref().is_some_and(|c| c.fits(&edited)));
+    assert_ne!(sent.checkpoint.as_ref(), Some(&stored));
+}
+
+#[test]
+fn checkpoint_of_another_format_is_ignored_naming_its_format() {
+    // A test guest's checkpoint (format 0) folding nothing: the whole history
+    // is sent with it, and the embedded compressor says it cannot read it.
+    let messages = history("hello");
+    let foreign = SessionCheckpoint {
+        checkpoint: Checkpoint {
+            version: 0,
+            boundary: 0,
+            state: b"what came before".to_vec(),
+        },
+        prefix_hash: format!("{:032x}", condense_model::hash::prefix_hash(&[])),
+    };
+    assert!(foreign.fits(&messages));
+    let sent =
+        embedded_middleware().compress(&messages, &CoreConfig::default(), "{}", Some(&foreign));
+    assert_eq!(
+        sent.report.status,
+        Status::Compressed,
+        "{:?}",
+        sent.report.reason
+    );
+    assert_eq!(sent.report.sent_from, 0);
+    let why = sent.report.checkpoint_ignored.as_deref().expect("ignored");
+    assert!(why.contains("checkpoint format 0"), "{why}");
+    assert_unchanged("under the threshold", &sent, &messages);
+    assert_eq!(sent.checkpoint, None, "nothing folded, nothing to store");
+}
+
+#[test]
+fn offset_call_the_compressor_cannot_resume_is_retried_with_the_whole_history() {
+    // The host's hash fits, so it sends only the history from message 2 on;
+    // the compressor cannot read the checkpoint, answers that it needs the
+    // whole history, and the host calls again with all of it.
+    let messages = history("hello");
+    let foreign = SessionCheckpoint {
+        prefix_hash: format!("{:032x}", condense_model::hash::prefix_hash(&messages[..2])),
+        ..previous_checkpoint()
+    };
+    assert!(foreign.fits(&messages));
+    let sent =
+        embedded_middleware().compress(&messages, &CoreConfig::default(), "{}", Some(&foreign));
+    assert_eq!(
+        sent.report.status,
+        Status::Compressed,
+        "{:?}",
+        sent.report.reason
+    );
+    assert_eq!(sent.report.sent_from, 0, "the retry sent the whole history");
+    let why = sent.report.checkpoint_ignored.as_deref().expect("ignored");
+    assert!(why.contains("checkpoint format 0"), "{why}");
+    assert_unchanged("under the threshold", &sent, &messages);
 }

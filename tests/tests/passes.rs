@@ -11,11 +11,12 @@
 //! The output is also rendered to Anthropic JSON and checked the way the
 //! Messages API would.
 
+use condense_compressor::settings::ClearMode;
 use condense_host::formats::{Format, Parsed};
 use condense_host::{Compressed, Status};
 use condense_model::tokens::estimate_total;
-use condense_model::{ClearMode, Config, Message, Part, Role, Trigger};
-use condense_tests::{corpus_dir, embedded_middleware};
+use condense_model::{CoreConfig, Item, Message, Part, Role, Trigger};
+use condense_tests::{TestConfig, corpus_dir, embedded_middleware};
 use serde_json::{Value, json};
 use std::sync::OnceLock;
 
@@ -138,76 +139,121 @@ impl Case {
 
     /// All passes on; the threshold just under the history, so the passes
     /// alone get the request under the target.
-    fn config(&self) -> Config {
+    fn config(&self) -> TestConfig {
         let total = estimate_total(&self.history) as u32;
         let tail = estimate_total(&self.history[self.tail_start()..]) as u32;
-        Config {
+        let mut config = TestConfig::new(CoreConfig {
             token_threshold: total - 1,
             target_tokens: total - 2,
             keep_recent_tokens: tail,
             summary_max_tokens: 64,
-            strip_reasoning_after_turns: 1,
-            aggregate_developer_loops: true,
-            max_loop_steps_before_aggregate: 5,
-            clear_mode: ClearMode::Truncate,
-            result_char_threshold: 2_000,
-            keep_tool_results: 0,
-            ..Config::default()
-        }
+            ..CoreConfig::default()
+        })
+        .with_passes();
+        let settings = &mut config.settings;
+        settings.strip_reasoning_after_turns = 1;
+        settings.aggregate_developer_loops = true;
+        settings.max_loop_steps_before_aggregate = 5;
+        settings.clear_mode = ClearMode::Truncate;
+        settings.result_char_threshold = 2_000;
+        settings.keep_tool_results = 0;
+        config
     }
 
     /// Only developer-loop aggregation on.
-    fn loops_only(&self) -> Config {
-        Config {
-            strip_reasoning_after_turns: 0,
-            clear_mode: ClearMode::Off,
-            ..self.config()
-        }
+    fn loops_only(&self) -> TestConfig {
+        let mut config = self.config();
+        config.settings.strip_reasoning_after_turns = 0;
+        config.settings.clear_mode = ClearMode::Off;
+        config
+    }
+
+    /// The index of `message` in the history (each message of a case is
+    /// unique: every step has its own tool call ids).
+    fn index_of(&self, message: &Message) -> u32 {
+        let i = self
+            .history
+            .iter()
+            .position(|m| m == message)
+            .expect("a message of the case");
+        i as u32
+    }
+
+    /// Whether the request sends history message `message` unchanged, by
+    /// reference (the host renders its original bytes).
+    fn kept(&self, out: &Compressed, message: &Message) -> bool {
+        out.items.contains(&Item::Kept(self.index_of(message)))
+    }
+
+    /// The item of the request that comes from history message `message`.
+    fn item_from<'o>(&self, out: &'o Compressed, message: &Message) -> &'o Item {
+        let i = self.index_of(message) as usize;
+        out.items
+            .iter()
+            .find(|item| item.origin() == Some(i))
+            .unwrap_or_else(|| panic!("history message {i} is not in the request"))
     }
 
     /// Compresses through the host and checks what every case shares: a
-    /// compaction by the passes alone, the tail verbatim, valid Anthropic JSON.
-    /// Returns the rewritten region.
-    fn run(&self, config: &Config) -> (Vec<Message>, Compressed) {
-        let out = embedded_middleware().compress(&self.history, config, None);
+    /// compaction by the passes alone, the tail kept verbatim, valid
+    /// Anthropic JSON. Returns the rewritten region, as messages.
+    fn run(&self, config: &TestConfig) -> (Vec<Message>, Compressed) {
+        let out = config.compress(embedded_middleware(), &self.history, None);
         assert_eq!(out.report.status, Status::Compressed, "{:?}", out.report);
         let report = out.report.guest.as_ref().unwrap();
         assert_eq!(report.trigger, Trigger::Compacted, "{report:?}");
         assert_eq!(report.boundary, 0, "the passes alone were enough");
         assert_eq!(report.newly_folded, 0);
         assert_eq!(report.tail_start as usize, self.tail_start());
-        let n = out.messages.len();
-        assert_eq!(
-            out.messages[n - self.tail_len..],
-            self.history[self.tail_start()..]
+        let n = out.items.len();
+        let tail: Vec<Item> = (self.tail_start()..self.history.len())
+            .map(|i| Item::Kept(i as u32))
+            .collect();
+        assert_eq!(out.items[n - self.tail_len..], tail[..], "the tail, kept");
+        assert!(
+            out.items[..n - self.tail_len]
+                .iter()
+                .all(|item| !matches!(item, Item::Written(_))),
+            "nothing folded, so nothing written"
         );
-        assert_valid_anthropic(&self.history, &out.messages);
-        let region = out.messages[..n - self.tail_len].to_vec();
+        assert_valid_anthropic(&self.history, &out.items);
+        let messages = out.messages(&self.history);
+        let region = messages[..n - self.tail_len].to_vec();
         (region, out)
     }
 }
 
-/// Renders `history` as an Anthropic body, compresses nothing, then renders
-/// `output` from it and checks what the Messages API requires: strict
-/// user/assistant alternation starting with a user, no empty content, no
-/// blank text block in a rewritten message, thinking blocks first in an assistant message, every tool_use
-/// answered in the next message.
-fn assert_valid_anthropic(history: &[Message], output: &[Message]) {
+/// Renders `history` as an Anthropic body, then renders the request `items`
+/// from it and checks what the Messages API requires: strict user/assistant
+/// alternation starting with a user, no empty content, no blank text block in
+/// a rewritten message, thinking blocks first in an assistant message, every
+/// tool_use answered in the next message; and every kept message is its
+/// original JSON.
+fn assert_valid_anthropic(history: &[Message], items: &[Item]) {
     let empty = Parsed::parse(
         json!({"model": "m", "max_tokens": 1, "messages": []}),
         Format::Anthropic,
     )
     .unwrap();
-    let body = empty.render(history);
-    let parsed = Parsed::parse(body, Format::Anthropic).unwrap();
+    let written: Vec<Item> = history.iter().cloned().map(Item::Written).collect();
+    let body = empty.render(&written);
+    let parsed = Parsed::parse(body.clone(), Format::Anthropic).unwrap();
     assert_eq!(parsed.messages(), history, "the case round-trips");
-    let rendered = parsed.render(output);
+    let originals = body["messages"].as_array().unwrap();
+    // The top-level `system` is history message 0 when there is one.
+    let systems = usize::from(history.first().is_some_and(|m| m.role == Role::System));
+    let rendered = parsed.render(items);
     let messages = rendered["messages"].as_array().unwrap();
-    let originals = parsed.render(history)["messages"]
-        .as_array()
-        .unwrap()
-        .clone();
-    for (i, m) in messages.iter().enumerate() {
+    // One JSON message for each item that is not a system message.
+    let conversation: Vec<&Item> = items
+        .iter()
+        .filter(|item| item.message(history).role != Role::System)
+        .collect();
+    assert_eq!(messages.len(), conversation.len());
+    for (i, (m, item)) in messages.iter().zip(conversation).enumerate() {
+        if let Item::Kept(k) = item {
+            assert_eq!(m, &originals[*k as usize - systems], "message {i}: kept");
+        }
         let role = m["role"].as_str().unwrap();
         assert_eq!(
             role,
@@ -222,7 +268,7 @@ fn assert_valid_anthropic(history: &[Message], output: &[Message]) {
         assert!(!blocks.is_empty(), "message {i}: empty content");
         // The corpus has a few blank text blocks of its own; the passes must
         // not add any.
-        let rewritten = !originals.contains(m);
+        let rewritten = !matches!(item, Item::Kept(_));
         for b in blocks.iter().filter(|_| rewritten) {
             if b["type"] == "text" {
                 assert!(
@@ -303,14 +349,14 @@ fn a_run_of_exactly_n_loop_steps_collapses_and_one_fewer_stays() {
     assert!(text.contains(&format!("3 steps {PLACEHOLDER}")), "{text}");
     // The run of four (one fewer than N) is verbatim.
     for s in four {
-        assert!(region.contains(&s.call) && region.contains(&s.results));
+        assert!(case.kept(&out, &s.call) && case.kept(&out, &s.results));
     }
     assert_eq!(count_placeholders(&region), 1);
     assert_eq!(out.report.guest.unwrap().passes.steps_elided, 3);
 
     // N = 4 collapses the second run too; N = 6 neither.
     let mut config = case.loops_only();
-    config.max_loop_steps_before_aggregate = 4;
+    config.settings.max_loop_steps_before_aggregate = 4;
     let (region, _) = case.run(&config);
     assert_eq!(count_placeholders(&region), 2);
 }
@@ -383,8 +429,8 @@ fn a_parallel_batch_inside_a_loop_is_elided_whole() {
         singles[3].clone(),
     ];
     let case = Case::new(flat(&run));
-    let (region, _) = case.run(&case.loops_only());
-    assert!(region.contains(&batch.call) && region.contains(&batch.results));
+    let (_, out) = case.run(&case.loops_only());
+    assert!(case.kept(&out, &batch.call) && case.kept(&out, &batch.results));
 }
 
 /// A read-only step whose assistant text ends in an unclosed `<think>`, as
@@ -434,10 +480,9 @@ fn reasoning_is_pruned_signed_thinking_whole_and_unclosed_think_to_the_end() {
             .all(|p| !matches!(p, Part::Thinking(_)))
     );
     for s in &signed {
-        let kept = region
-            .iter()
-            .find(|m| m.tool_calls().eq(s.call.tool_calls()))
-            .unwrap();
+        let item = case.item_from(&out, &s.call);
+        assert!(matches!(item, Item::Rewritten(..)), "{item:?}");
+        let kept = item.message(&case.history);
         let expected: Vec<&Part> = s
             .call
             .parts
@@ -451,10 +496,7 @@ fn reasoning_is_pruned_signed_thinking_whole_and_unclosed_think_to_the_end() {
         );
     }
     // The unclosed <think> is stripped to the end of its text.
-    let kept = region
-        .iter()
-        .find(|m| m.tool_calls().eq(think.call.tool_calls()))
-        .unwrap();
+    let kept = case.item_from(&out, &think.call).message(&case.history);
     let texts: Vec<&str> = kept
         .parts
         .iter()
@@ -477,11 +519,11 @@ fn reasoning_is_pruned_signed_thinking_whole_and_unclosed_think_to_the_end() {
 
     // Echo policy: a provider that needs reasoning back gets all of it.
     let mut echo = case.config();
-    echo.reasoning_echo = true;
-    let (region, out) = case.run(&echo);
+    echo.settings.reasoning_echo = true;
+    let (_, out) = case.run(&echo);
     for s in signed.iter().chain([&think]) {
         assert!(
-            region.contains(&s.call),
+            case.kept(&out, &s.call),
             "reasoning kept byte-exact under reasoning_echo"
         );
     }
@@ -528,7 +570,7 @@ fn long_old_results_are_truncated_except_kept_and_excluded_ones() {
 
     // Clear mode: a short placeholder naming the call.
     let mut clear = case.config();
-    clear.clear_mode = ClearMode::Clear;
+    clear.settings.clear_mode = ClearMode::Clear;
     let (region, _) = case.run(&clear);
     let id = &long[0].ids()[0];
     let result = region
@@ -552,18 +594,18 @@ fn long_old_results_are_truncated_except_kept_and_excluded_ones() {
         .map(|m| m.tool_results().count())
         .sum();
     let mut keep = case.config();
-    keep.keep_tool_results = after_long as u32 + 1;
-    let (region, _) = case.run(&keep);
-    assert!(region.contains(&long[1].results) && !region.contains(&long[0].results));
+    keep.settings.keep_tool_results = after_long as u32 + 1;
+    let (_, out) = case.run(&keep);
+    assert!(case.kept(&out, &long[1].results) && !case.kept(&out, &long[0].results));
 
     // Excluded tools are never touched; the other long result still is.
     let mut exclude = case.config();
-    exclude.exclude_tools = vec!["Ba?h".into()];
-    exclude.result_char_threshold = 200;
-    let (region, _) = case.run(&exclude);
+    exclude.settings.exclude_tools = vec!["Ba?h".into()];
+    exclude.settings.result_char_threshold = 200;
+    let (_, out) = case.run(&exclude);
     for s in &long {
         assert!(
-            region.contains(&s.results),
+            case.kept(&out, &s.results),
             "excluded tool's result changed"
         );
     }

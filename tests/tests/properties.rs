@@ -13,19 +13,26 @@
 //! texts that begin with condense's own summary marker, and a batch still in
 //! flight at the end (no result yet, or some of them).
 //!
-//! The bulk runs natively (compressor and heuristic summarizer as rlibs); a
-//! few cases go through the embedded component to show it agrees with the
-//! native build. Case counts are set explicitly in each test's config;
+//! The bulk runs natively (compressor and heuristic summarizer as rlibs),
+//! replays also as offset calls (only the messages from the checkpoint's
+//! boundary on), which must answer as the full call does; a few cases go
+//! through the host middleware and the embedded component to show it agrees
+//! with the native build. Case counts are set explicitly in each test's config;
 //! `PROPTEST_RNG_SEED` reproduces a run.
 
 use condense_compressor::assemble::{LANGUAGES, summary_pair};
 use condense_compressor::segment::{opener_before, safe_cut_points};
-use condense_model::invariants::{check_output, check_pairs, is_rewrite_of};
+use condense_compressor::settings::{ClearMode, ToolClasses};
+use condense_compressor::state::State;
+use condense_compressor::{Request, Settings};
+use condense_host::{SessionCheckpoint, Status};
+use condense_model::invariants::{History, check_items, check_pairs, is_rewrite_of};
 use condense_model::tokens::{estimate_message, estimate_total};
 use condense_model::{
-    Checkpoint, ClearMode, Config, Message, Outcome, Part, Role, SUMMARY_MARKER, SummaryRequest,
-    Thinking, ToolCall, ToolClasses, ToolResult, Trigger,
+    Checkpoint, CompressError, CoreConfig, Message, Outcome, Part, Role, SUMMARY_MARKER,
+    SummaryRequest, Thinking, ToolCall, ToolResult, Trigger, materialize,
 };
+use condense_tests::TestConfig;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -658,7 +665,7 @@ struct Knobs {
     summary_pct: u32,
 }
 
-fn config() -> impl Strategy<Value = Config> {
+fn config() -> impl Strategy<Value = TestConfig> {
     let sizes = (1_000u32..6_000, 5u32..96, 1u32..101, 0u32..101).prop_map(
         |(threshold, target_pct, keep_pct, summary_pct)| Knobs {
             threshold,
@@ -698,12 +705,15 @@ fn config() -> impl Strategy<Value = Config> {
         let target = (k.threshold * k.target_pct / 100).clamp(65, k.threshold - 1);
         let keep = (target * k.keep_pct / 100).max(1);
         let summary = 64 + (target - 1 - 64) * k.summary_pct / 100;
-        let config = Config {
+        let core = CoreConfig {
             token_threshold: k.threshold,
             target_tokens: target,
             recent_turns,
             keep_recent_tokens: keep,
             summary_max_tokens: summary,
+        };
+        core.validate().expect("generated core configs are valid");
+        let settings = Settings {
             strip_reasoning_after_turns,
             reasoning_echo,
             aggregate_developer_loops,
@@ -714,8 +724,8 @@ fn config() -> impl Strategy<Value = Config> {
             keep_tool_results,
             exclude_tools,
         };
-        config.validate().expect("generated configs are valid");
-        config
+        settings.validate().expect("generated settings are valid");
+        TestConfig { core, settings }
     })
 }
 
@@ -723,13 +733,36 @@ fn config() -> impl Strategy<Value = Config> {
 // Running and checking
 // ---------------------------------------------------------------------------
 
+/// One native compress call: the whole history (`offset` 0) or, with a
+/// checkpoint, `history` = the whole history from `offset` on.
+fn compress_at(
+    history: &[Message],
+    offset: usize,
+    config: &TestConfig,
+    checkpoint: Option<&Checkpoint>,
+) -> Result<Outcome, CompressError> {
+    let mut summarize = |r: SummaryRequest| -> Result<String, String> {
+        Ok(condense_summarizer_heuristic::summarize(&r))
+    };
+    condense_compressor::compress(
+        Request {
+            history,
+            offset,
+            config: &config.core,
+            settings: &config.settings,
+            checkpoint,
+        },
+        &mut summarize,
+    )
+}
+
+/// One native call on the whole history, which must succeed.
 fn native(
     history: &[Message],
-    config: &Config,
+    config: &TestConfig,
     checkpoint: Option<&Checkpoint>,
 ) -> Result<Outcome, TestCaseError> {
-    let mut summarize = |r: SummaryRequest| condense_summarizer_heuristic::summarize(&r);
-    condense_compressor::compress(history, config, checkpoint, &mut summarize).map_err(|e| {
+    compress_at(history, 0, config, checkpoint).map_err(|e| {
         fail(format!(
             "compress failed on valid input: {e}\ninput:{}",
             describe(history)
@@ -739,6 +772,11 @@ fn native(
 
 fn fail(what: impl Into<String>) -> TestCaseError {
     TestCaseError::fail(what.into())
+}
+
+/// The state of a checkpoint the compressor wrote.
+fn state_of(checkpoint: &Checkpoint) -> Result<State, TestCaseError> {
+    State::read(checkpoint).map_err(|e| fail(format!("the compressor's own checkpoint: {e}")))
 }
 
 fn signed_thinking(messages: &[Message]) -> Vec<&Part> {
@@ -760,7 +798,7 @@ fn is_carrier(m: &Message) -> bool {
 /// threshold is allowed only when this is above it too: when what must stay
 /// (a single message or an unsplittable batch, with the system messages and
 /// the pinned opener) is larger on its own.
-fn smallest_request(input: &[Message], config: &Config) -> u64 {
+fn smallest_request(input: &[Message], config: &CoreConfig) -> u64 {
     let tokens = |m: &Message| u64::from(estimate_message(m));
     let total = estimate_total(input);
     let Some(&last) = safe_cut_points(input).last() else {
@@ -783,17 +821,20 @@ fn smallest_request(input: &[Message], config: &Config) -> u64 {
     total.min(systems + pair + pinned + tail)
 }
 
-/// Every promise about one output, checked by `check_output` and again
-/// independently of it.
-fn check_call(input: &[Message], config: &Config, out: &Outcome) -> Result<(), TestCaseError> {
+/// Every promise about one output, checked by `check_items` and again
+/// independently of it, on the request the items stand for.
+fn check_call(input: &[Message], config: &TestConfig, out: &Outcome) -> Result<(), TestCaseError> {
+    let config = &config.core;
     let report = &out.report;
     let tail_start = report.tail_start as usize;
-    check_output(input, &out.messages, report.cut()).map_err(|v| fail(format!("{v}")))?;
+    check_items(History::whole(input), &out.items, report.cut())
+        .map_err(|v| fail(format!("{v}")))?;
+    let messages = materialize(&out.items, input);
 
     // The verbatim tail, byte-identical.
     let tail = &input[tail_start..];
     prop_assert!(
-        out.messages.ends_with(tail),
+        messages.ends_with(tail),
         "the tail from {tail_start} is not verbatim"
     );
     // Every system message kept, byte-identical, in order, and no other.
@@ -803,10 +844,10 @@ fn check_call(input: &[Message], config: &Config, out: &Outcome) -> Result<(), T
             .cloned()
             .collect()
     };
-    prop_assert_eq!(systems(input), systems(&out.messages), "system messages");
+    prop_assert_eq!(systems(input), systems(&messages), "system messages");
     // Pairs intact; only the input's own in-flight calls unanswered.
     let pending_in = check_pairs(input).map_err(|v| fail(format!("input: {v}")))?;
-    let pending_out = check_pairs(&out.messages).map_err(|v| fail(format!("output: {v}")))?;
+    let pending_out = check_pairs(&messages).map_err(|v| fail(format!("output: {v}")))?;
     prop_assert!(
         pending_out.is_subset(&pending_in),
         "calls lost their results: {:?}",
@@ -814,28 +855,32 @@ fn check_call(input: &[Message], config: &Config, out: &Outcome) -> Result<(), T
     );
     // Signed thinking only as it was.
     let signed_in = signed_thinking(input);
-    for p in signed_thinking(&out.messages) {
+    for p in signed_thinking(&messages) {
         prop_assert!(signed_in.contains(&p), "signed thinking altered: {p:?}");
     }
     // Summary: with a fold, the checkpoint's summary framed as the pair right
     // after the leading system messages; without one, no summary at all.
     // (Input messages may begin with the marker too: see `Family::Marked`.)
     if report.boundary > 0 {
-        let summary = &out
+        let checkpoint = out
             .checkpoint
             .as_ref()
-            .ok_or_else(|| fail("a fold without a checkpoint"))?
-            .summary;
-        let s = out
-            .messages
+            .ok_or_else(|| fail("a fold without a checkpoint"))?;
+        prop_assert_eq!(
+            checkpoint.boundary,
+            report.boundary,
+            "the checkpoint's boundary vs the report's"
+        );
+        let summary = state_of(checkpoint)?.summary;
+        let s = messages
             .iter()
             .position(|m| m.role != Role::System)
-            .unwrap_or(out.messages.len());
-        let sent = out.messages.get(s..s + 2);
+            .unwrap_or(messages.len());
+        let sent = messages.get(s..s + 2);
         prop_assert!(
             LANGUAGES
                 .iter()
-                .any(|lang| sent == Some(&summary_pair(summary, lang)[..])),
+                .any(|lang| sent == Some(&summary_pair(&summary, lang)[..])),
             "no summary pair after the {s} leading system messages"
         );
     } else {
@@ -843,7 +888,7 @@ fn check_call(input: &[Message], config: &Config, out: &Outcome) -> Result<(), T
     }
     // Role order: two same-role messages (other than system messages and
     // result carriers) side by side only where the input had them side by side.
-    for (k, w) in out.messages.windows(2).enumerate() {
+    for (k, w) in messages.windows(2).enumerate() {
         let (a, b) = (&w[0], &w[1]);
         if a.role != b.role || a.role == Role::System || (is_carrier(a) && is_carrier(b)) {
             continue;
@@ -860,10 +905,10 @@ fn check_call(input: &[Message], config: &Config, out: &Outcome) -> Result<(), T
     }
     let first = |ms: &[Message]| ms.iter().find(|m| m.role != Role::System).map(|m| m.role);
     if first(input) == Some(Role::User) {
-        prop_assert_eq!(first(&out.messages), Some(Role::User), "first message");
+        prop_assert_eq!(first(&messages), Some(Role::User), "first message");
     }
     // The report tells the truth about the request's size.
-    let tokens = estimate_total(&out.messages);
+    let tokens = estimate_total(&messages);
     prop_assert_eq!(
         u64::from(report.tokens_after),
         tokens,
@@ -920,13 +965,17 @@ fn describe(messages: &[Message]) -> String {
 }
 
 /// `check_call`, with the input and the output described on failure.
-fn check_described(input: &[Message], config: &Config, out: &Outcome) -> Result<(), TestCaseError> {
+fn check_described(
+    input: &[Message],
+    config: &TestConfig,
+    out: &Outcome,
+) -> Result<(), TestCaseError> {
     check_call(input, config, out).map_err(|e| {
         fail(format!(
             "{e}\nreport: {:?}\ninput:{}\noutput:{}",
             out.report,
             describe(input),
-            describe(&out.messages)
+            describe(&materialize(&out.items, input))
         ))
     })
 }
@@ -946,6 +995,67 @@ fn edited(history: &[Message], k: usize) -> Vec<Message> {
     h
 }
 
+/// A call given checkpoint `cp` that does not describe `history` must
+/// ignore it, say why, and answer as a call without a checkpoint does.
+fn check_ignored(
+    history: &[Message],
+    config: &TestConfig,
+    cp: &Checkpoint,
+    what: &str,
+) -> Result<(), TestCaseError> {
+    let mut with = native(history, config, Some(cp))?;
+    let without = native(history, config, None)?;
+    prop_assert!(
+        with.report.checkpoint_ignored.is_some(),
+        "{what}: the checkpoint was not ignored (trigger {:?})",
+        with.report.trigger
+    );
+    with.report.checkpoint_ignored = None;
+    prop_assert_eq!(
+        with,
+        without,
+        "{}: the call with the ignored checkpoint differs from a call without one",
+        what
+    );
+    Ok(())
+}
+
+/// The contract's promise for offset calls: with a checkpoint the compressor
+/// wrote (boundary > 0), sending only `history[boundary..]` with `offset =
+/// boundary` gives exactly the outcome of the full call `full`. When the
+/// full call could not use the checkpoint, the offset call must ask for the
+/// whole history instead.
+fn check_offset_call(
+    history: &[Message],
+    config: &TestConfig,
+    cp: &Checkpoint,
+    full: &Outcome,
+) -> Result<(), TestCaseError> {
+    if State::read(cp).is_err() || cp.boundary == 0 {
+        return Ok(());
+    }
+    let offset = cp.boundary as usize;
+    let windowed = compress_at(&history[offset..], offset, config, Some(cp));
+    match (&full.report.checkpoint_ignored, windowed) {
+        (None, Ok(out)) => {
+            prop_assert_eq!(
+                &out,
+                full,
+                "the call from offset {} differs from the full call",
+                offset
+            );
+        }
+        (Some(_), Err(CompressError::NeedsFullHistory(_))) => {}
+        (ignored, got) => {
+            return Err(fail(format!(
+                "the call from offset {offset}: {got:?}; the full call ignored the checkpoint: \
+                 {ignored:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The model calls of a replay: the request before each assistant message,
 /// then the whole history (which may end with a batch in flight).
 fn call_points(history: &[Message]) -> Vec<usize> {
@@ -958,8 +1068,9 @@ fn call_points(history: &[Message]) -> Vec<usize> {
 }
 
 /// Replays `history` call by call, checking every output, determinism, the
-/// prefix property between compactions, and checkpoints that must not match.
-fn replay_checked(history: &[Message], config: &Config) -> Result<(), TestCaseError> {
+/// prefix property between compactions, offset calls against full ones, and
+/// checkpoints that must not match.
+fn replay_checked(history: &[Message], config: &TestConfig) -> Result<(), TestCaseError> {
     let pristine = history.to_vec();
     let mut checkpoint: Option<Checkpoint> = None;
     let mut previous: Option<Vec<Message>> = None;
@@ -973,10 +1084,15 @@ fn replay_checked(history: &[Message], config: &Config) -> Result<(), TestCaseEr
             "call at {}: not deterministic",
             i
         );
+        if let Some(cp) = checkpoint.as_ref() {
+            check_offset_call(request, config, cp, &out)
+                .map_err(|e| fail(format!("call at {i}: {e}")))?;
+        }
+        let messages = materialize(&out.items, request);
         let compacted = out.report.trigger == Trigger::Compacted;
         if let Some(prev) = previous.as_ref().filter(|_| !compacted) {
             prop_assert!(
-                out.messages.starts_with(prev),
+                messages.starts_with(prev),
                 "call at {i}: cache break without a compaction ({:?})",
                 out.report.trigger
             );
@@ -990,38 +1106,42 @@ fn replay_checked(history: &[Message], config: &Config) -> Result<(), TestCaseEr
             );
         }
         if let Some(cp) = out.checkpoint.as_ref().filter(|_| compacted) {
+            let state = state_of(cp)?;
             // The new checkpoint reproduces the request it was made with.
-            if out.report.tokens_after <= config.token_threshold {
+            if out.report.tokens_after <= config.core.token_threshold {
                 let again = native(request, config, Some(cp))?;
                 prop_assert_eq!(
-                    &again.messages,
-                    &out.messages,
+                    &again.items,
+                    &out.items,
                     "call at {}: the checkpoint does not reproduce its request",
                     i
                 );
                 prop_assert_eq!(again.report.trigger, Trigger::ReusedCheckpoint);
+                prop_assert_eq!(again.checkpoint.as_ref(), Some(cp));
+                check_offset_call(request, config, cp, &again)
+                    .map_err(|e| fail(format!("call at {i}, the fresh checkpoint: {e}")))?;
             }
             // An edit before the boundary: the checkpoint is ignored.
             if cp.boundary > 0 {
                 let h = edited(request, cp.boundary as usize - 1);
-                prop_assert_eq!(
-                    native(&h, config, Some(cp))?,
-                    native(&h, config, None)?,
-                    "call at {}: a checkpoint of an edited history was not ignored",
-                    i
-                );
+                check_ignored(
+                    &h,
+                    config,
+                    cp,
+                    &format!("call at {i}: a checkpoint of an edited history"),
+                )?;
             }
             // Rewound below the horizon: ignored too.
-            let rewound = &request[..cp.horizon as usize - 1];
-            prop_assert_eq!(
-                native(rewound, config, Some(cp))?,
-                native(rewound, config, None)?,
-                "call at {}: a checkpoint of a rewound history was not ignored",
-                i
-            );
+            let rewound = &request[..state.horizon as usize - 1];
+            check_ignored(
+                rewound,
+                config,
+                cp,
+                &format!("call at {i}: a checkpoint of a rewound history"),
+            )?;
         }
         checkpoint = out.checkpoint;
-        previous = Some(out.messages);
+        previous = Some(messages);
     }
     prop_assert_eq!(history, pristine.as_slice(), "durable history modified");
     Ok(())
@@ -1051,11 +1171,7 @@ proptest! {
         prop_assert_eq!(&native(&history, &config, None)?, &out, "not deterministic");
         if let Some(cp) = out.checkpoint.as_ref().filter(|cp| cp.boundary > 0) {
             let h = edited(&history, cp.boundary as usize - 1);
-            prop_assert_eq!(
-                native(&h, &config, Some(cp))?,
-                native(&h, &config, None)?,
-                "a checkpoint of an edited history was not ignored"
-            );
+            check_ignored(&h, &config, cp, "a checkpoint of an edited history")?;
         }
     }
 }
@@ -1075,21 +1191,45 @@ proptest! {
 proptest! {
     #![proptest_config(cases(64))]
 
-    /// The component, through the host, returns exactly what the native build
-    /// returns, call by call.
+    /// The component, through the host middleware (which sends only the
+    /// messages after the checkpoint's boundary), returns exactly what the
+    /// native build returns for the whole history, call by call.
     #[test]
     fn component_agrees_with_native(spec in history(), config in config()) {
         let history = build(&spec);
-        let runtime = condense_tests::embedded_middleware().runtime();
-        let mut checkpoint: Option<Checkpoint> = None;
+        let middleware = condense_tests::embedded_middleware();
+        let mut session: Option<SessionCheckpoint> = None;
         for i in call_points(&history) {
             let request = &history[..i];
-            let expected = native(request, &config, checkpoint.as_ref())?;
-            let got = runtime
-                .call(request, &config, checkpoint.as_ref())
-                .map_err(|e| fail(format!("call at {i}: the component failed: {e}")))?;
-            prop_assert_eq!(&got, &expected, "call at {}: component and native differ", i);
-            checkpoint = expected.checkpoint;
+            let given = session.as_ref().map(|s| &s.checkpoint);
+            let expected = native(request, &config, given)?;
+            let got = config.compress(middleware, request, session.as_ref());
+            prop_assert_eq!(
+                got.report.status,
+                Status::Compressed,
+                "call at {}: the component failed: {:?}",
+                i,
+                got.report.reason
+            );
+            prop_assert_eq!(
+                got.report.guest.as_ref(),
+                Some(&expected.report),
+                "call at {}: component and native reports differ",
+                i
+            );
+            prop_assert_eq!(&got.items, &expected.items, "call at {}: component and native items differ", i);
+            prop_assert_eq!(
+                got.checkpoint.as_ref().map(|s| &s.checkpoint),
+                expected.checkpoint.as_ref(),
+                "call at {}: component and native checkpoints differ",
+                i
+            );
+            // Between compactions the component got only the messages after
+            // the boundary.
+            let boundary = given.map_or(0, |cp| cp.boundary);
+            let sent_from = if expected.report.checkpoint_ignored.is_none() { boundary } else { 0 };
+            prop_assert_eq!(got.report.sent_from, sent_from, "call at {}: sent from", i);
+            session = got.checkpoint;
         }
     }
 }

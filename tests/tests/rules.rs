@@ -2,12 +2,15 @@
 //! embedded components, on small synthetic histories whose sizes are chosen
 //! so that exactly the rule under test decides.
 
-use condense_host::{Compressed, Status};
-use condense_model::tokens::estimate_total;
+use condense_compressor::state::State;
+use condense_host::formats::{Format, Parsed};
+use condense_host::{Compressed, SessionCheckpoint, Status};
+use condense_model::tokens::{estimate_text, estimate_total};
 use condense_model::{
-    Checkpoint, Config, Message, Part, Role, SUMMARY_MARKER, ToolCall, ToolResult, Trigger,
+    CoreConfig, Item, Message, Part, Role, SUMMARY_MARKER, ToolCall, ToolResult, Trigger,
 };
-use condense_tests::embedded_middleware;
+use condense_tests::{TestConfig, embedded_middleware, summary_of};
+use serde_json::{Value, json};
 
 fn user(text: &str) -> Message {
     Message::text(Role::User, text)
@@ -56,18 +59,27 @@ fn turn(tag: &str, request: &str, steps: usize) -> Vec<Message> {
     out
 }
 
-fn config(threshold: u32, target: u32, keep: u32) -> Config {
-    Config {
+fn core(threshold: u32, target: u32, keep: u32) -> CoreConfig {
+    CoreConfig {
         token_threshold: threshold,
         target_tokens: target,
         keep_recent_tokens: keep,
         summary_max_tokens: 300,
-        ..Config::default()
+        ..CoreConfig::default()
     }
 }
 
-fn compress(history: &[Message], config: &Config, checkpoint: Option<&Checkpoint>) -> Compressed {
-    let out = embedded_middleware().compress(history, config, checkpoint);
+/// The fold knobs, passes off.
+fn config(threshold: u32, target: u32, keep: u32) -> TestConfig {
+    TestConfig::new(core(threshold, target, keep))
+}
+
+fn compress(
+    history: &[Message],
+    config: &TestConfig,
+    checkpoint: Option<&SessionCheckpoint>,
+) -> Compressed {
+    let out = config.compress(embedded_middleware(), history, checkpoint);
     assert_eq!(
         out.report.status,
         Status::Compressed,
@@ -85,11 +97,16 @@ fn boundary(out: &Compressed) -> usize {
     out.report.guest.as_ref().unwrap().boundary as usize
 }
 
+/// History messages `range`, each kept: what a verbatim run of the request is.
+fn kept(range: std::ops::Range<usize>) -> Vec<Item> {
+    range.map(|i| Item::Kept(i as u32)).collect()
+}
+
 #[test]
 fn under_the_threshold_nothing_changes() {
     let history = turn("a", "Fix the bug.", 3);
     let out = compress(&history, &config(100_000, 50_000, 20_000), None);
-    assert_eq!(out.messages, history);
+    assert_eq!(out.items, kept(0..history.len()));
     assert_eq!(trigger(&out), Trigger::UnderThreshold);
     assert!(out.checkpoint.is_none());
 }
@@ -103,10 +120,12 @@ fn system_messages_stay_verbatim_and_the_summary_follows_them() {
     history.extend(turn("a", "Fix the bug.", 12));
     let out = compress(&history, &config(3_000, 1_500, 600), None);
     assert_eq!(trigger(&out), Trigger::Compacted);
-    assert_eq!(&out.messages[..2], &history[..2]);
-    assert!(out.messages[2].is_condense_summary() && out.messages[2].role == Role::User);
-    assert!(out.messages[3].is_condense_summary() && out.messages[3].role == Role::Assistant);
-    let text = out.messages[2].joined_text();
+    assert_eq!(out.items[..2], kept(0..2)[..]);
+    assert!(matches!(&out.items[2], Item::Written(_)) && matches!(&out.items[3], Item::Written(_)));
+    let messages = out.messages(&history);
+    assert!(messages[2].is_condense_summary() && messages[2].role == Role::User);
+    assert!(messages[3].is_condense_summary() && messages[3].role == Role::Assistant);
+    let text = messages[2].joined_text();
     assert!(
         text.contains("latest user message wins"),
         "framed as reference data: {text}"
@@ -122,16 +141,16 @@ fn recent_turns_are_kept_whole_when_they_fit() {
     let per_turn = estimate_total(&history) / 6;
     // Room for three and a half turns besides the summary pair.
     let target = (per_turn * 7 / 2) as u32 + 450;
-    let cfg = Config {
+    let cfg = TestConfig::new(CoreConfig {
         recent_turns: 2,
-        ..config(target + 500, target, 100)
-    };
+        ..core(target + 500, target, 100)
+    });
     let out = compress(&history, &cfg, None);
     let b = boundary(&out);
     assert!(history[b].opens_turn(), "the cut is at a turn start: {b}");
     assert_eq!(
-        &out.messages[2..],
-        &history[b..],
+        out.items[2..],
+        kept(b..history.len())[..],
         "no opener pinned, tail verbatim"
     );
     let kept_turns = history[b..].iter().filter(|m| m.opens_turn()).count();
@@ -158,11 +177,12 @@ fn a_long_turn_is_cut_inside_at_a_safe_point_with_its_opener_pinned() {
         Some(opener as u32)
     );
     assert_eq!(
-        out.messages[2], history[opener],
+        out.items[2],
+        Item::Kept(opener as u32),
         "the opener is pinned verbatim after the summary pair"
     );
-    assert_eq!(&out.messages[3..], &history[b..]);
-    assert!(estimate_total(&out.messages) <= u64::from(cfg.target_tokens));
+    assert_eq!(out.items[3..], kept(b..history.len())[..]);
+    assert!(estimate_total(&out.messages(&history)) <= u64::from(cfg.core.target_tokens));
 }
 
 #[test]
@@ -183,7 +203,7 @@ fn messages_that_begin_with_the_summary_marker_are_not_taken_for_condenses_own()
         "Earlier work, condensed. Now refactor the parser.",
     );
     let mut cfg = config(6_000, 2_500, 1_000);
-    cfg.strip_reasoning_after_turns = 1;
+    cfg.settings.strip_reasoning_after_turns = 1;
     let in_region = history.len() - 8;
     history.insert(
         in_region,
@@ -197,22 +217,31 @@ fn messages_that_begin_with_the_summary_marker_are_not_taken_for_condenses_own()
     let report = out.report.guest.as_ref().unwrap();
     assert_eq!(report.trigger, Trigger::Compacted);
     assert_eq!(report.pinned_opening, Some(opener as u32));
-    assert_eq!(out.messages[0], history[0], "the marked system message");
+    assert_eq!(out.items[0], Item::Kept(0), "the marked system message");
+    let messages = out.messages(&history);
     assert!(
-        out.messages[1]
-            .joined_text()
-            .contains("latest user message wins")
+        matches!(&out.items[1], Item::Written(_))
+            && messages[1]
+                .joined_text()
+                .contains("latest user message wins")
     );
-    assert!(out.messages[2].is_condense_summary() && out.messages[2].role == Role::Assistant);
+    assert!(
+        matches!(&out.items[2], Item::Written(_))
+            && messages[2].is_condense_summary()
+            && messages[2].role == Role::Assistant
+    );
     assert_eq!(
-        out.messages[3], history[opener],
+        out.items[3],
+        Item::Kept(opener as u32),
         "the marked opener, pinned"
     );
     let stripped = Message::text(Role::Assistant, format!("{SUMMARY_MARKER} noted"));
     assert!(
         (report.boundary..report.tail_start).contains(&(in_region as u32))
             && report.passes.reasoning_pruned == 1
-            && out.messages.contains(&stripped),
+            && out
+                .items
+                .contains(&Item::Rewritten(in_region as u32, stripped)),
         "the assistant message stripped down to the marker, kept before the tail: {report:?}"
     );
 }
@@ -246,7 +275,7 @@ fn folding_that_would_not_shrink_the_request_is_skipped() {
     history.extend(big);
     let out = compress(&history, &config(3_000, 1_500, 1_000), None);
     assert_eq!(trigger(&out), Trigger::WontShrink);
-    assert_eq!(out.messages, history);
+    assert_eq!(out.items, kept(0..history.len()));
 }
 
 #[test]
@@ -254,21 +283,31 @@ fn between_compactions_the_checkpoint_keeps_the_prefix_byte_identical() {
     let mut history = turn("a", "Refactor the parser.", 30);
     let cfg = config(6_000, 2_500, 1_000);
     let first = compress(&history, &cfg, None);
+    let first_len = history.len();
     let checkpoint = first.checkpoint.clone().expect("compacted");
     // Two more steps: under the threshold again, so the fold is reused.
     history.extend(step(&["n1"]));
     history.extend(step(&["n2"]));
     let next = compress(&history, &cfg, Some(&checkpoint));
     assert_eq!(trigger(&next), Trigger::ReusedCheckpoint);
+    assert_eq!(
+        next.report.sent_from, checkpoint.checkpoint.boundary,
+        "only the messages after the fold were sent"
+    );
     assert!(
-        next.messages.starts_with(&first.messages),
+        next.items.starts_with(&first.items),
+        "the previous request is a prefix"
+    );
+    assert!(
+        next.messages(&history)
+            .starts_with(&first.messages(&history[..first_len])),
         "the previous request is a prefix"
     );
     assert_eq!(next.checkpoint, Some(checkpoint.clone()));
     // Deterministic: the same call gives the same bytes.
     assert_eq!(
-        compress(&history, &cfg, Some(&checkpoint)).messages,
-        next.messages
+        compress(&history, &cfg, Some(&checkpoint)).items,
+        next.items
     );
 }
 
@@ -276,10 +315,10 @@ fn between_compactions_the_checkpoint_keeps_the_prefix_byte_identical() {
 fn the_next_compaction_summarises_only_the_newly_folded_messages() {
     let mut history = turn("a", "Refactor the parser.", 30);
     // A summary budget that holds every file of both folds.
-    let cfg = Config {
+    let cfg = TestConfig::new(CoreConfig {
         summary_max_tokens: 1_200,
-        ..config(6_000, 2_500, 1_000)
-    };
+        ..core(6_000, 2_500, 1_000)
+    });
     let first = compress(&history, &cfg, None);
     let checkpoint = first.checkpoint.clone().unwrap();
     for s in 0..20 {
@@ -288,10 +327,11 @@ fn the_next_compaction_summarises_only_the_newly_folded_messages() {
     let second = compress(&history, &cfg, Some(&checkpoint));
     let report = second.report.guest.as_ref().unwrap();
     assert_eq!(report.trigger, Trigger::Compacted);
-    assert!(report.boundary > checkpoint.boundary);
+    let old_boundary = checkpoint.checkpoint.boundary;
+    assert!(report.boundary > old_boundary);
     // Only messages after the old boundary were handed to the summarizer.
-    assert_eq!(report.newly_folded, report.boundary - checkpoint.boundary);
-    let summary = second.checkpoint.unwrap().summary;
+    assert_eq!(report.newly_folded, report.boundary - old_boundary);
+    let summary = summary_of(&second.checkpoint.unwrap());
     assert!(
         summary.contains("src/a0.rs"),
         "facts from the first fold survive: {summary}"
@@ -307,16 +347,28 @@ fn a_checkpoint_for_another_history_is_ignored() {
     let history = turn("a", "Refactor the parser.", 30);
     let cfg = config(6_000, 2_500, 1_000);
     let first = compress(&history, &cfg, None);
+    // The checkpoint claims another history's prefix, both in the host's
+    // hash and in the compressor's own.
     let mut forged = first.checkpoint.clone().unwrap();
+    let mut state = State::read(&forged.checkpoint).unwrap();
+    state.prefix.hash = "0".repeat(32);
+    state.summary = "STALE SUMMARY".into();
+    forged.checkpoint = state.to_checkpoint();
     forged.prefix_hash = "0".repeat(32);
-    forged.summary = "STALE SUMMARY".into();
     let out = compress(&history, &cfg, Some(&forged));
+    assert_eq!(out.report.sent_from, 0, "the host sent the whole history");
+    assert!(
+        out.report.checkpoint_ignored.is_some(),
+        "{:?}",
+        out.report.guest
+    );
     assert_eq!(
-        out.messages, first.messages,
+        out.items, first.items,
         "recomputed as if there were no checkpoint"
     );
+    assert_eq!(out.checkpoint, first.checkpoint);
     assert!(
-        !out.messages
+        !out.messages(&history)
             .iter()
             .any(|m| m.joined_text().contains("STALE SUMMARY"))
     );
@@ -331,10 +383,131 @@ fn the_framing_follows_the_conversation_language() {
     );
     history[0] = user("Bitte repariere den Parser und prüfe, dass die Tests nicht fehlschlagen.");
     let out = compress(&history, &config(6_000, 2_500, 1_000), None);
-    let summary = out.messages[0].joined_text();
+    let messages = out.messages(&history);
+    let summary = messages[0].joined_text();
     assert!(
         summary.contains("neueste Nachricht des Nutzers"),
         "{summary}"
     );
-    assert!(out.messages[1].joined_text().contains("Verstanden"));
+    assert!(messages[1].joined_text().contains("Verstanden"));
+}
+
+/// A distinct assistant answer of about 3,000 tokens.
+fn long_answer(turn: usize) -> String {
+    let mut text = format!("Answer {turn}.");
+    let mut k = 0;
+    while estimate_text(&text) < 3_000 {
+        for _ in 0..10 {
+            text.push_str(&format!(
+                " Step {turn}.{k}: the parser now handles case {k} of part {turn}."
+            ));
+            k += 1;
+        }
+    }
+    text
+}
+
+/// Twelve turns of `continue` and a long answer, as request-body JSON
+/// messages: `user(last)` is the last `continue`, with what makes its JSON
+/// differ from the others' though its model is the same.
+fn continue_turns(user: impl Fn(bool) -> Value, assistant: impl Fn(&str) -> Value) -> Vec<Value> {
+    (0..12)
+        .flat_map(|t| [user(t == 11), assistant(&long_answer(t))])
+        .collect()
+}
+
+/// Compresses `body` through the host and checks that the verbatim tail is
+/// rendered back as the original JSON messages, byte for byte. Returns the
+/// last `continue` as rendered.
+fn assert_tail_comes_back_byte_for_byte(body: Value, format: Format) -> Value {
+    let parsed = Parsed::parse(body.clone(), format).unwrap();
+    let history = parsed.messages();
+    let last_continue = history.len() - 2;
+    // What makes the case: in the model the last `continue` is the first
+    // one, which is folded. A renderer matching kept messages by value (with
+    // a cursor from the start) took the first one's JSON for it.
+    assert_eq!(history[last_continue], history[0]);
+    assert_eq!(history[0], user("continue"));
+    // No system message: history index i is `messages[i]`.
+    let original = body["messages"].as_array().unwrap();
+    assert_ne!(original[last_continue], original[0], "but not in JSON");
+
+    let cfg = TestConfig::new(CoreConfig {
+        token_threshold: 5_000,
+        target_tokens: 4_000,
+        keep_recent_tokens: 3_500,
+        summary_max_tokens: 300,
+        recent_turns: 1,
+    });
+    let sent = compress(history, &cfg, None);
+    let report = sent.report.guest.as_ref().unwrap();
+    assert_eq!(report.trigger, Trigger::Compacted, "{report:?}");
+    assert!(report.boundary > 0, "{report:?}");
+    let tail_start = report.tail_start as usize;
+    assert!(
+        tail_start <= last_continue,
+        "the last `continue` is in the tail: {report:?}"
+    );
+
+    let rendered = parsed.render(&sent.items);
+    let out = rendered["messages"].as_array().unwrap();
+    let tail = &original[tail_start..];
+    assert!(out.len() > tail.len(), "the summary pair comes first");
+    let out_tail = &out[out.len() - tail.len()..];
+    assert_eq!(out_tail, tail, "{format}: the tail is the original JSON");
+    assert_eq!(
+        serde_json::to_string(out_tail).unwrap(),
+        serde_json::to_string(tail).unwrap(),
+        "{format}: byte for byte"
+    );
+    assert_eq!(
+        out[out.len() - 2],
+        original[last_continue],
+        "{format}: the last `continue` carries its own JSON"
+    );
+    out[out.len() - 2].clone()
+}
+
+/// Regression: a kept message came back with another message's JSON. The
+/// renderer matched the output to the input by model equality with a cursor
+/// from 0, so the last `continue` (kept, with its `cache_control` or `name`)
+/// got the JSON of the first, folded `continue`, equal to it in the model:
+/// the prompt-cache breakpoint was lost. Kept messages are now rendered by
+/// index.
+#[test]
+fn a_kept_message_comes_back_as_its_own_json_not_an_equal_earlier_ones() {
+    // Anthropic: the last `continue` carries the prompt-cache breakpoint.
+    let messages = continue_turns(
+        |last| {
+            if last {
+                json!({"role": "user", "content": [
+                    {"type": "text", "text": "continue", "cache_control": {"type": "ephemeral"}},
+                ]})
+            } else {
+                json!({"role": "user", "content": "continue"})
+            }
+        },
+        |text| json!({"role": "assistant", "content": [{"type": "text", "text": text}]}),
+    );
+    let body = json!({"model": "m", "max_tokens": 1024, "messages": messages});
+    let last = assert_tail_comes_back_byte_for_byte(body, Format::Anthropic);
+    assert_eq!(
+        last["content"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+
+    // OpenAI has no cache_control: the last `continue` has a `name` instead.
+    let messages = continue_turns(
+        |last| {
+            if last {
+                json!({"role": "user", "content": "continue", "name": "ann"})
+            } else {
+                json!({"role": "user", "content": "continue"})
+            }
+        },
+        |text| json!({"role": "assistant", "content": text}),
+    );
+    let body = json!({"model": "m", "messages": messages});
+    let last = assert_tail_comes_back_byte_for_byte(body, Format::OpenAi);
+    assert_eq!(last["name"], "ann");
 }

@@ -109,17 +109,13 @@ pub fn assemble(
     // The folded system messages keep their order relative to the pinned
     // opener: those before it come first, those after it follow it.
     let split = pinned.unwrap_or(end);
-    let systems = prefix
-        .systems
-        .iter()
-        .map(|&(i, _)| i as usize)
-        .chain(
-            window[..boundary]
-                .iter()
-                .enumerate()
-                .filter(|(_, m)| m.role == Role::System)
-                .map(|(i, _)| offset + i),
-        );
+    let systems = prefix.systems.iter().map(|&(i, _)| i as usize).chain(
+        window[..boundary]
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.role == Role::System)
+            .map(|(i, _)| offset + i),
+    );
     let kept = |i: usize| Item::Kept(i as u32);
     let mut out = Vec::with_capacity(window.len() - boundary + 8);
     out.extend(systems.clone().filter(|&i| i < split).map(kept));
@@ -159,7 +155,15 @@ mod tests {
             Message::text(Role::Assistant, "b"),
         ];
         let whole = Prefix::default();
-        let out = assemble(&h, &whole, 3, Some(1), Some(summary_pair("s", "en")), &[], 3);
+        let out = assemble(
+            &h,
+            &whole,
+            3,
+            Some(1),
+            Some(summary_pair("s", "en")),
+            &[],
+            3,
+        );
         assert_eq!(out.len(), 5);
         assert_eq!(out[0], Item::Kept(0));
         assert!(matches!(&out[1], Item::Written(m) if m.is_condense_summary()));
@@ -173,7 +177,15 @@ mod tests {
             Message::text(Role::Assistant, "a"),
             Message::text(Role::Assistant, "b"),
         ];
-        let out = assemble(&mid, &whole, 3, Some(0), Some(summary_pair("s", "en")), &[], 3);
+        let out = assemble(
+            &mid,
+            &whole,
+            3,
+            Some(0),
+            Some(summary_pair("s", "en")),
+            &[],
+            3,
+        );
         assert_eq!(out[2..], [Item::Kept(0), Item::Kept(1), Item::Kept(3)]);
 
         // A region: unchanged messages are kept, changed ones rewritten.
@@ -210,7 +222,15 @@ mod tests {
             last_opener: Some((4, 7)),
             ..Prefix::default()
         };
-        let out = assemble(&window, &prefix, 1, Some(4), Some(summary_pair("s", "en")), &[], 1);
+        let out = assemble(
+            &window,
+            &prefix,
+            1,
+            Some(4),
+            Some(summary_pair("s", "en")),
+            &[],
+            1,
+        );
         assert_eq!(out[0], Item::Kept(2));
         assert_eq!(out[3..], [Item::Kept(4), Item::Kept(11), Item::Kept(12)]);
     }

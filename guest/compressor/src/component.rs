@@ -15,15 +15,14 @@ struct Component;
 
 impl exports::condense::middleware::compressor::Guest for Component {
     fn compress(request: wit::CompressRequest) -> Result<wit::Outcome, wit::CompressError> {
-        let settings = crate::Settings::parse(&request.settings)
-            .map_err(wit::CompressError::InvalidConfig)?;
+        let settings =
+            crate::Settings::parse(&request.settings).map_err(wit::CompressError::InvalidConfig)?;
         let history: Vec<condense_model::Message> =
             request.history.into_iter().map(Into::into).collect();
         let checkpoint = request.checkpoint.map(condense_model::Checkpoint::from);
         let config = condense_model::CoreConfig::from(request.config);
-        let mut summarize = |request: condense_model::SummaryRequest| {
-            summarizer::summarize(&(&request).into())
-        };
+        let mut summarize =
+            |request: condense_model::SummaryRequest| summarizer::summarize(&(&request).into());
         crate::compress(
             crate::Request {
                 history: &history,

@@ -139,7 +139,8 @@ pub fn choose_boundary(
 
     // Whole turns first: the earliest turn start that fits, never inside the
     // last `recent_turns` turns.
-    let recent_turns = segment::start_of_last_turns(messages, config.recent_turns as usize, turns_before);
+    let recent_turns =
+        segment::start_of_last_turns(messages, config.recent_turns as usize, turns_before);
     let whole_turns = candidates
         .iter()
         .copied()

@@ -139,8 +139,19 @@ mod tests {
     fn a_sample_extended_in_steps_decides_as_one_over_all() {
         let messages: Vec<Message> = (0..400)
             .map(|i| {
-                let text = if i % 3 == 0 { "Bitte prüfe das und die Tests" } else { "the build is ok" };
-                Message::text(if i % 2 == 0 { Role::User } else { Role::Assistant }, text)
+                let text = if i % 3 == 0 {
+                    "Bitte prüfe das und die Tests"
+                } else {
+                    "the build is ok"
+                };
+                Message::text(
+                    if i % 2 == 0 {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    },
+                    text,
+                )
             })
             .collect();
         for split in [0, 1, 57, 200, 399, 400] {

@@ -169,9 +169,7 @@ impl<'a> Call<'a> {
         let before = fold::Before {
             offset: prefix.boundary as usize,
             system_tokens: prefix.system_tokens(),
-            last_opener: prefix
-                .last_opener
-                .map(|(i, t)| (i as usize, u64::from(t))),
+            last_opener: prefix.last_opener.map(|(i, t)| (i as usize, u64::from(t))),
         };
         let sizes = fold::Sizes::new(window, tokens.clone(), before);
         let cuts = segment::safe_cut_points_after(window, prefix.last_opener.is_some());
@@ -251,7 +249,9 @@ impl<'a> Call<'a> {
         // A compaction's outcome, self-checked: `fold` with `newly_folded`
         // messages folded by this call.
         let compacted = |fold: &Fold, newly_folded: u32| {
-            let prefix = self.prefix.advance(self.window, &self.tokens, fold.at.boundary);
+            let prefix = self
+                .prefix
+                .advance(self.window, &self.tokens, fold.at.boundary);
             let state = State {
                 prefix,
                 summary: fold.summary.clone(),

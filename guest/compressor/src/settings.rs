@@ -279,11 +279,21 @@ mod tests {
     #[test]
     fn errors_name_the_key() {
         let err = Settings::parse(r#"{"clear_mode": "trunc"}"#).unwrap_err();
-        assert!(err.starts_with("clear_mode: unknown variant `trunc`"), "{err}");
+        assert!(
+            err.starts_with("clear_mode: unknown variant `trunc`"),
+            "{err}"
+        );
         let err = Settings::parse(r#"{"tools": {"mutatin": []}}"#).unwrap_err();
-        assert!(err.starts_with("tools.mutatin: unknown field `mutatin`") || err.starts_with("tools: unknown field `mutatin`"), "{err}");
+        assert!(
+            err.starts_with("tools.mutatin: unknown field `mutatin`")
+                || err.starts_with("tools: unknown field `mutatin`"),
+            "{err}"
+        );
         let err = Settings::parse(r#"{"result_char_threshold": 5}"#).unwrap_err();
-        assert_eq!(err, "result_char_threshold = 5: must be between 100 and 100000000");
+        assert_eq!(
+            err,
+            "result_char_threshold = 5: must be between 100 and 100000000"
+        );
         let err = Settings::parse(r#"{"exclude_tools": ["Read", ""]}"#).unwrap_err();
         assert!(err.starts_with("exclude_tools[1] is empty"), "{err}");
     }

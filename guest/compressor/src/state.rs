@@ -82,7 +82,8 @@ impl State {
                 checkpoint.boundary, state.prefix.boundary
             ));
         }
-        let ordered = state.prefix.boundary <= state.tail_start && state.tail_start <= state.horizon;
+        let ordered =
+            state.prefix.boundary <= state.tail_start && state.tail_start <= state.horizon;
         if !ordered {
             return Err("checkpoint state is inconsistent".into());
         }

@@ -311,7 +311,9 @@ pub fn check_items(history: History, items: &[Item], cut: Cut) -> Result<(), Vio
     if boundary > tail_start || tail_start > len || boundary < history.offset {
         return Err(violation(
             "tail-verbatim",
-            format!("boundary {boundary} and tail start {tail_start} do not fit the {len} history messages"),
+            format!(
+                "boundary {boundary} and tail start {tail_start} do not fit the {len} history messages"
+            ),
         ));
     }
     let tail = len - tail_start;
@@ -344,7 +346,9 @@ pub fn check_items(history: History, items: &[Item], cut: Cut) -> Result<(), Vio
     let mut last: Option<usize> = None;
     for (k, item) in items.iter().enumerate() {
         let Some(i) = item.origin() else {
-            let Item::Written(m) = item else { unreachable!() };
+            let Item::Written(m) = item else {
+                unreachable!()
+            };
             written.push(k);
             output.push(m);
             origin.push(None);
@@ -353,7 +357,9 @@ pub fn check_items(history: History, items: &[Item], cut: Cut) -> Result<(), Vio
         if last.is_some_and(|l| i <= l) || i >= len {
             return Err(violation(
                 "verbatim",
-                format!("output item {k} names history message {i}: indices must increase and lie below {len}"),
+                format!(
+                    "output item {k} names history message {i}: indices must increase and lie below {len}"
+                ),
             ));
         }
         last = Some(i);
@@ -485,7 +491,10 @@ pub fn check_items(history: History, items: &[Item], cut: Cut) -> Result<(), Vio
         .map(|&(_, role)| role)
         .chain(history.messages.iter().map(|m| m.role))
         .find(|&role| role != Role::System);
-    let first_out = output.iter().find(|m| m.role != Role::System).map(|m| m.role);
+    let first_out = output
+        .iter()
+        .find(|m| m.role != Role::System)
+        .map(|m| m.role);
     if first_in == Some(Role::User) && first_out != Some(Role::User) {
         return Err(violation(
             "role-order",
@@ -735,7 +744,11 @@ mod tests {
         let h = vec![user("task"), call("a"), result("a")];
         assert_eq!(rule(&h, &[k(0), k(1)], cut(0, 0)), "tail-verbatim");
         assert_eq!(
-            rule(&h, &[k(0), k(1), Item::Rewritten(2, result("b"))], cut(0, 0)),
+            rule(
+                &h,
+                &[k(0), k(1), Item::Rewritten(2, result("b"))],
+                cut(0, 0)
+            ),
             "tail-verbatim"
         );
         // Out of order before the tail.
@@ -825,7 +838,11 @@ mod tests {
         let out = [Item::Rewritten(0, user("task, reworded")), k(1), k(2)];
         assert_eq!(rule(&h, &out, cut(0, 2)), "verbatim");
         // Nor another role.
-        let out = [Item::Rewritten(0, Message::text(Role::Assistant, "task")), k(1), k(2)];
+        let out = [
+            Item::Rewritten(0, Message::text(Role::Assistant, "task")),
+            k(1),
+            k(2),
+        ];
         assert_eq!(rule(&h, &out, cut(0, 2)), "verbatim");
     }
 
@@ -900,10 +917,18 @@ mod tests {
             result("b"),
         ];
         // Before the pinned opener: valid.
-        ok(&h, &[k(0), w(summary()), w(ack()), k(1), k(4), k(5)], cut(4, 4));
+        ok(
+            &h,
+            &[k(0), w(summary()), w(ack()), k(1), k(4), k(5)],
+            cut(4, 4),
+        );
         // After the pinned opener instead of before it.
         assert_eq!(
-            rule(&h, &[k(0), k(1), w(summary()), w(ack()), k(4), k(5)], cut(4, 4)),
+            rule(
+                &h,
+                &[k(0), k(1), w(summary()), w(ack()), k(4), k(5)],
+                cut(4, 4)
+            ),
             "summary"
         );
         // A fold without its acknowledgement.
@@ -913,12 +938,20 @@ mod tests {
         );
         // A summary pair with nothing folded.
         assert_eq!(
-            rule(&h, &[k(0), w(summary()), w(ack()), k(1), k(4), k(5)], cut(0, 4)),
+            rule(
+                &h,
+                &[k(0), w(summary()), w(ack()), k(1), k(4), k(5)],
+                cut(0, 4)
+            ),
             "summary"
         );
         // A written message that is not condense's.
         assert_eq!(
-            rule(&h, &[k(0), w(user("hi")), w(ack()), k(1), k(4), k(5)], cut(4, 4)),
+            rule(
+                &h,
+                &[k(0), w(user("hi")), w(ack()), k(1), k(4), k(5)],
+                cut(4, 4)
+            ),
             "summary"
         );
         // A cut that does not fit the history.

@@ -304,6 +304,10 @@ pub struct Report {
     pub tail_start: u32,
     pub passes: PassReport,
     /// Why the checkpoint given was not used (the fold was recomputed).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub checkpoint_ignored: Option<String>,
 }
 
@@ -357,7 +361,7 @@ impl std::fmt::Display for CompressError {
             CompressError::InvalidInput(m) => write!(f, "invalid input: {m}"),
             CompressError::SelfCheckFailed(m) => write!(f, "self-check failed: {m}"),
             CompressError::NeedsFullHistory(m) => write!(f, "needs the full history: {m}"),
-            CompressError::SummarizerFailed(m) => write!(f, "no summary: {m}"),
+            CompressError::SummarizerFailed(m) => write!(f, "the summarizer failed: {m}"),
         }
     }
 }

@@ -213,11 +213,173 @@ pub fn estimate_message(message: &Message) -> u32 {
                 text_millis(&t.text) + t.signature.as_ref().map_or(0, |s| text_millis(s))
             }
             Part::ToolCall(c) => BLOCK_OVERHEAD + text_millis(&c.name) + text_millis(&c.arguments),
-            Part::ToolResult(r) => BLOCK_OVERHEAD + text_millis(&r.content),
-            Part::Opaque(json) => text_millis(json),
+            Part::ToolResult(r) => BLOCK_OVERHEAD + content_millis(&r.content),
+            Part::Opaque(json) => content_millis(json),
         };
     }
     millis_to_tokens(millis)
+}
+
+/// What an image costs when its size cannot be read from its data (JPEG
+/// without a frame header near the start, WebP, a URL): Anthropic bills an
+/// image width×height/750 tokens after scaling it to at most 1568 pixels on
+/// its long edge and about 1.15 megapixels, which caps it near 1,600; OpenAI
+/// bills a high-detail 1024×1024 image 765. The larger, so the trigger never
+/// undercounts what the model is sent.
+pub const IMAGE_TOKENS: u32 = 1_600;
+
+/// Base64 runs shorter than this are left to the text estimate.
+const MIN_MEDIA_CHARS: usize = 256;
+
+/// Tokens, in thousandths, of a JSON or text content that may carry base64
+/// images (an opaque image block, a tool result with a screenshot): each
+/// image by its provider's rule ([`image_tokens`]), never by the length of
+/// its base64, which would count a 400 KB screenshot as 80k tokens; the rest
+/// as text.
+fn content_millis(text: &str) -> u64 {
+    if !text.contains("base64") {
+        return text_millis(text);
+    }
+    let mut total = 0;
+    let mut rest = text;
+    while let Some(at) = media_start(rest) {
+        let (before, from) = rest.split_at(at);
+        let run = from
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+            .count();
+        let is_image = looks_like_image(tail(before, 200));
+        if run >= MIN_MEDIA_CHARS && is_image {
+            total += text_millis(before) + u64::from(image_tokens(&from[..run])) * 1_000;
+            rest = &from[run..];
+        } else {
+            // Not an image payload: counted as text, the scan goes on after it.
+            total += text_millis(&rest[..at + run]);
+            rest = &from[run..];
+        }
+    }
+    total + text_millis(rest)
+}
+
+/// Whether `text` carries a base64 image (a structured tool result with a
+/// screenshot, as the host's JSON text of it): cutting such a text would cut
+/// the image's data.
+pub fn carries_image(text: &str) -> bool {
+    text.contains("base64")
+        && media_start(text).is_some_and(|at| looks_like_image(tail(&text[..at], 200)))
+}
+
+/// Where the next base64 payload starts: after `"data":"` (Anthropic's
+/// `source`) or `;base64,` (a data URL).
+fn media_start(text: &str) -> Option<usize> {
+    const MARKERS: [&str; 3] = ["\"data\":\"", "\"data\": \"", ";base64,"];
+    MARKERS
+        .iter()
+        .filter_map(|m| text.find(m).map(|at| at + m.len()))
+        .min()
+}
+
+/// The last `n` bytes of `text`, or a little more, at a char boundary.
+fn tail(text: &str, n: usize) -> &str {
+    let mut at = text.len().saturating_sub(n);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    &text[at..]
+}
+
+/// Whether the text before a payload names an image media type.
+fn looks_like_image(before: &str) -> bool {
+    before.contains("image/")
+}
+
+/// Tokens of a base64 image by Anthropic's rule, its size read from the
+/// PNG, GIF or JPEG header; [`IMAGE_TOKENS`] when it cannot be read.
+pub fn image_tokens(base64: &str) -> u32 {
+    // The headers sit in the first few kilobytes.
+    let head = decode_base64_prefix(base64, 4_096);
+    match image_size(&head) {
+        Some((w, h)) if w > 0 && h > 0 => {
+            let (mut w, mut h) = (f64::from(w), f64::from(h));
+            let long = w.max(h);
+            if long > 1_568.0 {
+                w *= 1_568.0 / long;
+                h *= 1_568.0 / long;
+            }
+            let pixels = w * h;
+            let cap = 1_150_000.0;
+            let pixels = pixels.min(cap);
+            ((pixels / 750.0).ceil() as u32).clamp(1, IMAGE_TOKENS)
+        }
+        _ => IMAGE_TOKENS,
+    }
+}
+
+/// Width and height from an image file's first bytes.
+fn image_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    let be16 = |i: usize| {
+        Some(u32::from(u16::from_be_bytes([
+            *bytes.get(i)?,
+            *bytes.get(i + 1)?,
+        ])))
+    };
+    let le16 = |i: usize| {
+        Some(u32::from(u16::from_le_bytes([
+            *bytes.get(i)?,
+            *bytes.get(i + 1)?,
+        ])))
+    };
+    let be32 = |i: usize| Some(u32::from_be_bytes(bytes.get(i..i + 4)?.try_into().ok()?));
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        return Some((be32(16)?, be32(20)?));
+    }
+    if bytes.starts_with(b"GIF8") {
+        return Some((le16(6)?, le16(8)?));
+    }
+    if bytes.starts_with(&[0xff, 0xd8]) {
+        // JPEG: walk the segments to a start-of-frame marker.
+        let mut i = 2;
+        while i + 9 < bytes.len() {
+            if bytes[i] != 0xff {
+                return None;
+            }
+            let marker = bytes[i + 1];
+            let len = be16(i + 2)? as usize;
+            if matches!(marker, 0xc0..=0xc3 | 0xc5..=0xc7 | 0xc9..=0xcb | 0xcd..=0xcf) {
+                return Some((be16(i + 7)?, be16(i + 5)?));
+            }
+            i += 2 + len;
+        }
+    }
+    None
+}
+
+/// The bytes of the first `max` bytes' worth of a base64 text (standard
+/// alphabet; stops at padding or anything else).
+fn decode_base64_prefix(text: &str, max: usize) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(max);
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes() {
+        let Some(v) = value(c) else { break };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            if out.len() >= max {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// Estimated tokens of each message, in order.
@@ -281,6 +443,67 @@ mod tests {
             assert!(millis >= last, "{:?}: {millis} < {last}", &text[..end]);
             last = millis;
         }
+    }
+
+    fn base64(bytes: &[u8]) -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n =
+                chunk.iter().fold(0u32, |a, &b| (a << 8) | u32::from(b)) << (8 * (3 - chunk.len()));
+            for k in 0..=chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * k)) & 63) as usize] as char);
+            }
+        }
+        out
+    }
+
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        bytes.extend(width.to_be_bytes());
+        bytes.extend(height.to_be_bytes());
+        bytes.resize(300_000, 7);
+        bytes
+    }
+
+    #[test]
+    fn an_image_costs_its_pixels_not_its_base64() {
+        // A 400 KB screenshot, 1000×750: 1,000 tokens by Anthropic's rule.
+        let data = base64(&png(1_000, 750));
+        let block = format!(
+            r#"{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{data}"}}}}"#
+        );
+        let as_text = estimate_text(&block);
+        let message = Message {
+            role: crate::Role::User,
+            parts: vec![Part::Opaque(block.clone())],
+        };
+        let estimate = estimate_message(&message);
+        assert!(as_text > 50_000, "{as_text}");
+        assert!((1_000..1_040).contains(&estimate), "{estimate}");
+        // Large images are scaled down to about 1.15 megapixels.
+        assert_eq!(image_tokens(&base64(&png(4_000, 3_000))), 1_534);
+        // Unreadable sizes cost the fixed rule.
+        assert_eq!(image_tokens(&"QUJD".repeat(100)), IMAGE_TOKENS);
+        // A screenshot inside a tool result, as a data URL.
+        let result = format!(
+            r#"[{{"type":"image_url","image_url":{{"url":"data:image/png;base64,{data}"}}}}]"#
+        );
+        let message = Message {
+            role: crate::Role::Tool,
+            parts: vec![Part::ToolResult(crate::ToolResult {
+                call_id: "c".into(),
+                content: result,
+                is_error: false,
+            })],
+        };
+        assert!(estimate_message(&message) < 1_100);
+        assert!(carries_image(&block) && !carries_image("base64 is an encoding"));
+        // Text that mentions base64 is still text.
+        assert_eq!(
+            content_millis("base64 is an encoding"),
+            text_millis("base64 is an encoding")
+        );
     }
 
     #[test]

@@ -148,7 +148,9 @@ macro_rules! wit_conversions {
                 fn from(i: wit::Item) -> Self {
                     match i {
                         wit::Item::Kept(i) => model::Item::Kept(i),
-                        wit::Item::Rewritten(r) => model::Item::Rewritten(r.index, r.message.into()),
+                        wit::Item::Rewritten(r) => {
+                            model::Item::Rewritten(r.index, r.message.into())
+                        }
                         wit::Item::Written(m) => model::Item::Written(m.into()),
                     }
                 }
@@ -256,8 +258,12 @@ macro_rules! wit_conversions {
             impl From<wit::CompressError> for model::CompressError {
                 fn from(e: wit::CompressError) -> Self {
                     match e {
-                        wit::CompressError::InvalidConfig(m) => model::CompressError::InvalidConfig(m),
-                        wit::CompressError::InvalidInput(m) => model::CompressError::InvalidInput(m),
+                        wit::CompressError::InvalidConfig(m) => {
+                            model::CompressError::InvalidConfig(m)
+                        }
+                        wit::CompressError::InvalidInput(m) => {
+                            model::CompressError::InvalidInput(m)
+                        }
                         wit::CompressError::SelfCheckFailed(m) => {
                             model::CompressError::SelfCheckFailed(m)
                         }
@@ -274,8 +280,12 @@ macro_rules! wit_conversions {
             impl From<model::CompressError> for wit::CompressError {
                 fn from(e: model::CompressError) -> Self {
                     match e {
-                        model::CompressError::InvalidConfig(m) => wit::CompressError::InvalidConfig(m),
-                        model::CompressError::InvalidInput(m) => wit::CompressError::InvalidInput(m),
+                        model::CompressError::InvalidConfig(m) => {
+                            wit::CompressError::InvalidConfig(m)
+                        }
+                        model::CompressError::InvalidInput(m) => {
+                            wit::CompressError::InvalidInput(m)
+                        }
                         model::CompressError::SelfCheckFailed(m) => {
                             wit::CompressError::SelfCheckFailed(m)
                         }

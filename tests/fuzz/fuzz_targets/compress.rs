@@ -2,7 +2,7 @@
 //! `condense_compressor::compress` with the heuristic summarizer (now and then
 //! a summarizer that ignores its budget). Never a panic; errors only where the
 //! input or config is invalid; a deterministic result that passes
-//! `check_output`; and a compaction's checkpoint, handed back with the same
+//! `check_items`; and a compaction's checkpoint, handed back with the same
 //! history, reproduces the same request.
 #![no_main]
 
@@ -29,15 +29,12 @@ fuzz_target!(|data: &[u8]| {
     };
     // Same history, its own checkpoint: the request is reused as it is.
     if outcome.report.trigger == Trigger::Compacted
-        && outcome.report.tokens_after <= config.token_threshold
+        && outcome.report.tokens_after <= config.core.token_threshold
     {
         let checkpoint = outcome.checkpoint.as_ref().unwrap();
         let again = checked(&history, &config, Some(checkpoint), &summarizer, true).unwrap();
         assert_eq!(again.report.trigger, Trigger::ReusedCheckpoint);
-        assert_eq!(
-            again.messages, outcome.messages,
-            "checkpoint not reproduced"
-        );
+        assert_eq!(again.items, outcome.items, "checkpoint not reproduced");
         assert_eq!(again.checkpoint.as_ref(), Some(checkpoint));
     }
 });

@@ -1,4 +1,4 @@
-//! The request-body adapters (`condense_host::formats`): any bytes that are
+//! The request-body adapters (`condense_formats`): any bytes that are
 //! JSON go through `detect` and `Parsed::parse` as both formats. Bad bodies are
 //! errors, never panics. A parsed body renders back from its own messages as
 //! the same JSON (key order included). Any subsequence of its messages renders
@@ -14,8 +14,8 @@
 use std::hash::{Hash, Hasher};
 
 use arbitrary::Unstructured;
-use condense_host::formats::{Format, Parsed, detect};
-use condense_model::{Message, Part, Role, SUMMARY_MARKER};
+use condense_formats::{Format, Parsed, detect};
+use condense_model::{Item, Message, Part, Role, SUMMARY_MARKER};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -47,7 +47,8 @@ fuzz_target!(|data: &[u8]| {
         let messages = parsed.messages();
 
         // Round trip: the body itself.
-        let rendered = parsed.render(messages);
+        let all: Vec<Item> = (0..messages.len() as u32).map(Item::Kept).collect();
+        let rendered = parsed.render(&all);
         assert_eq!(
             rendered.to_string(),
             text,
@@ -56,12 +57,12 @@ fuzz_target!(|data: &[u8]| {
 
         let mut u = Unstructured::new(steer);
         // A subsequence renders as those originals and parses back to itself.
-        let subsequence: Vec<Message> = messages
-            .iter()
+        let kept: Vec<usize> = (0..messages.len())
             .filter(|_| u.arbitrary::<bool>().unwrap_or(true))
-            .cloned()
             .collect();
-        let rendered = parsed.render(&subsequence);
+        let subsequence: Vec<Message> = kept.iter().map(|&i| messages[i].clone()).collect();
+        let items: Vec<Item> = kept.iter().map(|&i| Item::Kept(i as u32)).collect();
+        let rendered = parsed.render(&items);
         match Parsed::parse(rendered.clone(), format) {
             Ok(back) => assert!(
                 back.messages() == subsequence,
@@ -73,24 +74,34 @@ fuzz_target!(|data: &[u8]| {
         // Compressor-like outputs: only no panic (a rewritten message may take
         // another shape, e.g. an OpenAI `function_call` has no typed part).
         let mut output = Vec::new();
-        for m in messages {
+        for (i, m) in messages.iter().enumerate() {
+            let index = i as u32;
             match u.int_in_range(0..=7u8).unwrap_or(0) {
-                0 | 1 => output.push(m.clone()),
+                0 | 1 => output.push(Item::Kept(index)),
                 2 => {}
-                3 => output.push(rewrite(m)),
-                4 => output.push(Message::text(Role::User, format!("{SUMMARY_MARKER} s"))),
+                3 => output.push(Item::Rewritten(index, rewrite(m))),
+                4 => output.push(Item::Written(Message::text(
+                    Role::User,
+                    format!("{SUMMARY_MARKER} s"),
+                ))),
                 5 => {
-                    output.push(Message::text(Role::User, format!("{SUMMARY_MARKER} s")));
-                    output.push(Message::text(
+                    output.push(Item::Written(Message::text(
+                        Role::User,
+                        format!("{SUMMARY_MARKER} s"),
+                    )));
+                    output.push(Item::Written(Message::text(
                         Role::Assistant,
                         format!("{SUMMARY_MARKER} a"),
-                    ));
-                    output.push(m.clone());
+                    )));
+                    output.push(Item::Kept(index));
                 }
-                6 => output.push(Message {
-                    role: m.role,
-                    parts: Vec::new(),
-                }),
+                6 => output.push(Item::Rewritten(
+                    index,
+                    Message {
+                        role: m.role,
+                        parts: Vec::new(),
+                    },
+                )),
                 _ => {
                     let mut changed = m.clone();
                     changed.role = match m.role {
@@ -99,7 +110,7 @@ fuzz_target!(|data: &[u8]| {
                         Role::Tool => Role::Assistant,
                         Role::Assistant => Role::System,
                     };
-                    output.push(changed);
+                    output.push(Item::Rewritten(index, changed));
                 }
             }
         }

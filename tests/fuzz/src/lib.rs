@@ -12,12 +12,30 @@
 //! dropped, duplicated or moved) so the invalid-input path is fuzzed too.
 
 use arbitrary::{Result, Unstructured};
-use condense_compressor::compress;
+use condense_compressor::settings::{ClearMode, ToolClasses};
+use condense_compressor::{Request, Settings, compress};
+use condense_model::invariants::History;
 use condense_model::tokens::{estimate_message, estimate_text};
 use condense_model::{
-    Checkpoint, ClearMode, CompressError, Config, Message, Outcome, Part, Role, SUMMARY_MARKER,
-    SummaryRequest, Thinking, ToolCall, ToolClasses, ToolResult, Trigger, invariants,
+    Checkpoint, CompressError, CoreConfig, Item, Message, Outcome, Part, Role, SUMMARY_MARKER,
+    SummaryRequest, Thinking, ToolCall, ToolResult, Trigger, invariants,
 };
+
+/// What a call is configured with: the fold knobs and the compressor's own
+/// settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config {
+    pub core: CoreConfig,
+    pub settings: Settings,
+}
+
+impl Config {
+    /// The first problem `compress` must reject the config for.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        self.core.validate()?;
+        self.settings.validate()
+    }
+}
 use serde_json::json;
 
 /// Messages in one generated history, at most.
@@ -542,7 +560,8 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// histories compact, the passes on or off; now and then any numbers at
     /// all (which `compress` must reject with `InvalidConfig` or handle).
     pub fn config(&mut self) -> Result<Config> {
-        let mut c = Config::default();
+        let mut config = Config::default();
+        let c = &mut config.settings;
         // The passes first, so that short inputs (which read zeros once the
         // bytes run out) still turn them on.
         if !self.one_in(4)? {
@@ -564,6 +583,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 };
             }
         }
+        let c = &mut config.core;
         if self.one_in(32)? {
             c.token_threshold = self.u.arbitrary()?;
             c.target_tokens = self.u.arbitrary()?;
@@ -589,7 +609,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             c.summary_max_tokens = self.u.int_in_range(64..=(target - 1).min(4_000))?;
             c.recent_turns = self.u.int_in_range(0..=12)?;
         }
-        Ok(c)
+        Ok(config)
     }
 
     pub fn summarizer(&mut self) -> Result<Summarizer> {
@@ -622,7 +642,7 @@ pub enum Summarizer {
 }
 
 impl Summarizer {
-    pub fn summarize(&self, request: SummaryRequest) -> String {
+    pub fn summarize(&self, request: SummaryRequest) -> std::result::Result<String, String> {
         match self {
             Summarizer::Heuristic => {
                 let summary = condense_summarizer_heuristic::summarize(&request);
@@ -632,9 +652,9 @@ impl Summarizer {
                     estimate_text(&summary),
                     request.max_tokens
                 );
-                summary
+                Ok(summary)
             }
-            Summarizer::Fixed(text) => text.clone(),
+            Summarizer::Fixed(text) => Ok(text.clone()),
         }
     }
 }
@@ -653,9 +673,25 @@ pub fn run(
     checkpoint: Option<&Checkpoint>,
     summarizer: &Summarizer,
 ) -> std::result::Result<Outcome, CompressError> {
-    compress(history, config, checkpoint, &mut |request| {
-        summarizer.summarize(request)
-    })
+    run_from(history, 0, config, checkpoint, summarizer)
+}
+
+/// `compress` with `summarizer`, given the history from `offset` on.
+pub fn run_from(
+    history: &[Message],
+    offset: usize,
+    config: &Config,
+    checkpoint: Option<&Checkpoint>,
+    summarizer: &Summarizer,
+) -> std::result::Result<Outcome, CompressError> {
+    let request = Request {
+        history: &history[offset..],
+        offset,
+        config: &config.core,
+        settings: &config.settings,
+        checkpoint,
+    };
+    compress(request, &mut |request| summarizer.summarize(request))
 }
 
 /// Runs `compress` (twice if `twice`) and checks what must hold of any call:
@@ -664,7 +700,7 @@ pub fn run(
 /// - an error is `InvalidConfig` exactly when the config is invalid,
 ///   `InvalidInput` exactly when `check_pairs` rejects the history, and never
 ///   `SelfCheckFailed` (that would be a compressor bug the host fails open on);
-/// - an outcome passes `check_output(history, output, report.cut())`;
+/// - an outcome passes `check_items(history, items, report.cut())`;
 /// - the report agrees with the output: `tokens_after` is its estimate, a
 ///   history under the threshold comes back unchanged, a compaction has a
 ///   checkpoint and (from no checkpoint) shrinks the request.
@@ -698,6 +734,9 @@ pub fn checked(
         Err(CompressError::SelfCheckFailed(why)) => {
             panic!("compress failed its self-check: {why}")
         }
+        Err(e @ (CompressError::NeedsFullHistory(_) | CompressError::SummarizerFailed(_))) => {
+            panic!("a whole-history call with an infallible summarizer failed: {e}")
+        }
         Ok(outcome) => {
             assert!(config_error.is_none(), "invalid config accepted");
             assert!(
@@ -718,11 +757,10 @@ pub fn check_outcome(
     outcome: &Outcome,
 ) {
     let report = &outcome.report;
-    if let Err(v) = invariants::check_output(history, &outcome.messages, report.cut()) {
-        panic!("check_output: {v} (trigger {:?})", report.trigger);
+    if let Err(v) = invariants::check_items(History::whole(history), &outcome.items, report.cut()) {
+        panic!("check_items: {v} (trigger {:?})", report.trigger);
     }
-    let estimate: u64 = outcome
-        .messages
+    let estimate: u64 = condense_model::materialize(&outcome.items, history)
         .iter()
         .map(|m| u64::from(estimate_message(m)))
         .sum();
@@ -734,12 +772,13 @@ pub fn check_outcome(
     );
     match report.trigger {
         Trigger::UnderThreshold => {
-            assert_eq!(outcome.messages, history, "under the threshold yet changed");
-            assert!(report.tokens_after <= config.token_threshold);
+            let all: Vec<Item> = (0..history.len() as u32).map(Item::Kept).collect();
+            assert_eq!(outcome.items, all, "under the threshold yet changed");
+            assert!(report.tokens_after <= config.core.token_threshold);
         }
         Trigger::ReusedCheckpoint => {
             assert!(checkpoint.is_some(), "reused a checkpoint it was not given");
-            assert!(report.tokens_after <= config.token_threshold);
+            assert!(report.tokens_after <= config.core.token_threshold);
         }
         Trigger::Compacted => {
             assert!(

@@ -4,8 +4,8 @@
 //! usually what fills a coding agent's context.
 
 use super::Kept;
-use condense_model::invariants::call_names;
 use crate::settings::{ClearMode, Settings, matches_any};
+use condense_model::invariants::call_names;
 use condense_model::{Message, Part, Role, ToolResult};
 use std::collections::{HashMap, HashSet};
 
@@ -94,6 +94,12 @@ impl<'h> Clearer<'h> {
         let content = &result.content;
         let total = content.chars().count();
         if total <= self.threshold {
+            return None;
+        }
+        // A structured result with an image (the host's JSON text of it):
+        // a head and a tail of it would be broken JSON and half an image.
+        // Cleared, it goes whole; truncated, it stays as it is.
+        if self.mode == ClearMode::Truncate && condense_model::tokens::carries_image(content) {
             return None;
         }
         let rewritten = match self.mode {
@@ -306,6 +312,27 @@ mod tests {
             .map(|s| s.parse().unwrap())
             .collect();
         (numbers[0], numbers[1], numbers[2])
+    }
+
+    #[test]
+    fn a_result_carrying_an_image_is_never_cut_in_two() {
+        let data = "iVBORw0KGgo".repeat(500);
+        let image = format!(
+            r#"[{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{data}"}}}}]"#
+        );
+        let history = vec![
+            Message::text(Role::User, "look"),
+            call("a", "Screenshot"),
+            result("a", &image),
+            call("b", "Bash"),
+            result("b", "ok"),
+        ];
+        let (kept, count) = run(&history, &config(ClearMode::Truncate));
+        assert_eq!(count, 0);
+        assert_eq!(kept[2].message, history[2]);
+        let (kept, count) = run(&history, &config(ClearMode::Clear));
+        assert_eq!(count, 1);
+        assert_ne!(kept[2].message, history[2]);
     }
 
     #[test]

@@ -222,8 +222,8 @@ pub fn apply(kept: Vec<Kept>, config: &Settings) -> (Vec<Kept>, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use condense_model::invariants::check_pairs;
     use crate::settings::ToolClasses;
+    use condense_model::invariants::check_pairs;
     use condense_model::{Thinking, ToolCall, ToolResult};
 
     fn config(n: u32) -> Settings {

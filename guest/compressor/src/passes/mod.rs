@@ -44,7 +44,11 @@ pub fn unchanged(messages: &[Message], first_origin: usize) -> Vec<Kept> {
 /// passes may look at. Returns the rewritten region, in order (messages a pass
 /// removed are absent), and what the passes did (`tokens_saved` left 0: the
 /// caller measures).
-pub fn run(history: &[Message], region: Range<usize>, config: &Settings) -> (Vec<Kept>, PassReport) {
+pub fn run(
+    history: &[Message],
+    region: Range<usize>,
+    config: &Settings,
+) -> (Vec<Kept>, PassReport) {
     let kept = unchanged(&history[region.clone()], region.start);
     let (kept, reasoning_pruned) = reasoning::apply(kept, history, config);
     let (kept, steps_elided) = loops::apply(kept, config);

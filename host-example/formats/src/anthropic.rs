@@ -147,7 +147,10 @@ pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
 
     // The top-level `system` is message 0 when there is one: kept, it stays
     // as it came.
-    let had_system = parsed.messages.first().is_some_and(|m| m.role == Role::System);
+    let had_system = parsed
+        .messages
+        .first()
+        .is_some_and(|m| m.role == Role::System);
     let unchanged = if had_system {
         system == [&Item::Kept(0)]
     } else {
@@ -215,7 +218,7 @@ fn render_block(part: &Part) -> Value {
 mod tests {
     use super::super::tests::corpus_file;
     use super::*;
-    use crate::formats::tests::render_messages;
+    use crate::tests::render_messages;
 
     fn parse_str(json: &str) -> Result<Parsed> {
         Parsed::parse(serde_json::from_str(json).unwrap(), Format::Anthropic)
@@ -366,7 +369,10 @@ mod tests {
             r#"{"system":"be brief","model":"m","messages":[{"role":"user","content":"hi"}]}"#
         );
 
-        let changed = render_messages(&parsed, &[Message::text(Role::System, "be kind"), user.clone()]);
+        let changed = render_messages(
+            &parsed,
+            &[Message::text(Role::System, "be kind"), user.clone()],
+        );
         assert_eq!(
             changed["system"],
             json!([{"type": "text", "text": "be kind"}])

@@ -11,7 +11,7 @@
 //! changed are rendered from their parts, in the format's natural shape.
 //!
 //! ```
-//! use condense_host::formats::{Parsed, detect};
+//! use condense_formats::{Parsed, detect};
 //! use condense_model::{Item, Message, Role};
 //! use serde_json::json;
 //!
@@ -47,13 +47,11 @@ use condense_model::{Item, Message, Part, Role};
 use serde_json::{Map, Value, json};
 
 /// The request-body formats condense reads and writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
     /// OpenAI Chat Completions: `{"messages": [...]}` or a bare message list.
-    #[value(name = "openai")]
     OpenAi,
     /// Anthropic Messages: `{"system": ..., "messages": [...]}` with content blocks.
-    #[value(name = "anthropic")]
     Anthropic,
 }
 
@@ -150,6 +148,12 @@ impl Parsed {
 
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// The body as it came, without its message list: tools, model settings
+    /// and everything else condense sends on untouched.
+    pub fn body(&self) -> &Value {
+        &self.body
     }
 
     /// Renders `items` (the compressor's result, by reference into
@@ -273,11 +277,9 @@ impl Parsed {
         }
     }
 
-    /// The JSON list of `output`: the original of each message matched against the
-    /// input with a forward-moving cursor, `render_new` for the rest (it may push
-    /// several JSON messages for one model message).
-    /// The JSON of `items`: a kept message is its original, byte for byte;
-    /// any other is rendered by `render_new`.
+    /// The JSON list of `items`: a kept message is its original, byte for
+    /// byte; any other is rendered by `render_new` (it may push several JSON
+    /// messages for one model message).
     fn reuse_or_render<'i>(
         &self,
         items: impl IntoIterator<Item = &'i Item>,
@@ -595,13 +597,15 @@ mod tests {
         let mut cursor = 0;
         output
             .iter()
-            .map(|m| match parsed.messages()[cursor..].iter().position(|x| x == m) {
-                Some(at) => {
-                    cursor += at + 1;
-                    Item::Kept((cursor - 1) as u32)
-                }
-                None => Item::Written(m.clone()),
-            })
+            .map(
+                |m| match parsed.messages()[cursor..].iter().position(|x| x == m) {
+                    Some(at) => {
+                        cursor += at + 1;
+                        Item::Kept((cursor - 1) as u32)
+                    }
+                    None => Item::Written(m.clone()),
+                },
+            )
             .collect()
     }
 
@@ -615,7 +619,7 @@ mod tests {
     /// `anthropic/` and `api/anthropic_*` are Anthropic, the rest OpenAI.
     pub(super) fn corpus_file(name: &str) -> (Value, Format) {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/corpus")
+            .join("../../tests/corpus")
             .join(name);
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -633,7 +637,7 @@ mod tests {
 
     /// Every request body in tests/corpus: name, body, format.
     fn corpus() -> Vec<(String, Value, Format)> {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
         let mut names = Vec::new();
         for dir in ["sessions", "anthropic", "api"] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {
@@ -824,16 +828,20 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_messages_match_in_order() {
-        // Two model-equal messages with different JSON: each output copy takes the
-        // next unused original.
+    fn a_kept_message_is_its_own_original_not_an_equal_ones() {
+        // Two model-equal messages with different JSON: a kept one is rendered
+        // from its own index, whichever other message equals it.
         let body = json!([
             {"role": "user", "content": "go", "name": "first"},
             {"role": "user", "content": "go", "name": "second"},
         ]);
         let parsed = Parsed::parse(body.clone(), Format::OpenAi).unwrap();
-        assert_eq!(render_messages(&parsed, parsed.messages()), body);
-        assert_eq!(render_messages(&parsed, &parsed.messages()[..1]), json!([body[0]]));
+        assert_eq!(parsed.messages()[0], parsed.messages()[1]);
+        let summary = Message::text(Role::User, "[condense summary] s");
+        let rendered = parsed.render(&[Item::Written(summary), Item::Kept(1)]);
+        assert_eq!(rendered[1], body[1]);
+        assert_eq!(parsed.render(&[Item::Kept(0), Item::Kept(1)]), body);
+        assert_eq!(parsed.render(&[Item::Kept(0)]), json!([body[0]]));
     }
 
     #[test]
@@ -870,8 +878,6 @@ mod tests {
     fn format_names() {
         for format in [Format::OpenAi, Format::Anthropic] {
             assert_eq!(format.to_string().parse::<Format>().unwrap(), format);
-            let via_clap = <Format as clap::ValueEnum>::from_str(format.name(), false).unwrap();
-            assert_eq!(via_clap, format);
         }
         assert!("gemini".parse::<Format>().is_err());
     }

@@ -251,7 +251,7 @@ fn render_message(message: &Message, reasoning_field: &str, out: &mut Vec<Value>
 mod tests {
     use super::super::tests::corpus_file;
     use super::*;
-    use crate::formats::tests::render_messages;
+    use crate::tests::render_messages;
 
     fn parse_str(json: &str) -> Result<Parsed> {
         Parsed::parse(serde_json::from_str(json).unwrap(), Format::OpenAi)
@@ -417,7 +417,10 @@ mod tests {
             })]
         );
         // A developer message kept verbatim stays a developer message.
-        assert_eq!(render_messages(&parsed, &messages[..1])[0]["role"], "developer");
+        assert_eq!(
+            render_messages(&parsed, &messages[..1])[0]["role"],
+            "developer"
+        );
     }
 
     #[test]
