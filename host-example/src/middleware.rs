@@ -192,7 +192,7 @@ impl Middleware {
             result = call(0);
         }
         let result = result
-            .map_err(|failure| (failure, None))
+            .map_err(|failure| Box::new((failure, None)))
             .and_then(|outcome| self.validate(history, size, config, outcome));
         let elapsed_us = elapsed_us(started);
         match result {
@@ -228,7 +228,8 @@ impl Middleware {
                     },
                 }
             }
-            Err((failure, guest)) => {
+            Err(failed) => {
+                let (failure, guest) = *failed;
                 tracing::warn!(component = %failure.component, kind = ?failure.kind, "condense failed open: {failure}");
                 unchanged(HostReport {
                     status: Status::FailedOpen,
@@ -253,7 +254,7 @@ impl Middleware {
         input_bytes: usize,
         config: &CoreConfig,
         outcome: Outcome,
-    ) -> Result<Outcome, (GuestFailure, Option<Report>)> {
+    ) -> Result<Outcome, Box<(GuestFailure, Option<Report>)>> {
         let checked = check_items(
             History::whole(history),
             &outcome.items,
@@ -263,14 +264,14 @@ impl Middleware {
         .and_then(|()| within_size(history, input_bytes, &outcome.items, config));
         match checked {
             Ok(()) => Ok(outcome),
-            Err(detail) => Err((
+            Err(detail) => Err(Box::new((
                 GuestFailure {
                     component: self.runtime.compressor().clone(),
                     kind: FailureKind::InvalidOutput,
                     detail,
                 },
                 Some(outcome.report),
-            )),
+            ))),
         }
     }
 }

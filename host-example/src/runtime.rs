@@ -190,9 +190,9 @@ impl Runtime {
         &self.summarizer.label
     }
 
-    /// One `compress` call: `history` is the whole history or, with `offset`
-    /// > 0, the part of it from the checkpoint's boundary on; `settings` is
-    /// the compressor's settings JSON. The guest's output is returned as it
+    /// One `compress` call: `history` is the whole history, or with an
+    /// `offset` the part of it from the checkpoint's boundary on; `settings`
+    /// is the compressor's settings JSON. The guest's output is returned as it
     /// is: checking it against the invariants is the middleware's job.
     pub fn call(
         &self,

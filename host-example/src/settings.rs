@@ -917,10 +917,10 @@ memory_mib = 128
         assert_eq!(review.core.target_tokens, 16_000);
         assert_eq!(review.core.keep_recent_tokens, 8_000);
         assert_eq!(review.limits.memory_mib, 128);
-        assert_eq!(passes(&review).tools.exec_capable, ["Bash"]);
+        assert_eq!(passes(review).tools.exec_capable, ["Bash"]);
         // Keys the agent leaves out keep the top-level value, in tables too.
-        assert_eq!(passes(&review).clear_mode, ClearMode::Truncate);
-        assert_eq!(passes(&review).tools.mutating, ["Edit", "Write"]);
+        assert_eq!(passes(review).clear_mode, ClearMode::Truncate);
+        assert_eq!(passes(review).tools.mutating, ["Edit", "Write"]);
         assert_eq!(review.limits.timeout_ms, 2_000);
         // Unset everywhere, the summary budget follows each one's threshold.
         assert_eq!(review.core.summary_max_tokens, 800);
@@ -930,7 +930,7 @@ memory_mib = 128
         assert_eq!(file.settings(None).unwrap(), base);
         assert_eq!(base.core.token_threshold, 60_000);
         assert_eq!(
-            passes(&base).tools.exec_capable,
+            passes(base).tools.exec_capable,
             ToolClasses::default().exec_capable
         );
     }

@@ -43,7 +43,7 @@ pub struct Prefix {
 }
 
 /// The whole state of a checkpoint.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     pub prefix: Prefix,
     /// The summarizer's text for the folded messages, without framing.
@@ -190,16 +190,6 @@ impl Default for Prefix {
     }
 }
 
-impl Default for State {
-    fn default() -> Self {
-        State {
-            prefix: Prefix::default(),
-            summary: String::new(),
-            tail_start: 0,
-            horizon: 0,
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
