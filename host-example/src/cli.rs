@@ -4,13 +4,13 @@
 //! module (`main.rs` only calls [`run`]) so tests drive the real command line
 //! in-process, with their own stdin and stdout.
 
-use crate::body;
-use crate::formats::{Format, Parsed};
-use crate::middleware::Status;
-use crate::replay::{ReplayStats, replay_middleware};
 use crate::settings::{self, ConfigFile, Settings};
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
+use condense_host::body;
+use condense_host::formats::{Format, Parsed};
+use condense_host::middleware::Status;
+use condense_host::replay::{ReplayStats, replay_middleware};
 use condense_model::{Item, Message, Part};
 use std::ffi::OsString;
 use std::io::{Read, Write};

@@ -1,4 +1,4 @@
-//! The `condense` binary: the command line lives in `condense_host::cli`.
+//! The `condense` binary: the command line lives in `condense::cli`.
 
 use std::io::IsTerminal;
 
@@ -13,7 +13,7 @@ fn main() {
         )
         .init();
     let stdin = std::io::stdin();
-    let result = condense_host::cli::run_on(
+    let result = condense::cli::run_on(
         std::env::args_os(),
         &mut stdin.lock(),
         stdin.is_terminal(),

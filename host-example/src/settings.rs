@@ -35,9 +35,10 @@
 //! [`condense_model::RANGES`] and [`LIMIT_RANGES`], the tables `validate`
 //! enforces.
 
-use crate::middleware::DEFAULT_MAX_REQUEST_BYTES;
-use crate::{ComponentSource, Limits, Middleware, Runtime, embedded};
+use crate::embedded;
 use anyhow::{Context, Result, bail};
+use condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES;
+use condense_host::{ComponentSource, Limits, Middleware, Runtime};
 use condense_model::{CORE_RANGES, CoreConfig};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -1198,5 +1199,59 @@ memory_mib = 128
             missing.is_empty(),
             "README.md's configuration section does not document {missing:?}"
         );
+    }
+    /// The cap comes from `[limits] max_request_bytes`; a request at the cap
+    /// is compressed, one byte over it is sent unchanged, with the checkpoint
+    /// it came with, and the report says why. No component ran, so the
+    /// report names none.
+    #[test]
+    fn a_request_over_max_request_bytes_fails_open_without_running_the_compressor() {
+        assert_eq!(
+            Settings::default().limits.max_request_bytes as usize,
+            condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES
+        );
+        let settings = Settings::parse("[limits]\nmax_request_bytes = 1024").unwrap();
+        let middleware = settings.middleware().unwrap();
+        assert_eq!(middleware.max_request_bytes(), 1024);
+        use condense_host::SessionCheckpoint;
+        use condense_model::{Checkpoint, Message, Role};
+        let request = |bytes: usize| vec![Message::text(Role::User, "x".repeat(bytes))];
+        let checkpoint = SessionCheckpoint {
+            checkpoint: Checkpoint {
+                version: 1,
+                boundary: 3,
+                state: b"{}".to_vec(),
+            },
+            prefix_hash: "abc".into(),
+        };
+        let json = settings.compressor_json();
+
+        let at_cap = request(1024);
+        let sent = middleware.compress(&at_cap, &settings.core, &json, None);
+        assert_eq!(
+            sent.report.status,
+            condense_host::Status::Compressed,
+            "{:?}",
+            sent.report
+        );
+        assert!(sent.report.guest.is_some());
+
+        let over = request(1025);
+        let sent = middleware.compress(&over, &settings.core, &json, Some(&checkpoint));
+        assert_eq!(sent.report.status, condense_host::Status::FailedOpen);
+        assert_eq!(sent.messages(&over), over);
+        assert_eq!(sent.checkpoint, Some(checkpoint));
+        assert_eq!(
+            sent.report.reason.as_deref(),
+            Some(
+                "request of 1025 bytes is over limits.max_request_bytes = 1024: sent unchanged, \
+                 no component ran"
+            )
+        );
+        assert!(sent.report.component.is_none() && sent.report.failure.is_none());
+        assert!(sent.report.guest.is_none());
+        let json = serde_json::to_value(&sent.report).unwrap();
+        assert_eq!(json["status"], "failed-open");
+        assert!(json.get("failure").is_none(), "{json}");
     }
 }

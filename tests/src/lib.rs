@@ -2,10 +2,9 @@
 //! are, runtimes shared by all tests of a binary (each component is compiled
 //! once per test binary), and the corpus of recorded sessions.
 
+use condense::embedded;
 use condense_host::formats::{Format, Parsed};
-use condense_host::{
-    ComponentSource, Compressed, Limits, Middleware, Runtime, SessionCheckpoint, embedded,
-};
+use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime, SessionCheckpoint};
 use condense_model::{CoreConfig, Message};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -149,7 +148,7 @@ impl TestConfig {
 
 /// The replay settings of `condense replay` (a 40k threshold), passes off.
 pub fn config_40k() -> TestConfig {
-    TestConfig::new(condense_host::settings::Settings::for_replay().core)
+    TestConfig::new(condense::settings::Settings::for_replay().core)
 }
 
 /// The summary text in a checkpoint the embedded compressor wrote.

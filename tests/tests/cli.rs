@@ -1,12 +1,12 @@
 //! The `condense` command line, driven in-process through
-//! `condense_host::cli::run` with real files: the configuration, the
+//! `condense::cli::run` with real files: the configuration, the
 //! checkpoint file between calls, the report, swapped components.
 
+use condense::cli;
+use condense::settings::{ConfigFile, Settings};
 use condense_host::SessionCheckpoint;
-use condense_host::cli;
 use condense_host::formats::{Format, Parsed};
 use condense_host::replay::{ReplayStats, Step, replay, replay_middleware};
-use condense_host::settings::{ConfigFile, Settings};
 use condense_model::{CORE_RANGES, Checkpoint, CoreConfig, Message};
 use condense_tests::{corpus_dir, embedded_middleware, guests, session_names};
 use serde_json::{Value, json};

@@ -4,10 +4,11 @@
 //! Limit tests come in pairs: the hostile compressor passes messages through
 //! under the same limits that stop its misbehaviour.
 
+use condense::embedded;
 use condense_host::replay::{Step, replay};
 use condense_host::{
-    ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Middleware, Runtime,
-    SessionCheckpoint, Status, embedded,
+    ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Limits, Middleware,
+    Runtime, SessionCheckpoint, Status,
 };
 use condense_model::{
     Checkpoint, CoreConfig, Item, Message, Part, Role, SummaryRequest, ToolCall, ToolResult,
@@ -946,4 +947,40 @@ fn offset_call_the_compressor_cannot_resume_is_retried_with_the_whole_history() 
     let why = sent.report.checkpoint_ignored.as_deref().expect("ignored");
     assert!(why.contains("checkpoint format 0"), "{why}");
     assert_unchanged("under the threshold", &sent, &messages);
+}
+
+#[test]
+fn a_component_of_another_contract_version_is_named_with_it() {
+    // A summarizer built against condense:middleware@0.1.0.
+    let old = wat::parse_str(
+        r#"(component
+            (core module $m (func (export "f") (result i32) i32.const 0))
+            (core instance $i (instantiate $m))
+            (func $f (result u32) (canon lift (core func $i "f")))
+            (instance $api (export "summarize" (func $f)))
+            (export "condense:middleware/summarizer@0.1.0" (instance $api))
+        )"#,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old_summarizer.wasm");
+    std::fs::write(&path, old).unwrap();
+    let error = load_failure_of(Runtime::new(
+        Limits::default(),
+        ComponentSource::Embedded(embedded::COMPRESSOR),
+        ComponentSource::Path(path),
+    ));
+    assert_eq!(error.kind, FailureKind::Load);
+    assert_eq!(
+        error.to_string(),
+        "summarizer `old_summarizer.wasm` could not be loaded: was built for \
+         condense:middleware@0.1.0; this host speaks 0.2.0"
+    );
+}
+
+fn load_failure_of(result: anyhow::Result<Runtime>) -> GuestFailure {
+    let error = result.err().expect("the runtime is not built");
+    error
+        .downcast::<GuestFailure>()
+        .expect("a failure naming the component")
 }

@@ -190,7 +190,6 @@ impl Default for Prefix {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@
 pub mod compressor_world {
     wasmtime::component::bindgen!({
         world: "compressor-world",
-        path: "../wit",
+        path: "../../wit",
         // The host's `summarize` runs another guest, which can fail; the
         // failure must reach the host as such instead of as a summary.
         imports: { default: trappable },
@@ -23,7 +23,7 @@ pub mod compressor_world {
 pub mod summarizer_world {
     wasmtime::component::bindgen!({
         world: "summarizer-world",
-        path: "../wit",
+        path: "../../wit",
         with: { "condense:middleware/types": super::compressor_world::condense::middleware::types },
     });
 }

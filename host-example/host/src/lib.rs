@@ -1,0 +1,53 @@
+//! condense's wasmtime host, as a library: runs a compressor and a summarizer
+//! component in a sandbox and hands an agent runtime a request it can always
+//! send. No command line, no config file format, no embedded components:
+//! those are the `condense` crate's (`host-example/`).
+//!
+//! - [`sandbox`]: the engine and every limit a guest runs under;
+//! - [`runtime`]: loading components and calling them, failures named per component;
+//! - [`middleware`]: the fail-open entry point, validating every output;
+//! - [`body`]: [`compress_body`], the whole job on a request body, and the
+//!   checkpoint stores;
+//! - [`formats`]: OpenAI and Anthropic request bodies to messages and back
+//!   (the `condense-formats` crate);
+//! - [`replay`]: replaying a recorded session and measuring cost and cache breaks.
+//!
+//! ```no_run
+//! use condense_host::{BodyConfig, ComponentSource, FileStore, Limits, Middleware, Runtime};
+//! let runtime = Runtime::new(
+//!     Limits::default(),
+//!     ComponentSource::Path("compressor.wasm".into()),
+//!     ComponentSource::Path("my_summarizer.wasm".into()),
+//! )?;
+//! let middleware = Middleware::new(runtime);
+//! let config = BodyConfig {
+//!     core: condense_model::CoreConfig::for_threshold(100_000),
+//!     settings: "{}".into(),
+//!     format: None,
+//! };
+//! # let request_body = b"{\"messages\": []}";
+//! let mut session = FileStore::new("session.ckpt");
+//! let sent = condense_host::compress_body(&middleware, &config, request_body, &mut session)?;
+//! // Send `sent.body` to the provider.
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod body;
+mod convert;
+pub mod middleware;
+pub mod replay;
+pub mod runtime;
+pub mod sandbox;
+
+pub use condense_formats as formats;
+
+pub use body::{
+    BodyConfig, BodyError, CheckpointStore, CompressedBody, FileStore, MemoryStore, StoreError,
+    compress_body,
+};
+pub use middleware::{Compressed, HostReport, Middleware, SessionCheckpoint, Status};
+pub use runtime::{
+    CONTRACT_VERSION, ComponentLabel, ComponentRole, ComponentSource, FailureKind, GuestFailure,
+    Runtime,
+};
+pub use sandbox::{CodeCache, Limits};
