@@ -528,7 +528,7 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
             }
             // A failed-open call may still carry the guest's report: its
             // messages are the input's, with no summary in them.
-            let folded = sent.report.status == Status::Compressed
+            let folded = sent.report.status != Status::FailedOpen
                 && sent.report.guest.as_ref().is_some_and(|r| r.boundary > 0);
             last = Some((
                 request.len(),

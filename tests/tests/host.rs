@@ -137,9 +137,9 @@ fn embedded_compressor_passes_every_corpus_session_validly() {
     for name in session_names() {
         let messages = session(&name);
         let out = embedded_middleware().compress(&messages, &CoreConfig::default(), "{}", None);
-        assert_eq!(
+        assert_ne!(
             out.report.status,
-            Status::Compressed,
+            Status::FailedOpen,
             "{name}: {:?}",
             out.report.reason
         );
@@ -181,9 +181,9 @@ fn custom_summarizer_loads_by_path_and_answers() {
 fn assert_passes_through(command: &str) {
     let messages = history(command);
     let out = hostile_middleware().compress(&messages, &CoreConfig::default(), "{}", None);
-    assert_eq!(
+    assert_ne!(
         out.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{command}: {:?}",
         out.report.reason
     );
@@ -199,9 +199,9 @@ fn well_behaved_call_passes_under_the_hostile_limits() {
 fn compressor_reaches_the_summarizer_through_its_import() {
     let out =
         hostile_middleware().compress(&history("summarize"), &CoreConfig::default(), "{}", None);
-    assert_eq!(
+    assert_ne!(
         out.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{:?}",
         out.report.reason
     );
@@ -346,7 +346,7 @@ fn concurrent_calls_share_one_runtime() {
             })
             .collect();
         for call in calls {
-            assert_eq!(call.join().unwrap().report.status, Status::Compressed);
+            assert_ne!(call.join().unwrap().report.status, Status::FailedOpen);
         }
     });
 }
@@ -363,7 +363,7 @@ fn report_serializes_for_logs() {
 
     let out = hostile_middleware().compress(&history("hello"), &CoreConfig::default(), "{}", None);
     let json = serde_json::to_value(&out.report).unwrap();
-    assert_eq!(json["status"], "compressed");
+    assert_eq!(json["status"], "unchanged");
     assert_eq!(json["guest"]["trigger"], "under-threshold");
     assert!(json.get("reason").is_none());
 }
@@ -414,9 +414,9 @@ fn swapped_summarizer_writes_the_fold() {
         ..CoreConfig::default()
     });
     let out = config.compress(custom_summarizer_middleware(), &messages, None);
-    assert_eq!(
+    assert_ne!(
         out.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{:?}",
         out.report.reason
     );
@@ -514,9 +514,9 @@ fn aliased_output_strings_are_copied_once_each() {
 fn probe_sandbox() -> Vec<(String, String)> {
     let messages = history("probe");
     let out = hostile_middleware().compress(&messages, &CoreConfig::default(), "{}", None);
-    assert_eq!(
+    assert_ne!(
         out.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{:?}",
         out.report.reason
     );
@@ -564,9 +564,14 @@ fn sandbox_gives_no_files_environment_or_network() {
     // The clocks are frozen at zero.
     assert_eq!(outcome("wall-clock"), "Ok(0ns)");
     assert_eq!(outcome("monotonic-clock"), "0ns elapsed over a busy loop");
-    // Randomness is available (WASI's default source); guests must not let
-    // their output depend on it.
+    // Randomness is seeded: a guest that hashes with std's randomly seeded
+    // `HashMap` (this probe) sees the same keys on every call.
     assert_eq!(outcome("random").len(), 16, "{probes:?}");
+    let again = probe_sandbox();
+    assert!(
+        again.contains(&("random".to_owned(), outcome("random").to_owned())),
+        "random differs between calls: {again:?}"
+    );
     assert_passes_through("hello after probing");
 }
 
@@ -597,9 +602,9 @@ fn summary_under_the_summarizer_cap_reaches_the_compressor_whole() {
     // the checkpoint's state.
     let out =
         hostile_middleware().compress(&history("summarize 16"), &CoreConfig::default(), "{}", None);
-    assert_eq!(
+    assert_ne!(
         out.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{:?}",
         out.report.reason
     );
@@ -717,9 +722,9 @@ fn summarizer_error_fails_open_as_a_summarizer_failure() {
     // The same fold with a summary the summarizer writes: the next call works.
     let history = long_history(10, "fine");
     let sent = config.compress(middleware, &history, Some(&given));
-    assert_eq!(
+    assert_ne!(
         sent.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{:?}",
         sent.report.reason
     );
@@ -747,9 +752,9 @@ fn assert_offset_calls_match_full_calls(name: &str, config: &TestConfig) {
         call += 1;
         let at = format!("{name}, call {call} ({} messages)", request.len());
         let sent = middleware.compress(request, &config.core, &json, given);
-        assert_eq!(
+        assert_ne!(
             sent.report.status,
-            Status::Compressed,
+            Status::FailedOpen,
             "{at}: {:?}",
             sent.report.reason
         );
@@ -773,9 +778,9 @@ fn assert_offset_calls_match_full_calls(name: &str, config: &TestConfig) {
                 };
                 assert!(!stale.fits(request));
                 let full = middleware.compress(request, &config.core, &json, Some(&stale));
-                assert_eq!(
+                assert_ne!(
                     full.report.status,
-                    Status::Compressed,
+                    Status::FailedOpen,
                     "{at}: {:?}",
                     full.report.reason
                 );
@@ -842,9 +847,9 @@ fn checkpoint_of_a_changed_prefix_is_ignored_and_the_fold_recomputed() {
     let config = config_40k();
     let history = session("cc-opus-b");
     let first = config.compress(middleware, &history, None);
-    assert_eq!(
+    assert_ne!(
         first.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{:?}",
         first.report.reason
     );
@@ -866,9 +871,9 @@ fn checkpoint_of_a_changed_prefix_is_ignored_and_the_fold_recomputed() {
     edit_text(&mut edited[0]);
     assert!(!stored.fits(&edited));
     let sent = config.compress(middleware, &edited, Some(&stored));
-    assert_eq!(
+    assert_ne!(
         sent.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{:?}",
         sent.report.reason
     );
@@ -911,9 +916,9 @@ fn checkpoint_of_another_format_is_ignored_naming_its_format() {
     assert!(foreign.fits(&messages));
     let sent =
         embedded_middleware().compress(&messages, &CoreConfig::default(), "{}", Some(&foreign));
-    assert_eq!(
+    assert_ne!(
         sent.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{:?}",
         sent.report.reason
     );
@@ -937,9 +942,9 @@ fn offset_call_the_compressor_cannot_resume_is_retried_with_the_whole_history() 
     assert!(foreign.fits(&messages));
     let sent =
         embedded_middleware().compress(&messages, &CoreConfig::default(), "{}", Some(&foreign));
-    assert_eq!(
+    assert_ne!(
         sent.report.status,
-        Status::Compressed,
+        Status::FailedOpen,
         "{:?}",
         sent.report.reason
     );

@@ -199,7 +199,7 @@ impl Case {
     /// Anthropic JSON. Returns the rewritten region, as messages.
     fn run(&self, config: &TestConfig) -> (Vec<Message>, Compressed) {
         let out = config.compress(embedded_middleware(), &self.history, None);
-        assert_eq!(out.report.status, Status::Compressed, "{:?}", out.report);
+        assert_ne!(out.report.status, Status::FailedOpen, "{:?}", out.report);
         let report = out.report.guest.as_ref().unwrap();
         assert_eq!(report.trigger, Trigger::Compacted, "{report:?}");
         assert_eq!(report.boundary, 0, "the passes alone were enough");

@@ -65,11 +65,16 @@ impl Compressed {
     }
 }
 
-/// Whether the messages were compressed or passed through after a failure.
+/// What the call did to the request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
+    /// The request differs from the history: something was folded or
+    /// rewritten (now, or by the checkpoint reused).
     Compressed,
+    /// The compressor ran and kept every message as it is.
+    Unchanged,
+    /// Something failed; the history is sent as it is.
     FailedOpen,
 }
 
@@ -213,11 +218,21 @@ impl Middleware {
                         checkpoint: cp,
                     },
                 });
+                let unchanged = outcome.items.len() == history.len()
+                    && outcome
+                        .items
+                        .iter()
+                        .zip(0u32..)
+                        .all(|(item, i)| *item == Item::Kept(i));
                 Compressed {
                     items: outcome.items,
                     checkpoint: stored,
                     report: HostReport {
-                        status: Status::Compressed,
+                        status: if unchanged {
+                            Status::Unchanged
+                        } else {
+                            Status::Compressed
+                        },
                         component: None,
                         failure: None,
                         reason: None,

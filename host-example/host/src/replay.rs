@@ -141,7 +141,7 @@ pub fn replay_middleware(
         let sent = middleware.compress(request, config, settings, checkpoint);
         on_call(request, &sent);
         Step {
-            compacted: sent.report.status == Status::Compressed
+            compacted: sent.report.status != Status::FailedOpen
                 && sent
                     .report
                     .guest

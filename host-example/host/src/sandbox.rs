@@ -4,7 +4,7 @@
 //! What a guest gets: its own linear memory up to [`Limits::memory_bytes`],
 //! wall time up to [`Limits::call_timeout`] (epoch interruption), and WASI with
 //! no capabilities: no files, no network, no environment or arguments, an
-//! empty stdin, frozen clocks. Its stdout and stderr go to in-memory pipes
+//! empty stdin, frozen clocks, seeded random sources. Its stdout and stderr go to in-memory pipes
 //! that are forwarded to `tracing` after the call.
 //!
 //! What a failure looks like is decided here too (`Sandbox::failure`),
@@ -12,6 +12,8 @@
 //! denied memory growth, or a trap in the guest's own code.
 
 use crate::runtime::FailureKind;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::thread;
@@ -152,13 +154,18 @@ impl Sandbox {
         let stdout = MemoryOutputPipe::new(self.limits.captured_output_bytes);
         let stderr = MemoryOutputPipe::new(self.limits.captured_output_bytes);
         // The builder's defaults already grant nothing (no preopens, env, args
-        // or network, stdin closed); the clocks are frozen as well, so that a
-        // guest cannot make its output depend on the time.
+        // or network, stdin closed); the clocks are frozen and the random
+        // sources seeded, so that a guest cannot make its output depend on
+        // the time or on chance: the same input gives the same bytes, even
+        // from a guest that hashes with std's randomly seeded `HashMap`.
         let wasi = WasiCtx::builder()
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .wall_clock(FrozenClock)
             .monotonic_clock(FrozenClock)
+            .secure_random(StdRng::seed_from_u64(RANDOM_SEED))
+            .insecure_random(StdRng::seed_from_u64(RANDOM_SEED.rotate_left(32)))
+            .insecure_random_seed(u128::from(RANDOM_SEED))
             .build();
         let data = StoreData {
             wasi,
@@ -411,6 +418,9 @@ impl Drop for Ticker {
         }
     }
 }
+
+/// The seed of every guest's `wasi:random`, the same for every call.
+const RANDOM_SEED: u64 = 0x636f_6e64_656e_7365; // "condense"
 
 /// A clock that always reads zero: guests are pure functions of their input.
 struct FrozenClock;
