@@ -120,7 +120,9 @@ impl Common {
             settings.components.compressor = Some(p.clone());
         }
         if let Some(p) = &self.summarizer {
+            // One summarizer given on the command line replaces the file's.
             settings.components.summarizer = Some(p.clone());
+            settings.components.summarizers = None;
         }
         Ok((settings, file))
     }
@@ -460,11 +462,16 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         )
     )?;
     let middleware = settings.middleware()?;
+    let summarizers: Vec<String> = middleware
+        .runtime()
+        .summarizers()
+        .map(ToString::to_string)
+        .collect();
     writeln!(
         out,
         "  components {} and {}, in the wasmtime sandbox\n",
         middleware.runtime().compressor(),
-        middleware.runtime().summarizer()
+        summarizers.join(", falling back to ")
     )?;
     writeln!(
         out,

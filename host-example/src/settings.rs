@@ -58,7 +58,16 @@ pub struct Components {
     /// embedded one; relative to the config file's directory. Unset: the
     /// embedded heuristic summarizer.
     pub summarizer: Option<PathBuf>,
+    /// A chain of summarizers, tried in order: an error, a trap or running
+    /// out of its share of the time falls through to the next. Each entry is
+    /// `heuristic` (the embedded summarizer) or the path of a component,
+    /// relative to the config file's directory: `["mine.wasm", "heuristic"]`.
+    /// Instead of `summarizer`.
+    pub summarizers: Option<Vec<PathBuf>>,
 }
+
+/// The name that stands for the embedded summarizer in `summarizers`.
+pub const EMBEDDED_SUMMARIZER: &str = "heuristic";
 
 /// Sandbox limits per guest call, and the largest request accepted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -254,10 +263,23 @@ impl Settings {
             Some(p) => ComponentSource::Path(p.clone()),
             None => ComponentSource::Embedded(embedded),
         };
-        let runtime = Runtime::new(
+        let summarizers = match &self.components.summarizers {
+            Some(chain) => chain
+                .iter()
+                .map(|entry| {
+                    if entry.as_os_str() == EMBEDDED_SUMMARIZER {
+                        ComponentSource::Embedded(embedded::SUMMARIZER)
+                    } else {
+                        ComponentSource::Path(entry.clone())
+                    }
+                })
+                .collect(),
+            None => vec![source(&self.components.summarizer, embedded::SUMMARIZER)],
+        };
+        let runtime = Runtime::with_summarizers(
             self.sandbox_limits(),
             source(&self.components.compressor, embedded::COMPRESSOR),
-            source(&self.components.summarizer, embedded::SUMMARIZER),
+            summarizers,
         )?;
         Ok(Middleware::new(runtime).with_max_request_bytes(self.limits.max_request_bytes as usize))
     }
@@ -265,6 +287,16 @@ impl Settings {
     /// Names the first value out of range, with the allowed range.
     pub fn validate(&self) -> Result<()> {
         self.core.validate().map_err(anyhow::Error::msg)?;
+        match &self.components.summarizers {
+            Some(_) if self.components.summarizer.is_some() => {
+                bail!("components.summarizers: set either `summarizer` or `summarizers`, not both")
+            }
+            Some(chain) if chain.is_empty() => bail!(
+                "components.summarizers: an empty chain; name at least one summarizer \
+                 (`heuristic` is the embedded one)"
+            ),
+            _ => {}
+        }
         if let Some(Err(e)) = self.embedded_compressor() {
             // A key neither the host's nor the compressor's: name it, and
             // every key it could have meant.
@@ -340,18 +372,44 @@ impl Settings {
                 None => out.push_str(&format!("# {key} = \"{key}.wasm\"  (unset: {unset})\n")),
             }
         }
+        if let Some(chain) = &self.components.summarizers {
+            let entries = chain
+                .iter()
+                .map(|p| {
+                    let p = if p.as_os_str() == EMBEDDED_SUMMARIZER {
+                        p.clone()
+                    } else {
+                        std::path::absolute(p).unwrap_or_else(|_| p.clone())
+                    };
+                    p.to_str().map(toml::Value::from).with_context(|| {
+                        format!(
+                            "components.summarizers: {} is not UTF-8 and cannot be written as TOML",
+                            p.display()
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            out.push_str(&format!("summarizers = {}\n", toml::Value::Array(entries)));
+        }
         out.push_str("\n[limits]\n");
         out.push_str(&toml::to_string(&self.limits)?);
         Ok(out)
     }
 
     fn resolve_paths(&mut self, dir: &Path) {
+        let chain = self
+            .components
+            .summarizers
+            .iter_mut()
+            .flatten()
+            .filter(|p| p.as_os_str() != EMBEDDED_SUMMARIZER);
         for p in [
             &mut self.components.compressor,
             &mut self.components.summarizer,
         ]
         .into_iter()
         .flatten()
+        .chain(chain)
         {
             if p.is_relative() {
                 *p = dir.join(&*p);
@@ -1253,5 +1311,33 @@ memory_mib = 128
         let json = serde_json::to_value(&sent.report).unwrap();
         assert_eq!(json["status"], "failed-open");
         assert!(json.get("failure").is_none(), "{json}");
+    }
+
+    #[test]
+    fn a_summarizer_chain_names_the_embedded_one_and_paths_relative_to_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[components]\nsummarizers = [\"mine.wasm\", \"heuristic\"]\n",
+        )
+        .unwrap();
+        let file = ConfigFile::load(&path).unwrap();
+        assert_eq!(
+            file.base.components.summarizers,
+            Some(vec![
+                dir.path().join("mine.wasm"),
+                PathBuf::from("heuristic")
+            ])
+        );
+        let shown = file.base.to_toml().unwrap();
+        assert!(shown.contains("\"heuristic\"]"), "{shown}");
+        let e = err("[components]\nsummarizer = \"a.wasm\"\nsummarizers = [\"heuristic\"]");
+        assert!(
+            e.contains("set either `summarizer` or `summarizers`"),
+            "{e}"
+        );
+        let e = err("[components]\nsummarizers = []");
+        assert!(e.contains("an empty chain"), "{e}");
     }
 }

@@ -989,3 +989,103 @@ fn load_failure_of(result: anyhow::Result<Runtime>) -> GuestFailure {
         .downcast::<GuestFailure>()
         .expect("a failure naming the component")
 }
+
+/// The embedded compressor with a chain of summarizers (the hostile one
+/// first) under `timeout_ms` per call.
+fn chain_middleware(chain: Vec<ComponentSource>, timeout_ms: u64) -> Middleware {
+    let limits = Limits {
+        call_timeout: std::time::Duration::from_millis(timeout_ms),
+        ..Limits::default()
+    };
+    let runtime = Runtime::with_summarizers(
+        limits,
+        ComponentSource::Embedded(embedded::COMPRESSOR),
+        chain,
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    Middleware::new(runtime)
+}
+
+fn hostile_summarizer() -> ComponentSource {
+    ComponentSource::Path(guests::TEST_SUMMARIZER_HOSTILE.into())
+}
+
+#[test]
+fn a_summarizer_chain_falls_through_on_an_error_a_trap_or_the_deadline() {
+    let chain = chain_middleware(
+        vec![
+            hostile_summarizer(),
+            ComponentSource::Embedded(embedded::SUMMARIZER),
+        ],
+        2_000,
+    );
+    for (word, why) in [
+        (
+            "refuse",
+            "refused to summarize: hostile summarizer: refusing on request",
+        ),
+        ("trap", "trapped"),
+        ("loop", "interrupt"),
+    ] {
+        let history = long_history(10, word);
+        let sent = fold_config().compress(&chain, &history, None);
+        assert_eq!(
+            sent.report.status,
+            Status::Compressed,
+            "{word}: {:?}",
+            sent.report
+        );
+        // The embedded summarizer wrote the summary, and the report says
+        // why the hostile one did not.
+        assert_eq!(
+            sent.report
+                .summary_by
+                .as_ref()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("embedded summarizer"),
+            "{word}"
+        );
+        assert_eq!(
+            sent.report.fell_through.len(),
+            1,
+            "{word}: {:?}",
+            sent.report
+        );
+        let reason = &sent.report.fell_through[0];
+        assert!(
+            reason.starts_with("summarizer `test_summarizer_hostile.wasm`") && reason.contains(why),
+            "{word}: {reason}"
+        );
+        let summary = summary_of(sent.checkpoint.as_ref().unwrap());
+        assert!(!summary.contains("HOSTILE"), "{word}: {summary}");
+        let json = serde_json::to_value(&sent.report).unwrap();
+        assert_eq!(json["summary_by"]["role"], "summarizer", "{json}");
+    }
+
+    // A summarizer that writes: nothing falls through.
+    let history = long_history(10, "fine");
+    let sent = fold_config().compress(&chain, &history, None);
+    assert_eq!(
+        sent.report.summary_by.as_ref().unwrap().file.as_deref(),
+        Some("test_summarizer_hostile.wasm")
+    );
+    assert!(sent.report.fell_through.is_empty());
+    assert!(summary_of(sent.checkpoint.as_ref().unwrap()).contains("HOSTILE SUMMARIZER"));
+}
+
+#[test]
+fn a_chain_whose_summarizers_all_fail_fails_open_naming_each() {
+    let chain = chain_middleware(vec![hostile_summarizer(), hostile_summarizer()], 2_000);
+    let history = long_history(10, "refuse");
+    let sent = fold_config().compress(&chain, &history, None);
+    assert_failed_open(
+        "all refuse",
+        &sent,
+        &history,
+        None,
+        ComponentRole::Summarizer,
+        FailureKind::Summarizer,
+        &["refusing on request (before it: summarizer `test_summarizer_hostile.wasm` refused"],
+    );
+}

@@ -47,7 +47,7 @@ pub use body::{
 };
 pub use middleware::{Compressed, HostReport, Middleware, SessionCheckpoint, Status};
 pub use runtime::{
-    CONTRACT_VERSION, ComponentLabel, ComponentRole, ComponentSource, FailureKind, GuestFailure,
-    Runtime,
+    CONTRACT_VERSION, Called, ComponentLabel, ComponentRole, ComponentSource, FailureKind,
+    GuestFailure, Runtime,
 };
 pub use sandbox::{CodeCache, Limits};

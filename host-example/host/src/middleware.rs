@@ -101,6 +101,12 @@ pub struct HostReport {
     /// used (the fold was recomputed: one prompt-cache break).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint_ignored: Option<String>,
+    /// The summarizer that wrote the summary, when this call folded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_by: Option<ComponentLabel>,
+    /// Why the summarizers before it in the chain did not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fell_through: Vec<String>,
     /// The index of the first history message sent to the compressor: the
     /// checkpoint's boundary when the folded messages were unchanged, else 0.
     pub sent_from: u32,
@@ -172,6 +178,8 @@ impl Middleware {
                 reason: Some(reason),
                 guest: None,
                 checkpoint_ignored: None,
+                summary_by: None,
+                fell_through: Vec::new(),
                 sent_from: 0,
                 elapsed_us: elapsed_us(started),
             });
@@ -196,9 +204,15 @@ impl Middleware {
             sent_from = 0;
             result = call(0);
         }
+        let mut summary_by = None;
+        let mut fell_through = Vec::new();
         let result = result
             .map_err(|failure| Box::new((failure, None)))
-            .and_then(|outcome| self.validate(history, size, config, outcome));
+            .and_then(|called| {
+                summary_by = called.summary_by;
+                fell_through = called.fell_through;
+                self.validate(history, size, config, called.outcome)
+            });
         let elapsed_us = elapsed_us(started);
         match result {
             Ok(outcome) => {
@@ -238,6 +252,8 @@ impl Middleware {
                         reason: None,
                         checkpoint_ignored: outcome.report.checkpoint_ignored.clone(),
                         guest: Some(outcome.report),
+                        summary_by,
+                        fell_through,
                         sent_from: sent_from as u32,
                         elapsed_us,
                     },
@@ -253,6 +269,8 @@ impl Middleware {
                     failure: Some(failure.kind),
                     guest,
                     checkpoint_ignored: None,
+                    summary_by: None,
+                    fell_through,
                     sent_from: sent_from as u32,
                     elapsed_us,
                 })

@@ -130,7 +130,19 @@ impl std::error::Error for GuestFailure {}
 pub struct Runtime {
     sandbox: Arc<Sandbox>,
     compressor: Loaded<CompressorWorldPre<StoreData<SummarizerSession>>>,
-    summarizer: Arc<Loaded<SummarizerWorldPre<StoreData<()>>>>,
+    /// The summarizer chain, tried in order (never empty).
+    summarizers: Arc<[Loaded<SummarizerWorldPre<StoreData<()>>>]>,
+}
+
+/// A compress call that returned: the compressor's outcome, and which
+/// summarizer of the chain wrote the summary (if one was asked) after which
+/// others failed.
+#[derive(Clone, Debug)]
+pub struct Called {
+    pub outcome: Outcome,
+    pub summary_by: Option<ComponentLabel>,
+    /// Why the summarizers before `summary_by` did not write it.
+    pub fell_through: Vec<String>,
 }
 
 /// A compiled, linked component and its name.
@@ -149,6 +161,22 @@ impl Runtime {
         compressor: ComponentSource,
         summarizer: ComponentSource,
     ) -> anyhow::Result<Runtime> {
+        Runtime::with_summarizers(limits, compressor, vec![summarizer])
+    }
+
+    /// [`Runtime::new`] with a chain of summarizers: the compressor's request
+    /// for a summary goes to the first; an error, a trap or its share of the
+    /// time (the call's remaining time divided among those left) falls
+    /// through to the next.
+    pub fn with_summarizers(
+        limits: Limits,
+        compressor: ComponentSource,
+        summarizers: Vec<ComponentSource>,
+    ) -> anyhow::Result<Runtime> {
+        anyhow::ensure!(
+            !summarizers.is_empty(),
+            "a runtime needs at least one summarizer"
+        );
         let sandbox = Sandbox::new(limits)
             .map_err(|e| anyhow::anyhow!("cannot set up the wasmtime engine: {e:#}"))?;
         let compressor = load(
@@ -163,18 +191,23 @@ impl Runtime {
             },
             CompressorWorldPre::new,
         )?;
-        let summarizer = load(
-            &sandbox,
-            ComponentRole::Summarizer,
-            &summarizer,
-            "summarizer-world",
-            |_| Ok(()),
-            SummarizerWorldPre::new,
-        )?;
+        let summarizers = summarizers
+            .iter()
+            .map(|source| {
+                load(
+                    &sandbox,
+                    ComponentRole::Summarizer,
+                    source,
+                    "summarizer-world",
+                    |_| Ok(()),
+                    SummarizerWorldPre::new,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Runtime {
             sandbox: Arc::new(sandbox),
             compressor,
-            summarizer: Arc::new(summarizer),
+            summarizers: summarizers.into(),
         })
     }
 
@@ -186,8 +219,14 @@ impl Runtime {
         &self.compressor.label
     }
 
+    /// The first summarizer of the chain.
     pub fn summarizer(&self) -> &ComponentLabel {
-        &self.summarizer.label
+        &self.summarizers[0].label
+    }
+
+    /// The summarizer chain, in the order it is tried.
+    pub fn summarizers(&self) -> impl Iterator<Item = &ComponentLabel> {
+        self.summarizers.iter().map(|s| &s.label)
     }
 
     /// One `compress` call: `history` is the whole history, or with an
@@ -201,10 +240,10 @@ impl Runtime {
         config: &CoreConfig,
         settings: &str,
         checkpoint: Option<&Checkpoint>,
-    ) -> Result<Outcome, GuestFailure> {
+    ) -> Result<Called, GuestFailure> {
         let deadline = self.sandbox.deadline();
         let session =
-            SummarizerSession::new(self.sandbox.clone(), self.summarizer.clone(), deadline);
+            SummarizerSession::new(self.sandbox.clone(), self.summarizers.clone(), deadline);
         let mut store = self.sandbox.store(session, deadline);
         let label = &self.compressor.label;
         let instance = match self.compressor.pre.instantiate(&mut store) {
@@ -228,9 +267,13 @@ impl Runtime {
         });
         let data = store.into_data();
         data.forward_output(label);
-        let (summarizer_failure, summarizer_refusal) = data.host.finish();
+        let summaries = data.host.finish();
         match result {
-            Ok(Ok(outcome)) => Ok(outcome.into()),
+            Ok(Ok(outcome)) => Ok(Called {
+                outcome: outcome.into(),
+                summary_by: summaries.wrote,
+                fell_through: summaries.fell_through,
+            }),
             Ok(Err(refusal)) => {
                 let refusal = condense_model::CompressError::from(refusal);
                 let kind = match refusal {
@@ -240,8 +283,8 @@ impl Runtime {
                     // The summarizer said why: that is the failure, and it is
                     // the summarizer's.
                     condense_model::CompressError::SummarizerFailed(_) => {
-                        if let Some(refusal) = summarizer_refusal {
-                            return Err(refusal);
+                        if let Some(failure) = summaries.exhausted {
+                            return Err(failure);
                         }
                         FailureKind::Summarizer
                     }
@@ -251,7 +294,7 @@ impl Runtime {
             }
             // A failed summary surfaces as a trap of the compressor, raised by
             // its `summarizer` import; the session kept the real cause.
-            Err(trapped) => Err(summarizer_failure.unwrap_or(trapped)),
+            Err(trapped) => Err(summaries.exhausted.unwrap_or(trapped)),
         }
     }
 
@@ -263,7 +306,7 @@ impl Runtime {
     ) -> Result<Result<String, String>, GuestFailure> {
         let mut session = SummarizerSession::new(
             self.sandbox.clone(),
-            self.summarizer.clone(),
+            self.summarizers.clone(),
             self.sandbox.deadline(),
         );
         let result = session.call(&request.into());
@@ -272,77 +315,125 @@ impl Runtime {
     }
 }
 
-/// The summarizer as the compressor's `summarizer` import sees it during one
-/// call: instantiated on the first request, reused for later ones, and bound by
-/// the deadline of the whole call.
+/// The summarizer chain as the compressor's `summarizer` import sees it
+/// during one call: each summarizer instantiated on its first request and
+/// reused for later ones, tried in order, all bound by the deadline of the
+/// whole call.
 struct SummarizerSession {
     sandbox: Arc<Sandbox>,
-    guest: Arc<Loaded<SummarizerWorldPre<StoreData<()>>>>,
+    chain: Arc<[Loaded<SummarizerWorldPre<StoreData<()>>>]>,
     deadline: Instant,
-    live: Option<(Store<StoreData<()>>, SummarizerWorld)>,
-    /// The first failure; a later request does not run the guest again.
-    failure: Option<GuestFailure>,
-    /// The summarizer's own error, if it answered with one.
-    refusal: Option<GuestFailure>,
+    live: Vec<Option<(Store<StoreData<()>>, SummarizerWorld)>>,
+    /// Each summarizer's failure this call: it is not asked again.
+    failed: Vec<Option<GuestFailure>>,
+    summaries: Summaries,
+}
+
+/// What the chain did in one call.
+#[derive(Default)]
+struct Summaries {
+    /// The summarizer that wrote the last summary.
+    wrote: Option<ComponentLabel>,
+    /// Why the ones before it did not.
+    fell_through: Vec<String>,
+    /// When every summarizer failed: the last failure, naming the others.
+    exhausted: Option<GuestFailure>,
 }
 
 impl SummarizerSession {
     fn new(
         sandbox: Arc<Sandbox>,
-        guest: Arc<Loaded<SummarizerWorldPre<StoreData<()>>>>,
+        chain: Arc<[Loaded<SummarizerWorldPre<StoreData<()>>>]>,
         deadline: Instant,
     ) -> Self {
+        let n = chain.len();
         SummarizerSession {
             sandbox,
-            guest,
+            chain,
             deadline,
-            live: None,
-            failure: None,
-            refusal: None,
+            live: (0..n).map(|_| None).collect(),
+            failed: vec![None; n],
+            summaries: Summaries::default(),
         }
     }
 
+    /// Asks the chain: the first summary written wins. When every summarizer
+    /// fails, the last one's failure decides how it surfaces — its own error
+    /// goes to the compressor as an error, a trap traps the compressor —
+    /// and the call's failure names every summarizer's.
     fn call(
         &mut self,
         request: &wit::SummaryRequest,
     ) -> Result<Result<String, String>, GuestFailure> {
-        if let Some(failure) = &self.failure {
-            return Err(failure.clone());
-        }
-        let result = self.call_guest(request);
-        match &result {
-            Err(failure) => self.failure = Some(failure.clone()),
-            Ok(Err(why)) => {
-                self.refusal = Some(failure(
-                    &self.guest.label,
-                    FailureKind::Summarizer,
-                    why.clone(),
-                ))
+        let n = self.chain.len();
+        let mut fell = Vec::new();
+        let mut last = None;
+        for k in 0..n {
+            if let Some(failure) = &self.failed[k] {
+                fell.push(failure.to_string());
+                last = Some(Err(failure.clone()));
+                continue;
             }
-            Ok(Ok(_)) => {}
+            // This summarizer's share of the time left, so that one that
+            // runs out of it leaves time for the next.
+            let now = Instant::now();
+            let share = self.deadline.saturating_duration_since(now) / (n - k) as u32;
+            match self.call_guest(k, request, now + share) {
+                Ok(Ok(text)) => {
+                    self.summaries.wrote = Some(self.chain[k].label.clone());
+                    self.summaries.fell_through = fell;
+                    return Ok(Ok(text));
+                }
+                Ok(Err(why)) => {
+                    let refusal =
+                        failure(&self.chain[k].label, FailureKind::Summarizer, why.clone());
+                    fell.push(refusal.to_string());
+                    self.failed[k] = Some(refusal.clone());
+                    last = Some(Ok(refusal));
+                }
+                Err(failure) => {
+                    fell.push(failure.to_string());
+                    self.failed[k] = Some(failure.clone());
+                    last = Some(Err(failure));
+                }
+            }
         }
-        result
+        let (refused, mut failure) = match last.expect("a chain is never empty") {
+            Ok(refusal) => (true, refusal),
+            Err(failure) => (false, failure),
+        };
+        if fell.len() > 1 {
+            fell.pop();
+            failure.detail = format!("{} (before it: {})", failure.detail, fell.join("; "));
+        }
+        self.summaries.exhausted = Some(failure.clone());
+        if refused {
+            Ok(Err(failure.detail))
+        } else {
+            Err(failure)
+        }
     }
 
     fn call_guest(
         &mut self,
+        k: usize,
         request: &wit::SummaryRequest,
+        deadline: Instant,
     ) -> Result<Result<String, String>, GuestFailure> {
-        let label = &self.guest.label;
-        let (store, instance) = match &mut self.live {
+        let guest = &self.chain[k];
+        let label = &guest.label;
+        let (store, instance) = match &mut self.live[k] {
             Some(live) => {
-                // The deadline is the call's, not this store's creation's.
-                self.sandbox.set_deadline(&mut live.0, self.deadline);
+                self.sandbox.set_deadline(&mut live.0, deadline);
                 live
             }
             None => {
-                let mut store = self.sandbox.store((), self.deadline);
-                let instance = self
-                    .guest
+                let mut store = self.sandbox.store((), deadline);
+                let instance = guest
                     .pre
                     .instantiate(&mut store)
                     .map_err(|e| failure(label, FailureKind::Instantiate, format!("{e:#}")))?;
-                self.live.insert((store, instance))
+                self.live[k].insert((store, instance))
             }
         };
         instance
@@ -354,13 +445,14 @@ impl SummarizerSession {
             })
     }
 
-    /// Forwards the summarizer's stdio and returns its failure (a trap, the
-    /// deadline) and its refusal (its own error), if any.
-    fn finish(self) -> (Option<GuestFailure>, Option<GuestFailure>) {
-        if let Some((store, _)) = &self.live {
-            store.data().forward_output(&self.guest.label);
+    /// Forwards the summarizers' stdio and says what the chain did.
+    fn finish(self) -> Summaries {
+        for (live, guest) in self.live.iter().zip(self.chain.iter()) {
+            if let Some((store, _)) = live {
+                store.data().forward_output(&guest.label);
+            }
         }
-        (self.failure, self.refusal)
+        self.summaries
     }
 }
 
