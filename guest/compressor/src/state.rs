@@ -35,6 +35,9 @@ pub struct Prefix {
     pub folded_tokens: u64,
     /// The person's text before the boundary that decides the language.
     pub sample: String,
+    /// The language it decides (kept, so a call between compactions does not
+    /// decide it again).
+    pub language: String,
     /// Where each compaction put the boundary, ascending (the hash chain's
     /// links).
     pub links: Vec<u32>,
@@ -158,6 +161,7 @@ impl Prefix {
         }
         let mut sample = Sample(std::mem::take(&mut next.sample));
         sample.extend(&window[..to]);
+        next.language = sample.language().to_owned();
         next.sample = sample.0;
         let previous = u128::from_str_radix(&self.hash, 16).unwrap_or(0);
         next.hash = format!("{:032x}", hash::chain(previous, &window[..to]));
@@ -168,6 +172,13 @@ impl Prefix {
 
     /// The language of the folded messages plus `window[..to]`.
     pub fn language(&self, window: &[Message], to: usize) -> &'static str {
+        if to == 0
+            && let Some(known) = crate::assemble::LANGUAGES
+                .iter()
+                .find(|l| **l == self.language)
+        {
+            return known;
+        }
         let mut sample = Sample(self.sample.clone());
         sample.extend(&window[..to]);
         sample.language()
@@ -184,6 +195,7 @@ impl Default for Prefix {
             turns: 0,
             folded_tokens: 0,
             sample: String::new(),
+            language: Sample::default().language().to_owned(),
             links: Vec::new(),
             hash: format!("{:032x}", 0u128),
         }

@@ -15,8 +15,11 @@ pub fn chain(previous: u128, messages: &[Message]) -> u128 {
     let mut h = Xxh3::new();
     h.update(&previous.to_le_bytes());
     let mut field = |tag: u8, bytes: &[u8]| {
-        h.update(&[tag]);
-        h.update(&(bytes.len() as u64).to_le_bytes());
+        // Tag and length in one update: the streaming hasher's cost is per
+        // call as much as per byte, and most fields are short.
+        let mut head = [tag; 9];
+        head[1..].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+        h.update(&head);
         h.update(bytes);
     };
     for m in messages {

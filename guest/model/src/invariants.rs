@@ -210,9 +210,7 @@ fn valid_junction(a: &Message, b: &Message) -> Result<(), String> {
     if a.role == Role::System || b.role == Role::System {
         return Ok(());
     }
-    let carrier =
-        |m: &Message| m.role == Role::Tool || (m.role == Role::User && m.has_tool_results());
-    if a.role == b.role && !(carrier(a) && carrier(b)) {
+    if a.role == b.role && !(a.is_result_carrier() && b.is_result_carrier()) {
         return Err(format!("two consecutive {:?} messages", a.role));
     }
     Ok(())
@@ -463,7 +461,14 @@ pub fn check_items(history: History, items: &[Item], cut: Cut) -> Result<(), Vio
 
     // Pairs: the only calls allowed to stay unanswered are those the history
     // itself has in flight.
-    let pending_in = check_pairs(history.messages).unwrap_or_default();
+    // (Only the calls of the last assistant message can be in flight: the
+    // history from it on says which, without going over the whole history.)
+    let last_call = history
+        .messages
+        .iter()
+        .rposition(|m| m.role == Role::Assistant)
+        .unwrap_or(0);
+    let pending_in = check_pairs(&history.messages[last_call..]).unwrap_or_default();
     let pending_out = check_pairs(&output)?;
     if let Some(id) = pending_out.iter().find(|id| !pending_in.contains(*id)) {
         return Err(violation(

@@ -109,6 +109,12 @@ impl Message {
         self.role == Role::User && !self.has_tool_results()
     }
 
+    /// A message that carries tool results back to the model: a `tool`
+    /// message (OpenAI), or a user message with result parts (Anthropic).
+    pub fn is_result_carrier(&self) -> bool {
+        self.role == Role::Tool || (self.role == Role::User && self.has_tool_results())
+    }
+
     /// A message written by condense (summary or its acknowledgement).
     pub fn is_condense_summary(&self) -> bool {
         matches!(self.parts.first(), Some(Part::Text(t)) if t.starts_with(SUMMARY_MARKER))

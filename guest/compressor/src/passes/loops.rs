@@ -18,7 +18,7 @@
 
 use super::Kept;
 use crate::settings::{Settings, ToolClass};
-use condense_model::{Message, Part, Role};
+use condense_model::{Part, Role};
 use std::collections::{HashMap, HashSet};
 
 /// How every placeholder this pass writes begins.
@@ -49,11 +49,6 @@ struct Step {
     is_loop: bool,
 }
 
-/// A message that carries tool results back to the model.
-fn is_carrier(m: &Message) -> bool {
-    m.role == Role::Tool || (m.role == Role::User && m.has_tool_results())
-}
-
 /// The step that starts at `kept[i]`, if `kept[i]` is an assistant message with
 /// tool calls. The step takes the carriers that directly follow and answer only
 /// its calls, up to the one that answers the last of them.
@@ -76,7 +71,7 @@ fn step_at(kept: &[Kept], i: usize, config: &Settings) -> Option<Step> {
     let mut end = i + 1;
     while !open.is_empty() && end < kept.len() {
         let m = &kept[end].message;
-        if !is_carrier(m) || !m.tool_results().all(|r| open.contains(r.call_id.as_str())) {
+        if !m.is_result_carrier() || !m.tool_results().all(|r| open.contains(r.call_id.as_str())) {
             break;
         }
         for part in &m.parts {
@@ -223,6 +218,7 @@ pub fn apply(kept: Vec<Kept>, config: &Settings) -> (Vec<Kept>, u32) {
 mod tests {
     use super::*;
     use crate::settings::ToolClasses;
+    use condense_model::Message;
     use condense_model::invariants::check_pairs;
     use condense_model::{Thinking, ToolCall, ToolResult};
 
@@ -370,7 +366,7 @@ mod tests {
             "results must follow their calls"
         );
         assert!(
-            a.role != b.role || (is_carrier(a) && is_carrier(b)),
+            a.role != b.role || (a.is_result_carrier() && b.is_result_carrier()),
             "two consecutive {:?} messages",
             a.role
         );
@@ -381,7 +377,7 @@ mod tests {
         for w in out.windows(2) {
             let (a, b) = (&w[0].message, &w[1].message);
             assert!(
-                a.role != b.role || (is_carrier(a) && is_carrier(b)),
+                a.role != b.role || (a.is_result_carrier() && b.is_result_carrier()),
                 "two consecutive {:?} messages at origins {} and {}",
                 a.role,
                 w[0].origin,
