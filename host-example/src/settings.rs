@@ -1174,8 +1174,8 @@ memory_mib = 128
         assert!(
             golden == generated,
             "{} differs from the schema generated from the code (config keys, their docs or \
-             RANGES changed). Regenerate it with\n\n    CONDENSE_BLESS=1 cargo test -p \
-             condense-host schema_matches_the_golden_file\n\nand review the diff.",
+             ranges changed). Regenerate it with\n\n    CONDENSE_BLESS=1 cargo test -p \
+             condense schema_matches_the_golden_file\n\nand review the diff.",
             path.display()
         );
     }
