@@ -321,7 +321,7 @@ fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) ->
         FormatArg::Anthropic => Some(Format::Anthropic),
     };
     // Malformed input is an error before any component is loaded.
-    body::parse_body(&input, format).map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
+    let parsed = body::parse_body(&input, format).map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
     let middleware = settings.middleware()?;
     let config = body::BodyConfig {
         core: settings.core,
@@ -336,8 +336,7 @@ fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) ->
         Some(file) => file,
         None => &mut memory,
     };
-    let sent = body::compress_body(&middleware, &config, &input, store)
-        .map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
+    let sent = body::compress_parsed(&middleware, &config, &parsed, store);
     if let Some(path) = &args.report {
         body::write_atomically(path, &serde_json::to_vec_pretty(&sent.report)?)
             .with_context(|| format!("cannot write report file {}", path.display()))?;

@@ -44,10 +44,10 @@ pub struct Before {
 impl Sizes {
     /// Measures every message of the window.
     pub fn measure(messages: &[Message], before: Before) -> Sizes {
-        Sizes::new(messages, estimate_messages(messages), before)
+        Sizes::new(messages, &estimate_messages(messages), before)
     }
 
-    pub fn new(messages: &[Message], tokens: Vec<u32>, before: Before) -> Sizes {
+    pub fn new(messages: &[Message], tokens: &[u32], before: Before) -> Sizes {
         let n = messages.len();
         let mut suffix = vec![0u64; n + 1];
         for i in (0..n).rev() {

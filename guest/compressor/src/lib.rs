@@ -171,7 +171,7 @@ impl<'a> Call<'a> {
             system_tokens: prefix.system_tokens(),
             last_opener: prefix.last_opener.map(|(i, t)| (i as usize, u64::from(t))),
         };
-        let sizes = fold::Sizes::new(window, tokens.clone(), before);
+        let sizes = fold::Sizes::new(window, &tokens, before);
         let cuts = segment::safe_cut_points_after(window, prefix.last_opener.is_some());
         Call {
             window,

@@ -256,6 +256,17 @@ pub fn compress_body(
         });
     }
     let parsed = parse_body(body, config.format)?;
+    Ok(compress_parsed(middleware, config, &parsed, store))
+}
+
+/// [`compress_body`] for a body already read with [`parse_body`] (a host that
+/// checks the body before it loads any component parses it only once).
+pub fn compress_parsed(
+    middleware: &Middleware,
+    config: &BodyConfig,
+    parsed: &Parsed,
+    store: &mut dyn CheckpointStore,
+) -> CompressedBody {
     let (stored, unreadable) = match store.load() {
         Ok(stored) => (stored, None),
         Err(e) => (None, Some(format!("{e}: ignored"))),
@@ -281,11 +292,11 @@ pub fn compress_body(
         tracing::warn!("{e}");
         sent.report.reason.get_or_insert_with(|| e.to_string());
     }
-    Ok(CompressedBody {
+    CompressedBody {
         body: rendered,
         format: parsed.format(),
         report: sent.report,
-    })
+    }
 }
 
 /// Tokens of the body's tool definitions, which the model is sent with every

@@ -43,7 +43,7 @@ pub use condense_formats as formats;
 
 pub use body::{
     BodyConfig, BodyError, CheckpointStore, CompressedBody, FileStore, MemoryStore, StoreError,
-    compress_body,
+    compress_body, compress_parsed,
 };
 pub use middleware::{Compressed, HostReport, Middleware, SessionCheckpoint, Status};
 pub use runtime::{
