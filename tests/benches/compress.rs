@@ -13,15 +13,19 @@
 //!   is folded.
 //! - `compact`: a cold call that folds the history (summarizer included).
 //! - where the component call's time goes: `host/prefix-hash` (the host's
-//!   check that the folded messages are unchanged), `host/runtime-call`
-//!   (lowering the window into a fresh instance, the guest, lifting the
-//!   items), `host/validate` (the invariants checked by index).
+//!   check that the folded messages are unchanged), `host/estimate` (the
+//!   host's token count of the messages it sends, which the guest is given
+//!   rather than running the estimator in wasm; natively the compressor
+//!   counts them itself), `host/runtime-call` (that count, lowering the window
+//!   into a fresh instance, the guest, lifting the items), `host/validate`
+//!   (the invariants checked by index).
 //!
 //! Run: `cargo bench -p condense-tests --bench compress`.
 
 use condense_host::{Middleware, SessionCheckpoint};
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
+use condense_model::tokens::estimate_messages;
 use condense_model::{Checkpoint, Message, Outcome, Role};
 use condense_tests::{TestConfig, config_40k, embedded_middleware, session};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -43,6 +47,7 @@ fn native(
         config: &config.core,
         settings: &config.settings,
         checkpoint,
+        tokens: None,
     };
     condense_compressor::compress(request, &mut summarize).unwrap()
 }
@@ -97,9 +102,19 @@ fn bench(c: &mut Criterion) {
                 group.bench_function(format!("host/runtime-call/{name}"), |b| {
                     b.iter(|| {
                         runtime
-                            .call(&history[offset..], offset, &config.core, &json, checkpoint)
+                            .call(
+                                &history[offset..],
+                                offset,
+                                &config.core,
+                                &json,
+                                checkpoint,
+                                Some(&estimate_messages(&history[offset..])),
+                            )
                             .unwrap()
                     })
+                });
+                group.bench_function(format!("host/estimate/{name}"), |b| {
+                    b.iter(|| estimate_messages(black_box(&history[offset..])))
                 });
                 let outcome = native(history, offset, &config, checkpoint);
                 group.bench_function(format!("host/validate/{name}"), |b| {

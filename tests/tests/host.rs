@@ -7,8 +7,8 @@
 use condense::embedded;
 use condense_host::replay::{Step, replay};
 use condense_host::{
-    ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Limits, Middleware,
-    Runtime, SessionCheckpoint, Status,
+    ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Limits, LoadError,
+    Middleware, Runtime, SessionCheckpoint, Status,
 };
 use condense_model::{
     Checkpoint, CoreConfig, Item, Message, Part, Role, SummaryRequest, ToolCall, ToolResult,
@@ -371,12 +371,7 @@ fn report_serializes_for_logs() {
 #[test]
 fn component_of_the_wrong_world_is_rejected_at_load() {
     let summarizer = || ComponentSource::Path(guests::TEST_SUMMARIZER_CUSTOM.into());
-    let error = Runtime::new(hostile_limits(), summarizer(), summarizer())
-        .err()
-        .expect("a summarizer is no compressor");
-    let error = error
-        .downcast_ref::<GuestFailure>()
-        .expect("a failure naming the component");
+    let error = load_failure_of(Runtime::new(hostile_limits(), summarizer(), summarizer()));
     assert_eq!(error.kind, FailureKind::Load);
     let message = error.to_string();
     assert!(
@@ -956,38 +951,43 @@ fn offset_call_the_compressor_cannot_resume_is_retried_with_the_whole_history() 
 
 #[test]
 fn a_component_of_another_contract_version_is_named_with_it() {
-    // A summarizer built against condense:middleware@0.1.0.
-    let old = wat::parse_str(
-        r#"(component
-            (core module $m (func (export "f") (result i32) i32.const 0))
-            (core instance $i (instantiate $m))
-            (func $f (result u32) (canon lift (core func $i "f")))
-            (instance $api (export "summarize" (func $f)))
-            (export "condense:middleware/summarizer@0.1.0" (instance $api))
-        )"#,
-    )
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("old_summarizer.wasm");
-    std::fs::write(&path, old).unwrap();
-    let error = load_failure_of(Runtime::new(
-        Limits::default(),
-        ComponentSource::Embedded(embedded::COMPRESSOR),
-        ComponentSource::Path(path),
-    ));
-    assert_eq!(error.kind, FailureKind::Load);
-    assert_eq!(
-        error.to_string(),
-        "summarizer `old_summarizer.wasm` could not be loaded: was built for \
-         condense:middleware@0.1.0; this host speaks 0.2.0"
-    );
+    // A summarizer built against condense:middleware@0.1.0. The second one's
+    // code does not even validate (an i64 where an i32 is returned): the
+    // version is read from the binary before it is compiled.
+    for body in ["i32.const 0", "i64.const 0"] {
+        let old = wat::parse_str(format!(
+            r#"(component
+                (core module $m (func (export "f") (result i32) {body}))
+                (core instance $i (instantiate $m))
+                (func $f (result u32) (canon lift (core func $i "f")))
+                (instance $api (export "summarize" (func $f)))
+                (export "condense:middleware/summarizer@0.1.0" (instance $api))
+            )"#
+        ))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old_summarizer.wasm");
+        std::fs::write(&path, old).unwrap();
+        let error = load_failure_of(Runtime::new(
+            Limits::default(),
+            ComponentSource::Embedded(embedded::COMPRESSOR),
+            ComponentSource::Path(path),
+        ));
+        assert_eq!(error.kind, FailureKind::Load);
+        assert_eq!(
+            error.to_string(),
+            "summarizer `old_summarizer.wasm` could not be loaded: was built for \
+             condense:middleware@0.1.0; this host speaks 0.2.0",
+            "{body}"
+        );
+    }
 }
 
-fn load_failure_of(result: anyhow::Result<Runtime>) -> GuestFailure {
-    let error = result.err().expect("the runtime is not built");
-    error
-        .downcast::<GuestFailure>()
-        .expect("a failure naming the component")
+fn load_failure_of(result: Result<Runtime, LoadError>) -> GuestFailure {
+    match result.err().expect("the runtime is not built") {
+        LoadError::Component(failure) => failure,
+        other => panic!("not a component's failure: {other}"),
+    }
 }
 
 /// The embedded compressor with a chain of summarizers (the hostile one

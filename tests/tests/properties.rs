@@ -751,6 +751,7 @@ fn compress_at(
             config: &config.core,
             settings: &config.settings,
             checkpoint,
+            tokens: None,
         },
         &mut summarize,
     )

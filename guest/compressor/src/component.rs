@@ -30,6 +30,7 @@ impl exports::condense::middleware::compressor::Guest for Component {
                 config: &config,
                 settings: &settings,
                 checkpoint: checkpoint.as_ref(),
+                tokens: request.tokens.as_deref(),
             },
             &mut summarize,
         )

@@ -37,6 +37,7 @@ use condense_model::{
     SummaryRequest, Trigger,
 };
 use state::{Prefix, State};
+use std::borrow::Cow;
 
 /// One compress call; see `compress-request` in `wit/condense.wit`.
 #[derive(Clone, Copy, Debug)]
@@ -48,6 +49,9 @@ pub struct Request<'a> {
     pub config: &'a CoreConfig,
     pub settings: &'a Settings,
     pub checkpoint: Option<&'a Checkpoint>,
+    /// The host's token count of each message of `history`; `None`: the
+    /// compressor estimates them (`condense_model::tokens`).
+    pub tokens: Option<&'a [u32]>,
 }
 
 impl<'a> Request<'a> {
@@ -64,6 +68,7 @@ impl<'a> Request<'a> {
             config,
             settings,
             checkpoint,
+            tokens: None,
         }
     }
 }
@@ -80,18 +85,36 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
         config,
         settings,
         checkpoint,
+        tokens,
     } = request;
     config.validate().map_err(CompressError::InvalidConfig)?;
     settings.validate().map_err(CompressError::InvalidConfig)?;
     invariants::check_pairs(history).map_err(|p| CompressError::InvalidInput(p.to_string()))?;
+    let tokens = match tokens {
+        Some(given) if given.len() != history.len() => {
+            return Err(CompressError::InvalidInput(format!(
+                "tokens: {} counts for {} messages",
+                given.len(),
+                history.len()
+            )));
+        }
+        Some(given) => Cow::Borrowed(given),
+        None => Cow::Owned(estimate_messages(history)),
+    };
 
     // What came before: the checkpoint's record if it still fits, and then
     // the call works on the window from its boundary on.
     let mut ignored = None;
     match checkpoint.map(|cp| usable(cp, history, offset)) {
         Some(Ok(state)) => {
-            let window = &history[state.prefix.boundary as usize - offset..];
-            let call = Call::new(window, state.prefix.clone(), config, settings);
+            let from = state.prefix.boundary as usize - offset;
+            let call = Call::new(
+                &history[from..],
+                &tokens[from..],
+                state.prefix.clone(),
+                config,
+                settings,
+            );
             match call.resume(&state) {
                 Ok(at) => return call.run(Some((at, state)), checkpoint, summarize),
                 Err(why) => ignored = Some(why),
@@ -104,7 +127,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
         let why = ignored.unwrap_or_else(|| "an offset call needs its checkpoint".into());
         return Err(CompressError::NeedsFullHistory(why));
     }
-    let call = Call::new(history, Prefix::default(), config, settings);
+    let call = Call::new(history, &tokens, Prefix::default(), config, settings);
     let mut outcome = call.run(None, None, summarize)?;
     outcome.report.checkpoint_ignored = ignored;
     Ok(outcome)
@@ -141,7 +164,7 @@ struct Call<'a> {
     prefix: Prefix,
     config: &'a CoreConfig,
     settings: &'a Settings,
-    tokens: Vec<u32>,
+    tokens: &'a [u32],
     sizes: fold::Sizes,
     /// Safe cut points of the window, window indices.
     cuts: Vec<usize>,
@@ -161,17 +184,17 @@ struct At {
 impl<'a> Call<'a> {
     fn new(
         window: &'a [Message],
+        tokens: &'a [u32],
         prefix: Prefix,
         config: &'a CoreConfig,
         settings: &'a Settings,
     ) -> Call<'a> {
-        let tokens = estimate_messages(window);
         let before = fold::Before {
             offset: prefix.boundary as usize,
             system_tokens: prefix.system_tokens(),
             last_opener: prefix.last_opener.map(|(i, t)| (i as usize, u64::from(t))),
         };
-        let sizes = fold::Sizes::new(window, &tokens, before);
+        let sizes = fold::Sizes::new(window, tokens, before);
         let cuts = segment::safe_cut_points_after(window, prefix.last_opener.is_some());
         Call {
             window,
@@ -224,7 +247,7 @@ impl<'a> Call<'a> {
         // The request as it stands: the checkpoint's fold, or the history.
         let reused = previous.is_some();
         let current = match previous {
-            Some((at, state)) => self.fold(at, state.summary),
+            Some((at, state)) => self.fold(at, state.summary, Some(state.pair_tokens.into())),
             None => self.fold(
                 At {
                     boundary: 0,
@@ -232,6 +255,7 @@ impl<'a> Call<'a> {
                     horizon: self.window.len(),
                 },
                 String::new(),
+                None,
             ),
         };
         let unchanged = |trigger, checkpoint: Option<Checkpoint>| {
@@ -251,10 +275,11 @@ impl<'a> Call<'a> {
         let compacted = |fold: &Fold, newly_folded: u32| {
             let prefix = self
                 .prefix
-                .advance(self.window, &self.tokens, fold.at.boundary);
+                .advance(self.window, self.tokens, fold.at.boundary);
             let state = State {
                 prefix,
                 summary: fold.summary.clone(),
+                pair_tokens: fold.pair_tokens as u32,
                 tail_start: (offset + fold.at.tail_start) as u32,
                 horizon: (offset + fold.at.horizon) as u32,
             };
@@ -290,7 +315,7 @@ impl<'a> Call<'a> {
                 tail_start: tail_floor,
                 horizon,
             };
-            let rewritten = self.fold(at, current.summary.clone());
+            let rewritten = self.fold(at, current.summary.clone(), Some(current.pair_tokens));
             if rewritten.tokens <= u64::from(config.target_tokens) {
                 return compacted(&rewritten, 0);
             }
@@ -333,15 +358,18 @@ impl<'a> Call<'a> {
             tail_start: tail_floor.max(boundary),
             horizon,
         };
-        let next = self.fold(at, summary);
+        let next = self.fold(at, summary, None);
         if next.tokens >= current.tokens {
             return Ok(unchanged(Trigger::WontShrink, keep()));
         }
         compacted(&next, newly_folded_count)
     }
 
-    /// The request for a fold `at` (window indices) with `summary`.
-    fn fold(&self, at: At, summary: String) -> Fold {
+    /// The request for a fold `at` (window indices) with `summary`, whose
+    /// pair's tokens are known when it is the checkpoint's (the pair is the
+    /// same until the next compaction: estimating it on every call would
+    /// cost more than the rest of the call).
+    fn fold(&self, at: At, summary: String, pair_tokens: Option<u64>) -> Fold {
         let folded = self.offset() + at.boundary > 0;
         // The framing speaks the language of the folded messages: the
         // checkpoint fixes them, so a new message in another language cannot
@@ -349,11 +377,12 @@ impl<'a> Call<'a> {
         let pair = folded.then(|| {
             assemble::summary_pair(&summary, self.prefix.language(self.window, at.boundary))
         });
-        let pair_tokens: u64 = pair
-            .iter()
-            .flatten()
-            .map(|m| u64::from(estimate_message(m)))
-            .sum();
+        let pair_tokens = pair_tokens.unwrap_or_else(|| {
+            pair.iter()
+                .flatten()
+                .map(|m| u64::from(estimate_message(m)))
+                .sum()
+        });
         let (region, mut passes) = if at.tail_start > at.boundary {
             passes::run(
                 &self.window[..at.horizon],
@@ -493,6 +522,67 @@ fn saturate(n: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn call(history: &[Message], tokens: Option<&[u32]>) -> Result<Outcome, CompressError> {
+        let config = CoreConfig::for_threshold(2_000);
+        let settings = Settings::default();
+        let mut summarize = |r: SummaryRequest| Ok(format!("{} messages", r.messages.len()));
+        compress(
+            Request {
+                tokens,
+                ..Request::whole(history, &config, &settings, None)
+            },
+            &mut summarize,
+        )
+    }
+
+    fn chat(turns: usize) -> Vec<Message> {
+        (0..turns)
+            .flat_map(|i| {
+                [
+                    Message::text(Role::User, format!("question {i}")),
+                    Message::text(
+                        Role::Assistant,
+                        format!("answer {i}: {}", "word ".repeat(40)),
+                    ),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_hosts_token_counts_are_the_ruler() {
+        let history = chat(6);
+        let own = estimate_messages(&history);
+        assert!(
+            own.iter().sum::<u32>() < 2_000,
+            "under the threshold by the estimate"
+        );
+        // The same counts as the estimator's: the same outcome as none given.
+        assert_eq!(
+            call(&history, Some(&own)).unwrap(),
+            call(&history, None).unwrap()
+        );
+        // A host whose tokenizer counts ten times more: over the threshold.
+        let tenfold: Vec<u32> = own.iter().map(|t| t * 10).collect();
+        let outcome = call(&history, Some(&tenfold)).unwrap();
+        assert_eq!(outcome.report.trigger, Trigger::Compacted);
+        assert_eq!(
+            outcome.report.tokens_before,
+            tenfold.iter().sum::<u32>(),
+            "the report counts in the host's ruler"
+        );
+    }
+
+    #[test]
+    fn token_counts_of_another_length_are_invalid_input() {
+        let history = chat(2);
+        let e = call(&history, Some(&[10, 10, 10])).unwrap_err();
+        assert_eq!(
+            e,
+            CompressError::InvalidInput("tokens: 3 counts for 4 messages".into())
+        );
+    }
 
     #[test]
     fn the_pair_estimate_bounds_every_framing_and_summary() {

@@ -17,7 +17,7 @@ use condense_model::{Checkpoint, Message, Role};
 use serde::{Deserialize, Serialize};
 
 /// The format of `state` this compressor writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// What the compressor knows of the history before a window: nothing for the
 /// whole history, the checkpoint's record after its boundary.
@@ -51,6 +51,8 @@ pub struct State {
     pub prefix: Prefix,
     /// The summarizer's text for the folded messages, without framing.
     pub summary: String,
+    /// Tokens of the summary pair the request carries (0: nothing folded).
+    pub pair_tokens: u32,
     /// Where the verbatim tail starts; between the boundary and here the
     /// request holds the passes' rewrite.
     pub tail_start: u32,

@@ -48,6 +48,6 @@ pub use body::{
 pub use middleware::{Compressed, HostReport, Middleware, SessionCheckpoint, Status};
 pub use runtime::{
     CONTRACT_VERSION, Called, ComponentLabel, ComponentRole, ComponentSource, FailureKind,
-    GuestFailure, Runtime,
+    GuestFailure, LoadError, Runtime,
 };
 pub use sandbox::{CodeCache, Limits};

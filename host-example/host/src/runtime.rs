@@ -16,6 +16,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+use wasmparser::Payload;
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, InstancePre, Linker};
 
@@ -151,16 +152,28 @@ struct Loaded<P> {
     pre: P,
 }
 
+/// Why a [`Runtime`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("a runtime needs at least one summarizer")]
+    NoSummarizer,
+    /// The limits do not make a usable engine.
+    #[error("cannot set up the wasmtime engine: {0}")]
+    Engine(String),
+    /// A component cannot be read or compiled, was built for another
+    /// contract version, or does not fit its world (kind
+    /// [`FailureKind::Load`]).
+    #[error(transparent)]
+    Component(#[from] GuestFailure),
+}
+
 impl Runtime {
-    /// Builds the engine and compiles both components. Fails when the limits
-    /// do not make a usable engine, or with a [`GuestFailure`] of kind
-    /// [`FailureKind::Load`] (`downcast_ref` finds it) when a component cannot
-    /// be read or compiled, or does not fit its world.
+    /// Builds the engine and compiles both components.
     pub fn new(
         limits: Limits,
         compressor: ComponentSource,
         summarizer: ComponentSource,
-    ) -> anyhow::Result<Runtime> {
+    ) -> Result<Runtime, LoadError> {
         Runtime::with_summarizers(limits, compressor, vec![summarizer])
     }
 
@@ -172,13 +185,11 @@ impl Runtime {
         limits: Limits,
         compressor: ComponentSource,
         summarizers: Vec<ComponentSource>,
-    ) -> anyhow::Result<Runtime> {
-        anyhow::ensure!(
-            !summarizers.is_empty(),
-            "a runtime needs at least one summarizer"
-        );
-        let sandbox = Sandbox::new(limits)
-            .map_err(|e| anyhow::anyhow!("cannot set up the wasmtime engine: {e:#}"))?;
+    ) -> Result<Runtime, LoadError> {
+        if summarizers.is_empty() {
+            return Err(LoadError::NoSummarizer);
+        }
+        let sandbox = Sandbox::new(limits).map_err(|e| LoadError::Engine(format!("{e:#}")))?;
         let compressor = load(
             &sandbox,
             ComponentRole::Compressor,
@@ -231,8 +242,10 @@ impl Runtime {
 
     /// One `compress` call: `history` is the whole history, or with an
     /// `offset` the part of it from the checkpoint's boundary on; `settings`
-    /// is the compressor's settings JSON. The guest's output is returned as it
-    /// is: checking it against the invariants is the middleware's job.
+    /// is the compressor's settings JSON; `tokens` the host's count of each
+    /// message of `history` (`None`: the compressor estimates them). The
+    /// guest's output is returned as it is: checking it against the
+    /// invariants is the middleware's job.
     pub fn call(
         &self,
         history: &[Message],
@@ -240,6 +253,7 @@ impl Runtime {
         config: &CoreConfig,
         settings: &str,
         checkpoint: Option<&Checkpoint>,
+        tokens: Option<&[u32]>,
     ) -> Result<Called, GuestFailure> {
         let deadline = self.sandbox.deadline();
         let session =
@@ -256,6 +270,7 @@ impl Runtime {
             config: config.into(),
             settings: settings.to_owned(),
             checkpoint: checkpoint.map(Into::into),
+            tokens: tokens.map(<[u32]>::to_vec),
         };
         let result = instance
             .condense_middleware_compressor()
@@ -506,21 +521,18 @@ fn load<T: Send + 'static, P>(
         ComponentSource::Embedded(bytes) => Cow::Borrowed(*bytes),
         ComponentSource::Path(path) => Cow::Owned(read(path).map_err(fail)?),
     };
-    let component = sandbox
-        .compile(&bytes)
-        .map_err(|e| fail(format!("not a valid component: {e:#}")))?;
     // Another contract version fails to link with a message about a missing
-    // interface; say instead what it was built for.
+    // interface; say instead what it was built for, and before compiling it
+    // (which takes the better part of a second).
     let interface = format!("condense:middleware/{role}@");
-    let built_for = component
-        .component_type()
-        .exports(sandbox.engine())
-        .find_map(|(name, _)| name.strip_prefix(&interface).map(str::to_owned));
-    if let Some(version) = built_for.filter(|v| v != CONTRACT_VERSION) {
+    if let Some(version) = exported_version(&bytes, &interface).filter(|v| v != CONTRACT_VERSION) {
         return Err(fail(format!(
             "was built for condense:middleware@{version}; this host speaks {CONTRACT_VERSION}"
         )));
     }
+    let component = sandbox
+        .compile(&bytes)
+        .map_err(|e| fail(format!("not a valid component: {e:#}")))?;
     let mut linker = sandbox
         .linker::<T>()
         .map_err(|e| fail(format!("cannot link WASI: {e:#}")))?;
@@ -537,6 +549,31 @@ fn load<T: Send + 'static, P>(
             ))
         })?;
     Ok(Loaded { label, pre })
+}
+
+/// The version after `interface` (`condense:middleware/compressor@`) of the
+/// component's own export of it, read from the binary's top-level export
+/// section. `None` for bytes that are not a component or export no version
+/// of it: compiling and linking then say what is wrong.
+fn exported_version(bytes: &[u8], interface: &str) -> Option<String> {
+    // The parser also walks the nested modules and components, whose
+    // exports are not the component's.
+    let mut depth = 0usize;
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        match payload.ok()? {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.checked_sub(1)?,
+            Payload::ComponentExportSection(exports) if depth == 0 => {
+                for export in exports {
+                    if let Some(version) = export.ok()?.name.name.strip_prefix(interface) {
+                        return Some(version.to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
@@ -576,11 +613,11 @@ mod tests {
         );
     }
 
-    fn load_failure(result: anyhow::Result<Runtime>) -> GuestFailure {
-        let error = result.err().expect("the runtime is not built");
-        error
-            .downcast::<GuestFailure>()
-            .expect("a failure naming the component")
+    fn load_failure(result: Result<Runtime, LoadError>) -> GuestFailure {
+        match result.err().expect("the runtime is not built") {
+            LoadError::Component(failure) => failure,
+            other => panic!("not a component's failure: {other}"),
+        }
     }
 
     #[test]

@@ -690,6 +690,7 @@ pub fn run_from(
         config: &config.core,
         settings: &config.settings,
         checkpoint,
+        tokens: None,
     };
     compress(request, &mut |request| summarizer.summarize(request))
 }
