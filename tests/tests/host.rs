@@ -1089,3 +1089,38 @@ fn a_chain_whose_summarizers_all_fail_fails_open_naming_each() {
         &["refusing on request (before it: summarizer `test_summarizer_hostile.wasm` refused"],
     );
 }
+
+#[test]
+fn the_compressor_measures_in_the_hosts_token_counts() {
+    let runtime = embedded_middleware().runtime();
+    let history: Vec<Message> = (0..6)
+        .flat_map(|i| {
+            [
+                Message::text(Role::User, format!("question {i}")),
+                Message::text(
+                    Role::Assistant,
+                    format!("answer {i}: {}", "word ".repeat(40)),
+                ),
+            ]
+        })
+        .collect();
+    let config = CoreConfig::for_threshold(2_000);
+    let call = |tokens: &[u32]| runtime.call(&history, 0, &config, "{}", None, Some(tokens));
+    let own = condense_model::tokens::estimate_messages(&history);
+    let under = call(&own).unwrap().outcome;
+    assert_eq!(under.report.trigger, Trigger::UnderThreshold);
+    // The same history counted ten times heavier by the host's ruler.
+    let tenfold: Vec<u32> = own.iter().map(|t| t * 10).collect();
+    let over = call(&tenfold).unwrap().outcome;
+    assert_eq!(over.report.trigger, Trigger::Compacted);
+    assert_eq!(over.report.tokens_before, tenfold.iter().sum::<u32>());
+    // Counts that do not match the messages are the host's error, named.
+    let failure = call(&own[1..]).err().expect("refused");
+    assert_eq!(failure.kind, FailureKind::CompressError);
+    assert!(
+        failure
+            .to_string()
+            .contains("tokens: 11 counts for 12 messages"),
+        "{failure}"
+    );
+}

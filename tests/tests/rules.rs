@@ -514,3 +514,65 @@ fn a_kept_message_comes_back_as_its_own_json_not_an_equal_earlier_ones() {
     let last = assert_tail_comes_back_byte_for_byte(body, Format::OpenAi);
     assert_eq!(last["name"], "ann");
 }
+
+/// Regression: a message a pass rewrote was rendered anew from its parts, so
+/// a block it did not touch lost its keys (a `cache_control` breakpoint) and
+/// a tool result's list content came back as a string. A rewrite is now its
+/// original with only the change the pass made.
+#[test]
+fn a_rewritten_message_keeps_its_untouched_blocks_and_its_contents_shape() {
+    let mut messages = vec![json!({"role": "user", "content": "read the files"})];
+    for i in 0..12 {
+        let id = format!("r{i}");
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": format!("reading file {i}")},
+            {"type": "tool_use", "id": id, "name": "Read", "input": {"path": format!("f{i}.rs")}},
+        ]}));
+        let file = format!("fn f{i}() {{ let x = {i}; }}\n").repeat(120);
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": [{"type": "text", "text": file}]},
+            {"type": "text", "text": "noted", "cache_control": {"type": "ephemeral"}},
+        ]}));
+    }
+    messages.push(json!({"role": "assistant", "content": "All read."}));
+    let body = json!({"model": "m", "max_tokens": 1024, "messages": messages});
+    let parsed = Parsed::parse(body.clone(), Format::Anthropic).unwrap();
+    // Over the threshold, and the passes alone get it under the target.
+    let cfg = TestConfig::new(CoreConfig {
+        token_threshold: 17_000,
+        target_tokens: 12_000,
+        keep_recent_tokens: 2_000,
+        summary_max_tokens: 300,
+        recent_turns: 1,
+    })
+    .with_passes();
+    let sent = compress(parsed.messages(), &cfg, None);
+    let report = sent.report.guest.as_ref().unwrap();
+    assert!(report.passes.results_cleared > 0, "{report:?}");
+
+    let rendered = parsed.render(&sent.items);
+    let out = rendered["messages"].as_array().unwrap();
+    let original = body["messages"].as_array().unwrap();
+    let mut rewritten = 0;
+    for (item, json) in sent.items.iter().zip(out) {
+        let Item::Rewritten(i, _) = item else {
+            continue;
+        };
+        let before = &original[*i as usize];
+        if before["role"] != "user" {
+            continue;
+        }
+        rewritten += 1;
+        assert_eq!(
+            json["content"][1], before["content"][1],
+            "the breakpoint stays"
+        );
+        let content = &json["content"][0]["content"];
+        assert!(content.is_array(), "a list stays a list: {content}");
+        assert_ne!(
+            content, &before["content"][0]["content"],
+            "and was truncated"
+        );
+    }
+    assert!(rewritten > 0, "{:?}", sent.items);
+}

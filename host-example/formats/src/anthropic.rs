@@ -19,8 +19,8 @@ use condense_model::{Item, Message, Part, Role, Thinking, ToolCall, ToolResult};
 use serde_json::{Value, json};
 
 use super::{
-    At, Format, Obj, Object, Parsed, json_or_string, opaque, opaque_block, read_content,
-    take_messages, text_block, tool_result_text,
+    At, Format, Obj, Object, Parsed, Rewrite, json_or_string, opaque, opaque_block, read_content,
+    rewritten_blocks, take_messages, text_block, tool_result_text,
 };
 
 /// A description of the first shape in the body that only Anthropic allows (see
@@ -140,7 +140,7 @@ pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
     let (system, conversation): (Vec<&Item>, Vec<&Item>) = output
         .iter()
         .partition(|item| item.message(&parsed.messages).role == Role::System);
-    let messages = parsed.reuse_or_render(conversation, |message, out| {
+    let messages = parsed.reuse_or_render(conversation, render_rewrite, |message, out| {
         out.push(render_message(message))
     });
     let mut body = parsed.body_with(messages);
@@ -169,6 +169,31 @@ pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
         }
     }
     body
+}
+
+/// A rewritten message as its original with the pass's change (see
+/// [`Rewrite`]).
+fn render_rewrite(rewrite: Rewrite) -> Value {
+    let Rewrite {
+        original,
+        parts,
+        message,
+    } = rewrite;
+    let content = match original.get("content") {
+        Some(Value::Array(blocks)) if blocks.len() == parts.len() => Value::Array(
+            rewritten_blocks(blocks, parts, &message.parts, render_block),
+        ),
+        Some(Value::String(_)) if let [Part::Text(text)] = message.parts.as_slice() => {
+            Value::String(text.clone())
+        }
+        _ => {
+            let mut new = render_message(message);
+            new["content"].take()
+        }
+    };
+    let mut rendered = original.clone();
+    rendered["content"] = content;
+    rendered
 }
 
 fn render_message(message: &Message) -> Value {
@@ -253,6 +278,74 @@ mod tests {
             .find(|b| b["type"] == "tool_result")
             .unwrap();
         assert_eq!(result.is_error, result_block["is_error"].as_bool().unwrap());
+    }
+
+    /// `message` with the tool result for `id` given `content`.
+    fn with_result(message: &Message, id: &str, content: &str) -> Message {
+        let mut message = message.clone();
+        for part in &mut message.parts {
+            if let Part::ToolResult(r) = part
+                && r.call_id == id
+            {
+                r.content = content.into();
+            }
+        }
+        message
+    }
+
+    #[test]
+    fn a_rewrite_keeps_every_block_and_key_it_does_not_change() {
+        let body: Value = serde_json::from_str(
+            r#"{"model": "m", "messages": [
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "hm", "signature": "sig"},
+                    {"type": "text", "text": "looking"},
+                    {"type": "tool_use", "id": "t1", "name": "Screenshot", "input": {}},
+                    {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"cmd": "ls"}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": [
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "a\nb", "cache_control": {"type": "ephemeral"}},
+                    {"type": "text", "text": "go on", "cache_control": {"type": "ephemeral"}}]}
+            ]}"#,
+        )
+        .unwrap();
+        let parsed = Parsed::parse(body.clone(), Format::Anthropic).unwrap();
+        let [assistant, carrier] = parsed.messages() else {
+            panic!("two messages")
+        };
+        let render = |items: &[Item]| parsed.render(items)["messages"].clone();
+        let blocks = |v: &Value, i: usize| v[i]["content"].clone();
+
+        // The text result cleared: its block keeps its breakpoint, with the
+        // new content a string as before; the image result and the text
+        // block are the originals.
+        let cleared = with_result(carrier, "t2", "[cleared]");
+        let out = render(&[Item::Kept(0), Item::Rewritten(1, cleared)]);
+        let original = blocks(&body["messages"], 1);
+        assert_eq!(out[1]["content"][0], original[0], "the image stays a list");
+        assert_eq!(
+            out[1]["content"][1],
+            json!({"type": "tool_result", "tool_use_id": "t2", "content": "[cleared]", "cache_control": {"type": "ephemeral"}})
+        );
+        assert_eq!(out[1]["content"][2], original[2]);
+
+        // The image cleared: a list it was, a list of one text block it is.
+        let cleared = with_result(carrier, "t1", "[image cleared]");
+        let out = render(&[Item::Kept(0), Item::Rewritten(1, cleared)]);
+        assert_eq!(
+            out[1]["content"][0]["content"],
+            json!([{"type": "text", "text": "[image cleared]"}])
+        );
+
+        // Reasoning dropped: the other blocks come back as they were.
+        let mut pruned = assistant.clone();
+        pruned.parts.remove(0);
+        let out = render(&[Item::Rewritten(0, pruned), Item::Kept(1)]);
+        assert_eq!(
+            out[0]["content"].as_array().unwrap()[..],
+            blocks(&body["messages"], 0).as_array().unwrap()[1..]
+        );
     }
 
     #[test]

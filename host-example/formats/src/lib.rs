@@ -278,20 +278,25 @@ impl Parsed {
     }
 
     /// The JSON list of `items`: a kept message is its original, byte for
-    /// byte; any other is rendered by `render_new` (it may push several JSON
-    /// messages for one model message).
+    /// byte; a rewritten one is rendered by `rewrite` from its original (the
+    /// [`Rewrite`]); a written one by `render_new` (which may push several
+    /// JSON messages for one model message).
     fn reuse_or_render<'i>(
         &self,
         items: impl IntoIterator<Item = &'i Item>,
+        mut rewrite: impl FnMut(Rewrite) -> Value,
         mut render_new: impl FnMut(&Message, &mut Vec<Value>),
     ) -> Vec<Value> {
         let mut rendered = Vec::new();
         for item in items {
             match item {
                 Item::Kept(i) => rendered.push(self.originals[*i as usize].clone()),
-                Item::Rewritten(_, message) | Item::Written(message) => {
-                    render_new(message, &mut rendered)
-                }
+                Item::Rewritten(i, message) => rendered.push(rewrite(Rewrite {
+                    original: &self.originals[*i as usize],
+                    parts: &self.messages[*i as usize].parts,
+                    message,
+                })),
+                Item::Written(message) => render_new(message, &mut rendered),
             }
         }
         rendered
@@ -313,6 +318,64 @@ impl Parsed {
 
 /// A JSON object, as serde_json stores it.
 type Object = Map<String, Value>;
+
+/// A message a pass rewrote, with the original it came from. A pass drops
+/// parts (reasoning), inserts a text part (a loop's placeholder) or replaces
+/// a tool result's content (clearing); it never changes a call or a result's
+/// id. So the rewrite is rendered as its original with only that changed:
+/// every other key and every untouched block come back as they were (a
+/// `cache_control` breakpoint, an image in a tool result), and the content
+/// keeps its shape (a string stays a string, a list a list).
+struct Rewrite<'a> {
+    original: &'a Value,
+    /// The original's parts, as parsed from it.
+    parts: &'a [Part],
+    message: &'a Message,
+}
+
+/// The content blocks of a rewritten message: each part that is one of the
+/// original's (`parts`, read from `blocks` one to one), in order, comes back
+/// as that block; a tool result whose content a pass replaced comes back as
+/// its original block with the new content in the original's shape; any
+/// other part is rendered new by `render`.
+fn rewritten_blocks<'p>(
+    blocks: &[Value],
+    parts: &[Part],
+    new: impl IntoIterator<Item = &'p Part>,
+    render: impl Fn(&Part) -> Value,
+) -> Vec<Value> {
+    let mut cursor = 0;
+    new.into_iter()
+        .map(|part| {
+            if let Some(at) = parts[cursor..].iter().position(|p| p == part) {
+                cursor += at + 1;
+                return blocks[cursor - 1].clone();
+            }
+            if let Part::ToolResult(result) = part
+                && let Some(at) = parts
+                    .iter()
+                    .position(|p| matches!(p, Part::ToolResult(r) if r.call_id == result.call_id))
+                && let Value::Object(block) = &blocks[at]
+            {
+                let mut block = block.clone();
+                let content = result_content_like(block.get("content"), &result.content);
+                block.insert("content".into(), content);
+                return Value::Object(block);
+            }
+            render(part)
+        })
+        .collect()
+}
+
+/// A tool result's new content in the shape of `original`: a list (of text,
+/// or images a pass cleared) becomes a list of one text block, anything else
+/// a string.
+fn result_content_like(original: Option<&Value>, text: &str) -> Value {
+    match original {
+        Some(Value::Array(_)) => Value::Array(vec![text_block(text)]),
+        _ => Value::String(text.to_owned()),
+    }
+}
 
 /// The tool calls of `message`: part index and call id.
 fn tool_calls(message: &Message) -> impl Iterator<Item = (usize, &str)> {

@@ -19,8 +19,8 @@ use condense_model::{Item, Message, Part, Role, Thinking, ToolCall, ToolResult};
 use serde_json::{Map, Value, json};
 
 use super::{
-    At, Format, Obj, Object, Parsed, json_or_string, opaque, opaque_block, read_content,
-    take_messages, text_block, tool_result_text,
+    At, Format, Obj, Object, Parsed, Rewrite, json_or_string, opaque, opaque_block, read_content,
+    result_content_like, rewritten_blocks, take_messages, text_block, tool_result_text,
 };
 
 /// Where providers put reasoning text; the first one present in the input is also
@@ -173,10 +173,101 @@ fn parse_tool_call(value: &Value, at: &At) -> Result<ToolCall> {
 }
 
 pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
-    let messages = parsed.reuse_or_render(output, |message, out| {
-        render_message(message, parsed.reasoning_field, out)
-    });
+    let messages = parsed.reuse_or_render(
+        output,
+        |rewrite| render_rewrite(rewrite, parsed.reasoning_field),
+        |message, out| render_message(message, parsed.reasoning_field, out),
+    );
     parsed.body_with(messages)
+}
+
+/// A rewritten message as its original with the pass's change (see
+/// [`Rewrite`]): a `tool` message with its new content in the original's
+/// shape; any other with the reasoning a pass dropped removed and its content
+/// parts reused where untouched. Its tool calls are the original's (a rewrite
+/// keeps them).
+fn render_rewrite(rewrite: Rewrite, reasoning_field: &str) -> Value {
+    let Rewrite {
+        original,
+        parts: _,
+        message,
+    } = rewrite;
+    let mut rendered = original.clone();
+    let Value::Object(object) = &mut rendered else {
+        unreachable!("a parsed message is an object")
+    };
+    if let [Part::ToolResult(result)] = message.parts.as_slice() {
+        let content = result_content_like(object.get("content"), &result.content);
+        object.insert("content".into(), content);
+        return rendered;
+    }
+    let thinking: Vec<&str> = message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Thinking(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    for field in REASONING_FIELDS {
+        object.shift_remove(field);
+    }
+    if !thinking.is_empty() {
+        let field = REASONING_FIELDS
+            .into_iter()
+            .find(|f| original.get(f).is_some())
+            .unwrap_or(reasoning_field);
+        object.insert(field.into(), thinking.join("\n").into());
+    }
+    // The content parts: text and content blocks, not calls or the legacy
+    // `function_call` (kept as they were).
+    let content_parts = message.parts.iter().filter(|p| match p {
+        Part::Text(_) => true,
+        Part::Opaque(json) => !is_legacy_call(json),
+        _ => false,
+    });
+    let content = match object.get("content") {
+        Some(Value::Array(blocks)) => {
+            let mut parts = Vec::new();
+            read_content(
+                Some(&Value::Array(blocks.clone())),
+                &At::ROOT,
+                &mut parts,
+                opaque_block,
+            )
+            .expect("the original's content was read before");
+            Value::Array(rewritten_blocks(
+                blocks,
+                &parts,
+                content_parts,
+                content_block,
+            ))
+        }
+        _ => {
+            let blocks: Vec<Value> = content_parts.map(content_block).collect();
+            match blocks.as_slice() {
+                [block] if block["type"] == "text" => block["text"].clone(),
+                [] => object.get("content").cloned().unwrap_or(Value::Null),
+                _ => Value::Array(blocks),
+            }
+        }
+    };
+    object.insert("content".into(), content);
+    rendered
+}
+
+/// A text or opaque part as an element of a `content` list.
+fn content_block(part: &Part) -> Value {
+    match part {
+        Part::Text(text) => text_block(text),
+        Part::Opaque(json) => json_or_string(json),
+        _ => unreachable!("only content parts are content blocks"),
+    }
+}
+
+/// Whether an opaque part is the legacy `function_call` wrapper.
+fn is_legacy_call(json: &str) -> bool {
+    matches!(json_or_string(json), Value::Object(w) if w.len() == 1 && w.contains_key(LEGACY_CALL))
 }
 
 /// Renders one model message as OpenAI messages: one `tool` message per tool result
@@ -421,6 +512,70 @@ mod tests {
             render_messages(&parsed, &messages[..1])[0]["role"],
             "developer"
         );
+    }
+
+    #[test]
+    fn a_rewrite_keeps_every_key_and_shape_it_does_not_change() {
+        let body: Value = serde_json::from_str(
+            r#"{"model": "m", "messages": [
+                {"role": "assistant", "reasoning_content": "hm", "content": "looking",
+                 "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "shot", "arguments": "{}"}},
+                    {"id": "c2", "type": "function", "function": {"name": "sh", "arguments": "{\"cmd\": \"ls\"}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "name": "shot", "content": [
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]},
+                {"role": "tool", "tool_call_id": "c2", "name": "sh", "content": "a\nb"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c3", "type": "function", "function": {"name": "sh", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c3", "content": "ok"}
+            ]}"#,
+        )
+        .unwrap();
+        let parsed = Parsed::parse(body.clone(), Format::OpenAi).unwrap();
+        let messages = parsed.messages();
+        let original = &body["messages"];
+        let result = |i: usize, content: &str| Message {
+            role: Role::Tool,
+            parts: vec![Part::ToolResult(ToolResult {
+                call_id: messages[i].tool_results().next().unwrap().call_id.clone(),
+                content: content.into(),
+                is_error: false,
+            })],
+        };
+        let mut pruned = messages[0].clone();
+        pruned.parts.remove(0);
+        let mut placeholder = messages[3].clone();
+        placeholder
+            .parts
+            .insert(0, Part::Text("[condense: 2 steps elided]".into()));
+        let out = parsed.render(&[
+            Item::Rewritten(0, pruned),
+            Item::Rewritten(1, result(1, "[image cleared]")),
+            Item::Rewritten(2, result(2, "[cleared]")),
+            Item::Rewritten(3, placeholder),
+            Item::Kept(4),
+        ])["messages"]
+            .clone();
+        // Reasoning dropped; content and calls as they were.
+        let mut expected = original[0].clone();
+        expected
+            .as_object_mut()
+            .unwrap()
+            .shift_remove("reasoning_content");
+        assert_eq!(out[0].to_string(), expected.to_string());
+        // Cleared results keep `name`, and the shape of their content.
+        assert_eq!(
+            out[1],
+            json!({"role": "tool", "tool_call_id": "c1", "name": "shot", "content": [{"type": "text", "text": "[image cleared]"}]})
+        );
+        assert_eq!(
+            out[2],
+            json!({"role": "tool", "tool_call_id": "c2", "name": "sh", "content": "[cleared]"})
+        );
+        // A placeholder where there was no content: a string.
+        assert_eq!(out[3]["content"], "[condense: 2 steps elided]");
+        assert_eq!(out[3]["tool_calls"], original[3]["tool_calls"]);
+        assert_eq!(out[4], original[4]);
     }
 
     #[test]
