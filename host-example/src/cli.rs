@@ -60,7 +60,10 @@ enum Command {
             configuration as TOML (--show).\n\n\
             --schema prints the JSON Schema (draft 2020-12) of the TOML config file: every key \
             with its description, type, default and allowed range. Point an editor's TOML \
-            support at it to get completion and checking while you write condense.toml.\n\n\
+            support at it to get completion and checking while you write condense.toml. \
+            The compressor's keys come from the compressor itself (its settings-schema \
+            export): the embedded one's, or with --compressor (or a --config naming one) \
+            that compressor's.\n\n\
             --show prints every key with the value condense uses: the defaults, then the \
             --config file, then the --agent NAME overrides, then --compressor/--summarizer. \
             The output is itself a valid config file; copy it as a starting point. Without \
@@ -173,8 +176,9 @@ struct DemoArgs {
 #[command(group(ArgGroup::new("output").required(true).args(["schema", "show"])))]
 struct ConfigArgs {
     /// Print the JSON Schema of the config file: every key with its description, type,
-    /// default and allowed range.
-    #[arg(long, conflicts_with_all = ["config", "agent", "compressor", "summarizer"])]
+    /// default and allowed range. The compressor's keys are those the compressor publishes:
+    /// the embedded one's, or those of --compressor (or of the one --config names).
+    #[arg(long, conflicts_with_all = ["summarizer"])]
     schema: bool,
     /// Print the effective configuration as TOML: every key with the value condense uses,
     /// after the defaults, --config, --agent and --compressor/--summarizer.
@@ -244,7 +248,22 @@ pub fn run_on(
 
 fn config(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     if args.schema {
-        out.write_all(settings::json_schema_text().as_bytes())?;
+        // A compressor from a path publishes its own keys.
+        let (settings, _) = args.common.load(Settings::default())?;
+        let text = match &settings.components.compressor {
+            None => settings::json_schema_text(),
+            Some(path) => {
+                let published = settings.middleware()?.runtime().settings_schema()?;
+                let schema = serde_json::from_str(&published).with_context(|| {
+                    format!(
+                        "the compressor {} published a settings schema that is not JSON",
+                        path.display()
+                    )
+                })?;
+                settings::schema_text(&settings::json_schema_with(&schema))
+            }
+        };
+        out.write_all(text.as_bytes())?;
         return Ok(());
     }
     let (settings, file) = args.common.load(Settings::default())?;

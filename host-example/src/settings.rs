@@ -281,6 +281,15 @@ impl Settings {
             source(&self.components.compressor, embedded::COMPRESSOR),
             summarizers,
         )?;
+        // The embedded compressor's keys are checked natively (`validate`,
+        // the same code); a compressor from a path checks its own.
+        if let Some(path) = &self.components.compressor {
+            match runtime.validate_settings(&self.compressor_json()) {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => bail!("{why} (a key of the compressor {})", path.display()),
+                Err(failure) => bail!("{failure}"),
+            }
+        }
         Ok(Middleware::new(runtime).with_max_request_bytes(self.limits.max_request_bytes as usize))
     }
 
@@ -652,13 +661,18 @@ struct HostKeys {
 /// [`LIMIT_RANGES`], the tables `validate` enforces. `agents` is an object
 /// whose values are the same schema without `agents`.
 pub fn json_schema() -> serde_json::Value {
+    let embedded = serde_json::from_str(&condense_compressor::Settings::schema())
+        .expect("the compressor's schema is JSON");
+    json_schema_with(&embedded)
+}
+
+/// [`json_schema`] with the compressor keys of `compressor` (the schema a
+/// compressor's `settings-schema` export returns).
+pub fn json_schema_with(compressor: &serde_json::Value) -> serde_json::Value {
     use serde_json::{Value, json};
 
     let mut schema = schemars::schema_for!(HostKeys).to_value();
     apply_ranges(&mut schema, CORE_RANGES);
-    // The embedded compressor's keys, from the schema it publishes.
-    let compressor: Value = serde_json::from_str(&condense_compressor::Settings::schema())
-        .expect("the compressor's schema is JSON");
     for key in ["properties", "$defs"] {
         if let Some(Value::Object(entries)) = compressor.get(key) {
             let into = schema[key]
@@ -701,7 +715,12 @@ pub fn json_schema() -> serde_json::Value {
 /// [`json_schema`] as `condense config --schema` prints it (and as the golden
 /// file `host-example/config.schema.json` holds it).
 pub fn json_schema_text() -> String {
-    let mut text = serde_json::to_string_pretty(&json_schema()).expect("a JSON value serialises");
+    schema_text(&json_schema())
+}
+
+/// A schema as `condense config --schema` prints it.
+pub fn schema_text(schema: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(schema).expect("a JSON value serialises");
     text.push('\n');
     text
 }

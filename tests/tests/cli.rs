@@ -1257,7 +1257,7 @@ fn config_and_agent_errors_exit_non_zero_and_write_nothing() {
         ),
         (&["config", "--schema", "--show"], "cannot be used with"),
         (
-            &["config", "--schema", "--config", config],
+            &["config", "--schema", "--summarizer", "x.wasm"],
             "cannot be used with",
         ),
         (&["config"], "--schema"),
@@ -1336,4 +1336,45 @@ fn config_help_teaches_schema_and_show() {
             "{command}: {help}"
         );
     }
+}
+
+/// The embedded compressor written to a file, so it loads as a third
+/// party's would (its keys known only from its own exports).
+fn compressor_from_a_path(dir: &Path) -> PathBuf {
+    let path = dir.join("my_compressor.wasm");
+    std::fs::write(&path, condense::embedded::COMPRESSOR).unwrap();
+    path
+}
+
+#[test]
+fn a_compressor_from_a_path_publishes_its_schema_and_checks_its_own_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = compressor_from_a_path(dir.path());
+    let path_arg = path.to_str().unwrap();
+    // The schema assembled from the component's `settings-schema` export is
+    // the one built from the same compressor natively.
+    let from_component = condense(&["config", "--schema", "--compressor", path_arg], "").unwrap();
+    assert_eq!(
+        from_component,
+        condense(&["config", "--schema"], "").unwrap()
+    );
+
+    // A value the compressor refuses, checked by its `validate-settings`
+    // before any request is read (the host does not know its keys).
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        format!("result_char_threshold = 5\n[components]\ncompressor = {path_arg:?}\n"),
+    )
+    .unwrap();
+    let e = condense(
+        &["compress", "--config", config.to_str().unwrap()],
+        "{\"messages\": []}",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("result_char_threshold = 5: must be between 100 and 100000000")
+            && e.contains("a key of the compressor"),
+        "{e}"
+    );
 }

@@ -313,6 +313,54 @@ impl Runtime {
         }
     }
 
+    /// The compressor's own check of its settings JSON (its
+    /// `validate-settings` export): `Ok(Err(why))` names the key and the
+    /// problem. A host calls it once, when it loads its configuration.
+    pub fn validate_settings(&self, settings: &str) -> Result<Result<(), String>, GuestFailure> {
+        self.compressor_export(|instance, store| {
+            instance
+                .condense_middleware_compressor()
+                .call_validate_settings(store, settings)
+        })
+    }
+
+    /// The JSON Schema of the compressor's settings (its `settings-schema`
+    /// export).
+    pub fn settings_schema(&self) -> Result<String, GuestFailure> {
+        self.compressor_export(|instance, store| {
+            instance
+                .condense_middleware_compressor()
+                .call_settings_schema(store)
+        })
+    }
+
+    /// Calls one of the compressor's exports besides `compress` in a fresh
+    /// instance, under the same limits.
+    fn compressor_export<R>(
+        &self,
+        call: impl FnOnce(
+            &CompressorWorld,
+            &mut Store<StoreData<SummarizerSession>>,
+        ) -> wasmtime::Result<R>,
+    ) -> Result<R, GuestFailure> {
+        let deadline = self.sandbox.deadline();
+        let session =
+            SummarizerSession::new(self.sandbox.clone(), self.summarizers.clone(), deadline);
+        let mut store = self.sandbox.store(session, deadline);
+        let label = &self.compressor.label;
+        let instance = self
+            .compressor
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| failure(label, FailureKind::Instantiate, format!("{e:#}")))?;
+        let result = call(&instance, &mut store).map_err(|e| {
+            let (kind, detail) = self.sandbox.failure(store.data(), &e);
+            failure(label, kind, detail)
+        });
+        store.into_data().forward_output(label);
+        result
+    }
+
     /// One `summarize` call, straight to the summarizer component: for hosts
     /// that fold on their own, and for trying a summarizer out.
     pub fn summarize(
