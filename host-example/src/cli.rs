@@ -512,8 +512,7 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
             times.push(sent.report.elapsed_us);
             if let Some(r) = sent
                 .report
-                .guest
-                .as_ref()
+                .guest()
                 .filter(|r| r.trigger == condense_model::Trigger::Compacted)
             {
                 let folded = if r.newly_folded == 0 {
@@ -548,13 +547,13 @@ fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
                     ));
                 }
             }
-            if let Some(reason) = &sent.report.reason {
+            if let Some(reason) = sent.report.reason() {
                 events.push(format!("{call:>6} failed open: {reason}"));
             }
             // A failed-open call may still carry the guest's report: its
             // messages are the input's, with no summary in them.
-            let folded = sent.report.status != Status::FailedOpen
-                && sent.report.guest.as_ref().is_some_and(|r| r.boundary > 0);
+            let folded = sent.report.status() != Status::FailedOpen
+                && sent.report.guest().is_some_and(|r| r.boundary > 0);
             last = Some((
                 request.len(),
                 sent.messages(request),

@@ -1306,27 +1306,27 @@ memory_mib = 128
         let at_cap = request(1024);
         let sent = middleware.compress(&at_cap, &settings.core, &json, None);
         assert_ne!(
-            sent.report.status,
+            sent.report.status(),
             condense_host::Status::FailedOpen,
             "{:?}",
             sent.report
         );
-        assert!(sent.report.guest.is_some());
+        assert!(sent.report.guest().is_some());
 
         let over = request(1025);
         let sent = middleware.compress(&over, &settings.core, &json, Some(&checkpoint));
-        assert_eq!(sent.report.status, condense_host::Status::FailedOpen);
+        assert_eq!(sent.report.status(), condense_host::Status::FailedOpen);
         assert_eq!(sent.messages(&over), over);
         assert_eq!(sent.checkpoint, Some(checkpoint));
         assert_eq!(
-            sent.report.reason.as_deref(),
+            sent.report.reason(),
             Some(
                 "request of 1025 bytes is over limits.max_request_bytes = 1024: sent unchanged, \
                  no component ran"
             )
         );
-        assert!(sent.report.component.is_none() && sent.report.failure.is_none());
-        assert!(sent.report.guest.is_none());
+        assert!(sent.report.component().is_none() && sent.report.failure().is_none());
+        assert!(sent.report.guest().is_none());
         let json = serde_json::to_value(&sent.report).unwrap();
         assert_eq!(json["status"], "failed-open");
         assert!(json.get("failure").is_none(), "{json}");

@@ -630,9 +630,9 @@ fn the_library_middleware_stays_fail_open_on_bad_pairing() {
     let sent = embedded_middleware().compress(parsed.messages(), &config_40k(), "{}", None);
     assert_eq!(sent.messages(parsed.messages()), parsed.messages());
     assert!(sent.checkpoint.is_none());
-    assert_eq!(sent.report.status, condense_host::Status::FailedOpen);
+    assert_eq!(sent.report.status(), condense_host::Status::FailedOpen);
     assert_eq!(
-        sent.report.failure,
+        sent.report.failure(),
         Some(condense_host::FailureKind::CompressError)
     );
 }

@@ -31,15 +31,14 @@ fn replay_checked(
         call += 1;
         let at = format!("{name}, call {call} ({} messages)", request.len());
         assert_ne!(
-            sent.report.status,
+            sent.report.status(),
             Status::FailedOpen,
             "{at}: {:?}",
-            sent.report.reason
+            sent.report.reason()
         );
         let report = sent
             .report
-            .guest
-            .as_ref()
+            .guest()
             .expect("a compressed call has the guest's report");
         check_items(History::whole(request), &sent.items, report.cut())
             .unwrap_or_else(|v| panic!("{at}: {v}"));
@@ -236,7 +235,7 @@ fn anthropic_sessions_keep_their_json_and_signed_thinking() {
             // original JSON, byte for byte, and the body's other fields are kept.
             let sent = config.compress(middleware, history, None);
             let rendered = parsed.render(&sent.items);
-            let tail_start = sent.report.guest.as_ref().unwrap().tail_start as usize;
+            let tail_start = sent.report.guest().unwrap().tail_start as usize;
             let original = body["messages"].as_array().unwrap();
             let out = rendered["messages"].as_array().unwrap();
             // Index 0 of the model history is the system prompt when the body has one.

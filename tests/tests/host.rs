@@ -85,20 +85,17 @@ fn assert_failed_open(
     says: &[&str],
 ) {
     let report = &sent.report;
-    assert_eq!(report.status, Status::FailedOpen, "{at}: {report:?}");
+    assert_eq!(report.status(), Status::FailedOpen, "{at}: {report:?}");
     assert_unchanged(at, sent, history);
     assert_eq!(
         sent.checkpoint.as_ref(),
         given,
         "{at}: the previous checkpoint is kept"
     );
-    assert_eq!(report.failure, Some(kind), "{at}: {report:?}");
-    let component = report
-        .component
-        .as_ref()
-        .expect("the failed component is named");
+    assert_eq!(report.failure(), Some(kind), "{at}: {report:?}");
+    let component = report.component().expect("the failed component is named");
     assert_eq!(component.role, role, "{at}: {report:?}");
-    let reason = report.reason.as_deref().expect("a reason");
+    let reason = report.reason().expect("a reason");
     assert!(
         reason.starts_with(&component.to_string()),
         "{at}: the reason names the component: {reason}"
@@ -138,12 +135,12 @@ fn embedded_compressor_passes_every_corpus_session_validly() {
         let messages = session(&name);
         let out = embedded_middleware().compress(&messages, &CoreConfig::default(), "{}", None);
         assert_ne!(
-            out.report.status,
+            out.report.status(),
             Status::FailedOpen,
             "{name}: {:?}",
-            out.report.reason
+            out.report.reason()
         );
-        let guest = out.report.guest.expect("the compressor's report");
+        let guest = out.report.guest().expect("the compressor's report");
         assert!(
             guest.tokens_after <= guest.tokens_before,
             "{name}: {guest:?}"
@@ -182,10 +179,10 @@ fn assert_passes_through(command: &str) {
     let messages = history(command);
     let out = hostile_middleware().compress(&messages, &CoreConfig::default(), "{}", None);
     assert_ne!(
-        out.report.status,
+        out.report.status(),
         Status::FailedOpen,
         "{command}: {:?}",
-        out.report.reason
+        out.report.reason()
     );
     assert_unchanged(command, &out, &messages);
 }
@@ -200,10 +197,10 @@ fn compressor_reaches_the_summarizer_through_its_import() {
     let out =
         hostile_middleware().compress(&history("summarize"), &CoreConfig::default(), "{}", None);
     assert_ne!(
-        out.report.status,
+        out.report.status(),
         Status::FailedOpen,
         "{:?}",
-        out.report.reason
+        out.report.reason()
     );
     assert_eq!(
         out.checkpoint.as_ref().map(text_of).as_deref(),
@@ -263,7 +260,7 @@ fn orphaned_tool_call_fails_validation() {
         &["returned invalid output: pairs-intact"],
     );
     assert!(
-        out.report.guest.is_some(),
+        out.report.guest().is_some(),
         "the invalid output's report is kept for the record"
     );
 }
@@ -286,7 +283,7 @@ fn summarizer_panic_is_blamed_on_the_summarizer() {
         FailureKind::Panic,
         &["hostile summarizer: trap requested"],
     );
-    let reason = out.report.reason.unwrap();
+    let reason = out.report.reason().unwrap();
     assert!(
         reason.starts_with("summarizer `test_summarizer_hostile.wasm` trapped"),
         "{reason}"
@@ -305,7 +302,7 @@ fn summarizer_refusal_fails_open_with_its_error() {
         &["hostile summarizer: refusing on request"],
     );
     assert_eq!(
-        out.report.reason.as_deref(),
+        out.report.reason(),
         Some(
             "summarizer `test_summarizer_hostile.wasm` refused to summarize: hostile summarizer: refusing on request"
         )
@@ -346,7 +343,7 @@ fn concurrent_calls_share_one_runtime() {
             })
             .collect();
         for call in calls {
-            assert_ne!(call.join().unwrap().report.status, Status::FailedOpen);
+            assert_ne!(call.join().unwrap().report.status(), Status::FailedOpen);
         }
     });
 }
@@ -410,10 +407,10 @@ fn swapped_summarizer_writes_the_fold() {
     });
     let out = config.compress(custom_summarizer_middleware(), &messages, None);
     assert_ne!(
-        out.report.status,
+        out.report.status(),
         Status::FailedOpen,
         "{:?}",
-        out.report.reason
+        out.report.reason()
     );
     let summary = summary_of(&out.checkpoint.expect("a fold leaves a checkpoint"));
     assert!(summary.starts_with("COUNTING SUMMARIZER: "), "{summary}");
@@ -510,10 +507,10 @@ fn probe_sandbox() -> Vec<(String, String)> {
     let messages = history("probe");
     let out = hostile_middleware().compress(&messages, &CoreConfig::default(), "{}", None);
     assert_ne!(
-        out.report.status,
+        out.report.status(),
         Status::FailedOpen,
         "{:?}",
-        out.report.reason
+        out.report.reason()
     );
     assert_unchanged("probe: the probe passes the messages on", &out, &messages);
     let summary = text_of(out.checkpoint.as_ref().expect("the probe's report"));
@@ -580,7 +577,7 @@ fn summarizer_of_100_mib_fails_open_at_its_memory_cap() {
         FailureKind::OutOfMemory,
         &["memory limit of 32 MiB reached"],
     );
-    let reason = out.report.reason.unwrap();
+    let reason = out.report.reason().unwrap();
     assert!(
         reason.starts_with("summarizer `test_summarizer_hostile.wasm` trapped"),
         "{reason}"
@@ -598,10 +595,10 @@ fn summary_under_the_summarizer_cap_reaches_the_compressor_whole() {
     let out =
         hostile_middleware().compress(&history("summarize 16"), &CoreConfig::default(), "{}", None);
     assert_ne!(
-        out.report.status,
+        out.report.status(),
         Status::FailedOpen,
         "{:?}",
-        out.report.reason
+        out.report.reason()
     );
     let summary = text_of(out.checkpoint.as_ref().expect("the summary's checkpoint"));
     assert_eq!(summary.len(), 16 << 20);
@@ -706,9 +703,13 @@ fn summarizer_error_fails_open_as_a_summarizer_failure() {
         FailureKind::Summarizer,
         &["hostile summarizer: refusing on request"],
     );
-    assert!(sent.report.guest.is_none(), "no outcome: {:?}", sent.report);
+    assert!(
+        sent.report.guest().is_none(),
+        "no outcome: {:?}",
+        sent.report
+    );
     assert_eq!(
-        sent.report.reason.as_deref(),
+        sent.report.reason(),
         Some(
             "summarizer `test_summarizer_hostile.wasm` refused to summarize: hostile summarizer: refusing on request"
         )
@@ -718,12 +719,12 @@ fn summarizer_error_fails_open_as_a_summarizer_failure() {
     let history = long_history(10, "fine");
     let sent = config.compress(middleware, &history, Some(&given));
     assert_ne!(
-        sent.report.status,
+        sent.report.status(),
         Status::FailedOpen,
         "{:?}",
-        sent.report.reason
+        sent.report.reason()
     );
-    let report = sent.report.guest.as_ref().expect("the compressor's report");
+    let report = sent.report.guest().expect("the compressor's report");
     assert_eq!(report.trigger, Trigger::Compacted, "{report:?}");
     assert!(report.boundary > 0, "{report:?}");
     let stored = sent
@@ -748,12 +749,12 @@ fn assert_offset_calls_match_full_calls(name: &str, config: &TestConfig) {
         let at = format!("{name}, call {call} ({} messages)", request.len());
         let sent = middleware.compress(request, &config.core, &json, given);
         assert_ne!(
-            sent.report.status,
+            sent.report.status(),
             Status::FailedOpen,
             "{at}: {:?}",
-            sent.report.reason
+            sent.report.reason()
         );
-        let report = sent.report.guest.as_ref().expect("the compressor's report");
+        let report = sent.report.guest().expect("the compressor's report");
         let compacted = report.trigger == Trigger::Compacted;
         match given.filter(|cp| cp.checkpoint.boundary > 0) {
             None => assert_eq!(sent.report.sent_from, 0, "{at}: nothing folded yet"),
@@ -774,10 +775,10 @@ fn assert_offset_calls_match_full_calls(name: &str, config: &TestConfig) {
                 assert!(!stale.fits(request));
                 let full = middleware.compress(request, &config.core, &json, Some(&stale));
                 assert_ne!(
-                    full.report.status,
+                    full.report.status(),
                     Status::FailedOpen,
                     "{at}: {:?}",
-                    full.report.reason
+                    full.report.reason()
                 );
                 assert_eq!(full.report.sent_from, 0, "{at}: the whole history is sent");
                 assert_eq!(
@@ -786,7 +787,8 @@ fn assert_offset_calls_match_full_calls(name: &str, config: &TestConfig) {
                 );
                 assert_eq!(full.items, sent.items, "{at}: the same request");
                 assert_eq!(
-                    full.report.guest, sent.report.guest,
+                    full.report.guest(),
+                    sent.report.guest(),
                     "{at}: the same report"
                 );
                 assert_eq!(
@@ -843,10 +845,10 @@ fn checkpoint_of_a_changed_prefix_is_ignored_and_the_fold_recomputed() {
     let history = session("cc-opus-b");
     let first = config.compress(middleware, &history, None);
     assert_ne!(
-        first.report.status,
+        first.report.status(),
         Status::FailedOpen,
         "{:?}",
-        first.report.reason
+        first.report.reason()
     );
     let stored = first.checkpoint.clone().expect("the session is folded");
     assert!(stored.checkpoint.boundary > 0, "{stored:?}");
@@ -855,7 +857,7 @@ fn checkpoint_of_a_changed_prefix_is_ignored_and_the_fold_recomputed() {
     let again = config.compress(middleware, &history, Some(&stored));
     assert_eq!(again.report.sent_from, stored.checkpoint.boundary);
     assert_eq!(
-        again.report.guest.as_ref().map(|r| r.trigger),
+        again.report.guest().map(|r| r.trigger),
         Some(Trigger::ReusedCheckpoint)
     );
     assert_eq!(again.items, first.items);
@@ -867,10 +869,10 @@ fn checkpoint_of_a_changed_prefix_is_ignored_and_the_fold_recomputed() {
     assert!(!stored.fits(&edited));
     let sent = config.compress(middleware, &edited, Some(&stored));
     assert_ne!(
-        sent.report.status,
+        sent.report.status(),
         Status::FailedOpen,
         "{:?}",
-        sent.report.reason
+        sent.report.reason()
     );
     assert_eq!(sent.report.sent_from, 0);
     let why = sent
@@ -882,7 +884,7 @@ fn checkpoint_of_a_changed_prefix_is_ignored_and_the_fold_recomputed() {
         why.contains("is not the one the checkpoint folded"),
         "{why}"
     );
-    let report = sent.report.guest.as_ref().expect("the compressor's report");
+    let report = sent.report.guest().expect("the compressor's report");
     assert_eq!(report.checkpoint_ignored.as_deref(), Some(why));
     assert_eq!(report.trigger, Trigger::Compacted, "the fold is recomputed");
 
@@ -912,10 +914,10 @@ fn checkpoint_of_another_format_is_ignored_naming_its_format() {
     let sent =
         embedded_middleware().compress(&messages, &CoreConfig::default(), "{}", Some(&foreign));
     assert_ne!(
-        sent.report.status,
+        sent.report.status(),
         Status::FailedOpen,
         "{:?}",
-        sent.report.reason
+        sent.report.reason()
     );
     assert_eq!(sent.report.sent_from, 0);
     let why = sent.report.checkpoint_ignored.as_deref().expect("ignored");
@@ -938,10 +940,10 @@ fn offset_call_the_compressor_cannot_resume_is_retried_with_the_whole_history() 
     let sent =
         embedded_middleware().compress(&messages, &CoreConfig::default(), "{}", Some(&foreign));
     assert_ne!(
-        sent.report.status,
+        sent.report.status(),
         Status::FailedOpen,
         "{:?}",
-        sent.report.reason
+        sent.report.reason()
     );
     assert_eq!(sent.report.sent_from, 0, "the retry sent the whole history");
     let why = sent.report.checkpoint_ignored.as_deref().expect("ignored");
@@ -1030,7 +1032,7 @@ fn a_summarizer_chain_falls_through_on_an_error_a_trap_or_the_deadline() {
         let history = long_history(10, word);
         let sent = fold_config().compress(&chain, &history, None);
         assert_eq!(
-            sent.report.status,
+            sent.report.status(),
             Status::Compressed,
             "{word}: {:?}",
             sent.report

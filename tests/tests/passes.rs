@@ -199,8 +199,8 @@ impl Case {
     /// Anthropic JSON. Returns the rewritten region, as messages.
     fn run(&self, config: &TestConfig) -> (Vec<Message>, Compressed) {
         let out = config.compress(embedded_middleware(), &self.history, None);
-        assert_ne!(out.report.status, Status::FailedOpen, "{:?}", out.report);
-        let report = out.report.guest.as_ref().unwrap();
+        assert_ne!(out.report.status(), Status::FailedOpen, "{:?}", out.report);
+        let report = out.report.guest().unwrap();
         assert_eq!(report.trigger, Trigger::Compacted, "{report:?}");
         assert_eq!(report.boundary, 0, "the passes alone were enough");
         assert_eq!(report.newly_folded, 0);
@@ -352,7 +352,7 @@ fn a_run_of_exactly_n_loop_steps_collapses_and_one_fewer_stays() {
         assert!(case.kept(&out, &s.call) && case.kept(&out, &s.results));
     }
     assert_eq!(count_placeholders(&region), 1);
-    assert_eq!(out.report.guest.unwrap().passes.steps_elided, 3);
+    assert_eq!(out.report.guest().unwrap().passes.steps_elided, 3);
 
     // N = 4 collapses the second run too; N = 6 neither.
     let mut config = case.loops_only();
@@ -380,7 +380,7 @@ fn read_only_runs_stay_verbatim_and_break_loop_runs() {
             "a step outside a long run was elided"
         );
     }
-    assert_eq!(out.report.guest.unwrap().passes.steps_elided, 4);
+    assert_eq!(out.report.guest().unwrap().passes.steps_elided, 4);
 }
 
 #[test]
@@ -515,7 +515,7 @@ fn reasoning_is_pruned_signed_thinking_whole_and_unclosed_think_to_the_end() {
             .all(|t| !t.contains("<think>") && !t.contains("parser")),
         "{texts:?}"
     );
-    assert!(out.report.guest.unwrap().passes.reasoning_pruned >= 3);
+    assert!(out.report.guest().unwrap().passes.reasoning_pruned >= 3);
 
     // Echo policy: a provider that needs reasoning back gets all of it.
     let mut echo = case.config();
@@ -527,7 +527,7 @@ fn reasoning_is_pruned_signed_thinking_whole_and_unclosed_think_to_the_end() {
             "reasoning kept byte-exact under reasoning_echo"
         );
     }
-    assert_eq!(out.report.guest.unwrap().passes.reasoning_pruned, 0);
+    assert_eq!(out.report.guest().unwrap().passes.reasoning_pruned, 0);
 }
 
 #[test]
@@ -566,7 +566,7 @@ fn long_old_results_are_truncated_except_kept_and_excluded_ones() {
                 .starts_with(&head[..head.rfind('\n').unwrap_or(head.len())])
         );
     }
-    assert!(out.report.guest.unwrap().passes.results_cleared >= 2);
+    assert!(out.report.guest().unwrap().passes.results_cleared >= 2);
 
     // Clear mode: a short placeholder naming the call.
     let mut clear = case.config();

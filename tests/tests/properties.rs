@@ -1206,14 +1206,14 @@ proptest! {
             let expected = native(request, &config, given)?;
             let got = config.compress(middleware, request, session.as_ref());
             prop_assert_ne!(
-                got.report.status,
+                got.report.status(),
                 Status::FailedOpen,
                 "call at {}: the component failed: {:?}",
                 i,
-                got.report.reason
+                got.report.reason()
             );
             prop_assert_eq!(
-                got.report.guest.as_ref(),
+                got.report.guest(),
                 Some(&expected.report),
                 "call at {}: component and native reports differ",
                 i

@@ -81,20 +81,20 @@ fn compress(
 ) -> Compressed {
     let out = config.compress(embedded_middleware(), history, checkpoint);
     assert_ne!(
-        out.report.status,
+        out.report.status(),
         Status::FailedOpen,
         "{:?}",
-        out.report.reason
+        out.report.reason()
     );
     out
 }
 
 fn trigger(out: &Compressed) -> Trigger {
-    out.report.guest.as_ref().unwrap().trigger
+    out.report.guest().unwrap().trigger
 }
 
 fn boundary(out: &Compressed) -> usize {
-    out.report.guest.as_ref().unwrap().boundary as usize
+    out.report.guest().unwrap().boundary as usize
 }
 
 /// History messages `range`, each kept: what a verbatim run of the request is.
@@ -110,7 +110,7 @@ fn under_the_threshold_nothing_changes() {
     assert_eq!(trigger(&out), Trigger::UnderThreshold);
     assert!(out.checkpoint.is_none());
     // The report says so (it said `compressed` for a call that changed nothing).
-    assert_eq!(out.report.status, Status::Unchanged);
+    assert_eq!(out.report.status(), Status::Unchanged);
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn system_messages_stay_verbatim_and_the_summary_follows_them() {
     history.extend(turn("a", "Fix the bug.", 12));
     let out = compress(&history, &config(3_000, 1_500, 600), None);
     assert_eq!(trigger(&out), Trigger::Compacted);
-    assert_eq!(out.report.status, Status::Compressed);
+    assert_eq!(out.report.status(), Status::Compressed);
     assert_eq!(out.items[..2], kept(0..2)[..]);
     assert!(matches!(&out.items[2], Item::Written(_)) && matches!(&out.items[3], Item::Written(_)));
     let messages = out.messages(&history);
@@ -176,7 +176,7 @@ fn a_long_turn_is_cut_inside_at_a_safe_point_with_its_opener_pinned() {
         "cut inside the turn, before a step: {b}"
     );
     assert_eq!(
-        out.report.guest.as_ref().unwrap().pinned_opening,
+        out.report.guest().unwrap().pinned_opening,
         Some(opener as u32)
     );
     assert_eq!(
@@ -217,7 +217,7 @@ fn messages_that_begin_with_the_summary_marker_are_not_taken_for_condenses_own()
     );
 
     let out = compress(&history, &cfg, None);
-    let report = out.report.guest.as_ref().unwrap();
+    let report = out.report.guest().unwrap();
     assert_eq!(report.trigger, Trigger::Compacted);
     assert_eq!(report.pinned_opening, Some(opener as u32));
     assert_eq!(out.items[0], Item::Kept(0), "the marked system message");
@@ -328,7 +328,7 @@ fn the_next_compaction_summarises_only_the_newly_folded_messages() {
         history.extend(step(&[&format!("late{s}")]));
     }
     let second = compress(&history, &cfg, Some(&checkpoint));
-    let report = second.report.guest.as_ref().unwrap();
+    let report = second.report.guest().unwrap();
     assert_eq!(report.trigger, Trigger::Compacted);
     let old_boundary = checkpoint.checkpoint.boundary;
     assert!(report.boundary > old_boundary);
@@ -363,7 +363,7 @@ fn a_checkpoint_for_another_history_is_ignored() {
     assert!(
         out.report.checkpoint_ignored.is_some(),
         "{:?}",
-        out.report.guest
+        out.report.guest()
     );
     assert_eq!(
         out.items, first.items,
@@ -443,7 +443,7 @@ fn assert_tail_comes_back_byte_for_byte(body: Value, format: Format) -> Value {
         recent_turns: 1,
     });
     let sent = compress(history, &cfg, None);
-    let report = sent.report.guest.as_ref().unwrap();
+    let report = sent.report.guest().unwrap();
     assert_eq!(report.trigger, Trigger::Compacted, "{report:?}");
     assert!(report.boundary > 0, "{report:?}");
     let tail_start = report.tail_start as usize;
@@ -547,7 +547,7 @@ fn a_rewritten_message_keeps_its_untouched_blocks_and_its_contents_shape() {
     })
     .with_passes();
     let sent = compress(parsed.messages(), &cfg, None);
-    let report = sent.report.guest.as_ref().unwrap();
+    let report = sent.report.guest().unwrap();
     assert!(report.passes.results_cleared > 0, "{report:?}");
 
     let rendered = parsed.render(&sent.items);

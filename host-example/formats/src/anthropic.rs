@@ -14,7 +14,7 @@
 //! the key is removed when there are none. Other new messages get block content;
 //! [`Role::Tool`] messages become `user` messages, where Anthropic carries results.
 
-use anyhow::{Result, bail};
+use crate::{Result, bail};
 use condense_model::{Item, Message, Part, Role, Thinking, ToolCall, ToolResult};
 use serde_json::{Value, json};
 

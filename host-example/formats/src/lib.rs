@@ -32,7 +32,7 @@
 //!     "content": "[condense summary] ann asked an old question",
 //! }));
 //! assert_eq!(request["messages"][1], body["messages"][1]); // with its `name`
-//! # Ok::<(), anyhow::Error>(())
+//! # Ok::<(), condense_formats::FormatError>(())
 //! ```
 
 mod anthropic;
@@ -41,10 +41,26 @@ mod openai;
 use std::fmt;
 use std::str::FromStr;
 
-use anyhow::{Result, anyhow, bail};
 use condense_model::invariants::{PairProblem, PartAt, check_pairs};
 use condense_model::{Item, Message, Part, Role};
 use serde_json::{Map, Value, json};
+
+/// Why a body is not a request of its format: the JSON location of the
+/// problem and what is wrong there, as one sentence (`messages[3].content[0]:
+/// tool_use block has no `input``).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FormatError(String);
+
+pub type Result<T, E = FormatError> = std::result::Result<T, E>;
+
+/// `return Err(FormatError(format!(...)))`.
+macro_rules! bail {
+    ($($message:tt)*) => {
+        return Err($crate::FormatError(format!($($message)*)))
+    };
+}
+pub(crate) use bail;
 
 /// The request-body formats condense reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,7 +88,7 @@ impl fmt::Display for Format {
 }
 
 impl FromStr for Format {
-    type Err = anyhow::Error;
+    type Err = FormatError;
 
     fn from_str(s: &str) -> Result<Self> {
         match s {
@@ -186,7 +202,7 @@ impl Parsed {
         };
         let call_at = |at: PartAt| self.call_at(at.message, at.part);
         let result_at = |at: PartAt| self.result_at(at.message, at.part);
-        bail!(match problem {
+        Err(FormatError(match problem {
             PairProblem::Unanswered { id, call, before } => format!(
                 "{}: tool call `{id}` has no result: {}, {} message, comes first (only the \
                  calls of the last assistant message may be pending)",
@@ -228,7 +244,7 @@ impl Parsed {
                 "{}: a tool message without a tool result",
                 self.message_at(message)
             ),
-        })
+        }))
     }
 
     /// The JSON location of message `index` of [`messages`](Self::messages).
@@ -522,12 +538,12 @@ impl<'v, 'a> Obj<'v, 'a> {
 
     fn require(&self, key: &str) -> Result<&'v Value> {
         self.get(key)
-            .ok_or_else(|| anyhow!("{}: {} has no `{key}`", self.at, self.what))
+            .ok_or_else(|| FormatError(format!("{}: {} has no `{key}`", self.at, self.what)))
     }
 
     fn str(&self, key: &str) -> Result<&'v str> {
         self.opt_str(key)?
-            .ok_or_else(|| anyhow!("{}: {} has no `{key}`", self.at, self.what))
+            .ok_or_else(|| FormatError(format!("{}: {} has no `{key}`", self.at, self.what)))
     }
 
     fn opt_str(&self, key: &str) -> Result<Option<&'v str>> {
@@ -557,12 +573,12 @@ impl<'v, 'a> Obj<'v, 'a> {
             .transpose()
     }
 
-    fn wrong_type(&self, key: &str, found: &Value, expected: &str) -> anyhow::Error {
-        anyhow!(
+    fn wrong_type(&self, key: &str, found: &Value, expected: &str) -> FormatError {
+        FormatError(format!(
             "{}: expected {expected}, found {}",
             self.at.key(key),
             kind(found)
-        )
+        ))
     }
 }
 

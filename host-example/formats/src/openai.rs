@@ -14,7 +14,7 @@
 //! otherwise, reasoning in the field the input used, and one `tool` message per
 //! tool result (from Anthropic-style messages that carry several).
 
-use anyhow::{Result, bail};
+use crate::{Result, bail};
 use condense_model::{Item, Message, Part, Role, Thinking, ToolCall, ToolResult};
 use serde_json::{Map, Value, json};
 

@@ -205,7 +205,7 @@ pub fn parse_body(body: &[u8], format: Option<Format>) -> Result<Parsed, BodyErr
         return Err(BodyError::Empty);
     }
     let value: serde_json::Value = serde_json::from_str(text).map_err(BodyError::Json)?;
-    let detected = formats::detect(&value).map_err(|e| BodyError::UnknownFormat(format!("{e:#}")));
+    let detected = formats::detect(&value).map_err(|e| BodyError::UnknownFormat(e.to_string()));
     let format = match (format, detected) {
         (None, detected) => detected?,
         // A forced format the body does not fit would render a request the
@@ -220,9 +220,9 @@ pub fn parse_body(body: &[u8], format: Option<Format>) -> Result<Parsed, BodyErr
         }
         (Some(forced), _) => forced,
     };
-    let invalid = |e: anyhow::Error| BodyError::Invalid {
+    let invalid = |e: formats::FormatError| BodyError::Invalid {
         format,
-        reason: format!("{e:#}"),
+        reason: e.to_string(),
     };
     let parsed = Parsed::parse(value, format).map_err(invalid)?;
     // Checked here, before any component runs: the compressor would refuse
@@ -290,7 +290,7 @@ pub fn compress_parsed(
     {
         // The request is still good to send: the next call recompacts.
         tracing::warn!("{e}");
-        sent.report.reason.get_or_insert_with(|| e.to_string());
+        sent.report.store_error = Some(e.to_string());
     }
     CompressedBody {
         body: rendered,

@@ -45,7 +45,7 @@ pub use body::{
     BodyConfig, BodyError, CheckpointStore, CompressedBody, FileStore, MemoryStore, StoreError,
     compress_body, compress_parsed,
 };
-pub use middleware::{Compressed, HostReport, Middleware, SessionCheckpoint, Status};
+pub use middleware::{Compressed, HostReport, Middleware, SessionCheckpoint, Status, Verdict};
 pub use runtime::{
     CONTRACT_VERSION, Called, ComponentLabel, ComponentRole, ComponentSource, FailureKind,
     GuestFailure, LoadError, Runtime,

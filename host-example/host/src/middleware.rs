@@ -66,7 +66,7 @@ impl Compressed {
     }
 }
 
-/// What the call did to the request.
+/// What the call did to the request, in one word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
@@ -79,25 +79,38 @@ pub enum Status {
     FailedOpen,
 }
 
+/// What the call did to the request, with what each case knows. Serialised
+/// flat into [`HostReport`]: `status` names the case.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Something was folded or rewritten; `guest` is the compressor's report.
+    Compressed { guest: Report },
+    /// The compressor kept every message as it is.
+    Unchanged { guest: Report },
+    /// Something failed; the history is sent as it is.
+    FailedOpen {
+        /// The component that failed; `None` when no component ran (the
+        /// request was over the size cap, which `reason` names).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        component: Option<ComponentLabel>,
+        /// How it failed; `None` when no component ran.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        failure: Option<FailureKind>,
+        /// The failure as a sentence naming the component.
+        reason: String,
+        /// The compressor's report, when it returned one (an output that
+        /// failed validation).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        guest: Option<Report>,
+    },
+}
+
 /// What happened in one call, for logs and metrics.
 #[derive(Clone, Debug, Serialize)]
 pub struct HostReport {
-    pub status: Status,
-    /// The component that failed. `None` with [`Status::FailedOpen`] when no
-    /// component ran: the request was over the size cap
-    /// ([`Middleware::with_max_request_bytes`]), which `reason` names.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub component: Option<ComponentLabel>,
-    /// How the component failed; `None` when no component ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<FailureKind>,
-    /// The failure as a sentence naming the component.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The compressor's own report, when it returned one (also for an output
-    /// that failed validation).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub guest: Option<Report>,
+    #[serde(flatten)]
+    pub verdict: Verdict,
     /// Why the stored checkpoint was not used, when one was given and not
     /// used (the fold was recomputed: one prompt-cache break).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,6 +126,53 @@ pub struct HostReport {
     pub sent_from: u32,
     /// Wall time of the whole call, validation included.
     pub elapsed_us: u64,
+    /// The new checkpoint could not be stored (set by [`compress_body`]
+    /// (crate::compress_body)): the request is still good to send, and the
+    /// next call compacts again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_error: Option<String>,
+}
+
+impl HostReport {
+    pub fn status(&self) -> Status {
+        match self.verdict {
+            Verdict::Compressed { .. } => Status::Compressed,
+            Verdict::Unchanged { .. } => Status::Unchanged,
+            Verdict::FailedOpen { .. } => Status::FailedOpen,
+        }
+    }
+
+    /// The compressor's report, when it returned one.
+    pub fn guest(&self) -> Option<&Report> {
+        match &self.verdict {
+            Verdict::Compressed { guest } | Verdict::Unchanged { guest } => Some(guest),
+            Verdict::FailedOpen { guest, .. } => guest.as_ref(),
+        }
+    }
+
+    /// Why the call failed open.
+    pub fn reason(&self) -> Option<&str> {
+        match &self.verdict {
+            Verdict::FailedOpen { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// How the component failed, when the call failed open in one.
+    pub fn failure(&self) -> Option<FailureKind> {
+        match &self.verdict {
+            Verdict::FailedOpen { failure, .. } => *failure,
+            _ => None,
+        }
+    }
+
+    /// The component that failed, when the call failed open in one.
+    pub fn component(&self) -> Option<&ComponentLabel> {
+        match &self.verdict {
+            Verdict::FailedOpen { component, .. } => component.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 impl Middleware {
@@ -173,16 +233,18 @@ impl Middleware {
             );
             tracing::warn!("condense failed open: {reason}");
             return unchanged(HostReport {
-                status: Status::FailedOpen,
-                component: None,
-                failure: None,
-                reason: Some(reason),
-                guest: None,
+                verdict: Verdict::FailedOpen {
+                    component: None,
+                    failure: None,
+                    reason,
+                    guest: None,
+                },
                 checkpoint_ignored: None,
                 summary_by: None,
                 fell_through: Vec::new(),
                 sent_from: 0,
                 elapsed_us: elapsed_us(started),
+                store_error: None,
             });
         }
         // Between compactions the folded messages need not cross the
@@ -246,20 +308,21 @@ impl Middleware {
                     items: outcome.items,
                     checkpoint: stored,
                     report: HostReport {
-                        status: if unchanged {
-                            Status::Unchanged
-                        } else {
-                            Status::Compressed
-                        },
-                        component: None,
-                        failure: None,
-                        reason: None,
                         checkpoint_ignored: outcome.report.checkpoint_ignored.clone(),
-                        guest: Some(outcome.report),
+                        verdict: if unchanged {
+                            Verdict::Unchanged {
+                                guest: outcome.report,
+                            }
+                        } else {
+                            Verdict::Compressed {
+                                guest: outcome.report,
+                            }
+                        },
                         summary_by,
                         fell_through,
                         sent_from: sent_from as u32,
                         elapsed_us,
+                        store_error: None,
                     },
                 }
             }
@@ -267,16 +330,18 @@ impl Middleware {
                 let (failure, guest) = *failed;
                 tracing::warn!(component = %failure.component, kind = ?failure.kind, "condense failed open: {failure}");
                 unchanged(HostReport {
-                    status: Status::FailedOpen,
-                    reason: Some(failure.to_string()),
-                    component: Some(failure.component),
-                    failure: Some(failure.kind),
-                    guest,
+                    verdict: Verdict::FailedOpen {
+                        reason: failure.to_string(),
+                        component: Some(failure.component),
+                        failure: Some(failure.kind),
+                        guest,
+                    },
                     checkpoint_ignored: None,
                     summary_by: None,
                     fell_through,
                     sent_from: sent_from as u32,
                     elapsed_us,
+                    store_error: None,
                 })
             }
         }

@@ -141,13 +141,12 @@ pub fn replay_middleware(
         let sent = middleware.compress(request, config, settings, checkpoint);
         on_call(request, &sent);
         Step {
-            compacted: sent.report.status != Status::FailedOpen
+            compacted: sent.report.status() != Status::FailedOpen
                 && sent
                     .report
-                    .guest
-                    .as_ref()
+                    .guest()
                     .is_some_and(|r| r.trigger == Trigger::Compacted),
-            failed_open: sent.report.status == Status::FailedOpen,
+            failed_open: sent.report.status() == Status::FailedOpen,
             messages: sent.messages(request),
             checkpoint: sent.checkpoint,
         }
