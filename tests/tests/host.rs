@@ -1117,7 +1117,7 @@ fn the_compressor_measures_in_the_hosts_token_counts() {
     assert_eq!(over.report.trigger, Trigger::Compacted);
     assert_eq!(over.report.tokens_before, tenfold.iter().sum::<u32>());
     // Counts that do not match the messages are the host's error, named.
-    let failure = call(&own[1..]).err().expect("refused");
+    let failure = call(&own[1..]).expect_err("refused");
     assert_eq!(failure.kind, FailureKind::CompressError);
     assert!(
         failure

@@ -98,6 +98,7 @@ fuzz_target!(|data: &[u8]| {
                 Some(cp) if g.u.arbitrary()? => cp.summary + &g.text()?,
                 _ => g.text()?,
             },
+            pair_tokens: g.u.arbitrary()?,
             tail_start,
             horizon,
         };
