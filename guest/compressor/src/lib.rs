@@ -90,16 +90,20 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
     config.validate().map_err(CompressError::InvalidConfig)?;
     settings.validate().map_err(CompressError::InvalidConfig)?;
     invariants::check_pairs(history).map_err(|p| CompressError::InvalidInput(p.to_string()))?;
-    let tokens = match tokens {
-        Some(given) if given.len() != history.len() => {
-            return Err(CompressError::InvalidInput(format!(
-                "tokens: {} counts for {} messages",
-                given.len(),
-                history.len()
-            )));
-        }
-        Some(given) => Cow::Borrowed(given),
-        None => Cow::Owned(estimate_messages(history)),
+    if let Some(given) = tokens
+        && given.len() != history.len()
+    {
+        return Err(CompressError::InvalidInput(format!(
+            "tokens: {} counts for {} messages",
+            given.len(),
+            history.len()
+        )));
+    }
+    // The counts of `history[from..]`: only the window's are estimated when
+    // the host gave none (the folded messages need none).
+    let window_tokens = |from: usize| match tokens {
+        Some(given) => Cow::Borrowed(&given[from..]),
+        None => Cow::Owned(estimate_messages(&history[from..])),
     };
 
     // What came before: the checkpoint's record if it still fits, and then
@@ -108,9 +112,10 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
     match checkpoint.map(|cp| usable(cp, history, offset)) {
         Some(Ok(state)) => {
             let from = state.prefix.boundary as usize - offset;
+            let tokens = window_tokens(from);
             let call = Call::new(
                 &history[from..],
-                &tokens[from..],
+                &tokens,
                 state.prefix.clone(),
                 config,
                 settings,
@@ -127,6 +132,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
         let why = ignored.unwrap_or_else(|| "an offset call needs its checkpoint".into());
         return Err(CompressError::NeedsFullHistory(why));
     }
+    let tokens = window_tokens(0);
     let call = Call::new(history, &tokens, Prefix::default(), config, settings);
     let mut outcome = call.run(None, None, summarize)?;
     outcome.report.checkpoint_ignored = ignored;

@@ -223,19 +223,14 @@ fn render_rewrite(rewrite: Rewrite, reasoning_field: &str) -> Value {
     // `function_call` (kept as they were).
     let content_parts = message.parts.iter().filter(|p| match p {
         Part::Text(_) => true,
-        Part::Opaque(json) => !is_legacy_call(json),
+        Part::Opaque(json) => unwrap_legacy_call(json_or_string(json)).is_err(),
         _ => false,
     });
     let content = match object.get("content") {
         Some(Value::Array(blocks)) => {
             let mut parts = Vec::new();
-            read_content(
-                Some(&Value::Array(blocks.clone())),
-                &At::ROOT,
-                &mut parts,
-                opaque_block,
-            )
-            .expect("the original's content was read before");
+            read_content(original.get("content"), &At::ROOT, &mut parts, opaque_block)
+                .expect("the original's content was read before");
             Value::Array(rewritten_blocks(
                 blocks,
                 &parts,
@@ -265,9 +260,15 @@ fn content_block(part: &Part) -> Value {
     }
 }
 
-/// Whether an opaque part is the legacy `function_call` wrapper.
-fn is_legacy_call(json: &str) -> bool {
-    matches!(json_or_string(json), Value::Object(w) if w.len() == 1 && w.contains_key(LEGACY_CALL))
+/// The call inside an opaque part's value when it is the legacy
+/// `function_call` wrapper (see [`LEGACY_CALL`]); any other value back as it is.
+fn unwrap_legacy_call(value: Value) -> Result<Value, Value> {
+    match value {
+        Value::Object(mut wrapper) if wrapper.len() == 1 && wrapper.contains_key(LEGACY_CALL) => {
+            Ok(wrapper.remove(LEGACY_CALL).expect("the key is there"))
+        }
+        other => Err(other),
+    }
 }
 
 /// Renders one model message as OpenAI messages: one `tool` message per tool result
@@ -282,13 +283,9 @@ fn render_message(message: &Message, reasoning_field: &str, out: &mut Vec<Value>
     for part in &message.parts {
         match part {
             Part::Text(text) => items.push(text_block(text)),
-            Part::Opaque(json) => match json_or_string(json) {
-                Value::Object(mut wrapper)
-                    if wrapper.len() == 1 && wrapper.contains_key(LEGACY_CALL) =>
-                {
-                    legacy_call = wrapper.remove(LEGACY_CALL);
-                }
-                block => items.push(block),
+            Part::Opaque(json) => match unwrap_legacy_call(json_or_string(json)) {
+                Ok(call) => legacy_call = Some(call),
+                Err(block) => items.push(block),
             },
             // OpenAI has no field for a signature: only the text can go back.
             Part::Thinking(t) => thinking.push(t.text.as_str()),

@@ -255,15 +255,8 @@ impl Runtime {
         checkpoint: Option<&Checkpoint>,
         tokens: Option<&[u32]>,
     ) -> Result<Called, GuestFailure> {
-        let deadline = self.sandbox.deadline();
-        let session =
-            SummarizerSession::new(self.sandbox.clone(), self.summarizers.clone(), deadline);
-        let mut store = self.sandbox.store(session, deadline);
+        let (mut store, instance) = self.compressor_instance()?;
         let label = &self.compressor.label;
-        let instance = match self.compressor.pre.instantiate(&mut store) {
-            Ok(instance) => instance,
-            Err(e) => return Err(failure(label, FailureKind::Instantiate, format!("{e:#}"))),
-        };
         let request = wit::CompressRequest {
             history: history.iter().map(Into::into).collect(),
             offset: u32::try_from(offset).unwrap_or(u32::MAX),
@@ -334,15 +327,11 @@ impl Runtime {
         })
     }
 
-    /// Calls one of the compressor's exports besides `compress` in a fresh
-    /// instance, under the same limits.
-    fn compressor_export<R>(
+    /// A fresh compressor instance in its own store, bound by a deadline
+    /// that starts now, its `summarizer` import served by the chain.
+    fn compressor_instance(
         &self,
-        call: impl FnOnce(
-            &CompressorWorld,
-            &mut Store<StoreData<SummarizerSession>>,
-        ) -> wasmtime::Result<R>,
-    ) -> Result<R, GuestFailure> {
+    ) -> Result<(Store<StoreData<SummarizerSession>>, CompressorWorld), GuestFailure> {
         let deadline = self.sandbox.deadline();
         let session =
             SummarizerSession::new(self.sandbox.clone(), self.summarizers.clone(), deadline);
@@ -353,6 +342,20 @@ impl Runtime {
             .pre
             .instantiate(&mut store)
             .map_err(|e| failure(label, FailureKind::Instantiate, format!("{e:#}")))?;
+        Ok((store, instance))
+    }
+
+    /// Calls one of the compressor's exports besides `compress` in a fresh
+    /// instance, under the same limits.
+    fn compressor_export<R>(
+        &self,
+        call: impl FnOnce(
+            &CompressorWorld,
+            &mut Store<StoreData<SummarizerSession>>,
+        ) -> wasmtime::Result<R>,
+    ) -> Result<R, GuestFailure> {
+        let (mut store, instance) = self.compressor_instance()?;
+        let label = &self.compressor.label;
         let result = call(&instance, &mut store).map_err(|e| {
             let (kind, detail) = self.sandbox.failure(store.data(), &e);
             failure(label, kind, detail)
