@@ -11,6 +11,12 @@
 //! - `steady+200k`: the same, with about 200k tokens of other sessions'
 //!   messages folded in front of cc-opus-b: the call must not grow with what
 //!   is folded.
+//! - `transcript/…`: the component call on a [`Transcript`], the history an
+//!   agent runtime keeps in memory, measured once per message appended: the
+//!   host neither hashes the folded messages again nor counts the tail.
+//! - `body/steady`: what `condense compress` and a proxy do between
+//!   compactions on cc-opus-b's request body: parse it, the call, render the
+//!   body to send.
 //! - `compact`: a cold call that folds the history (summarizer included).
 //! - where the component call's time goes: `host/prefix-hash` (the host's
 //!   check that the folded messages are unchanged), `host/estimate` (the
@@ -22,12 +28,14 @@
 //!
 //! Run: `cargo bench -p condense-tests --bench compress`.
 
-use condense_host::{Middleware, SessionCheckpoint};
+use condense_host::{
+    BodyConfig, MemoryStore, Middleware, SessionCheckpoint, Transcript, compress_body,
+};
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::estimate_messages;
 use condense_model::{Checkpoint, Message, Outcome, Role};
-use condense_tests::{TestConfig, config_40k, embedded_middleware, session};
+use condense_tests::{TestConfig, config_40k, corpus_dir, embedded_middleware, session};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -94,6 +102,37 @@ fn bench(c: &mut Criterion) {
             group.bench_function(format!("component/{name}{passes}"), |b| {
                 b.iter(|| config.compress(middleware, black_box(history), Some(&stored)))
             });
+            let transcript = Transcript::from(history.clone());
+            group.bench_function(format!("transcript/{name}{passes}"), |b| {
+                b.iter(|| {
+                    middleware.compress_transcript(
+                        black_box(&transcript),
+                        &config.core,
+                        &json,
+                        Some(&stored),
+                    )
+                })
+            });
+            if passes.is_empty() && name == "steady" {
+                let path = corpus_dir().join("sessions/cc-opus-b.json");
+                let messages = std::fs::read_to_string(path).expect("the session");
+                let body = format!(r#"{{"model": "gpt-4o", "messages": {messages}}}"#);
+                let body_config = BodyConfig {
+                    core: config.core,
+                    settings: json.clone(),
+                    format: None,
+                };
+                let call = || {
+                    let mut store = MemoryStore(Some(stored.clone()));
+                    compress_body(middleware, &body_config, body.as_bytes(), &mut store).unwrap()
+                };
+                assert_eq!(
+                    call().report.sent_from as usize,
+                    offset,
+                    "the body call resumes"
+                );
+                group.bench_function(format!("body/{name}"), |b| b.iter(call));
+            }
             if passes.is_empty() {
                 let runtime = middleware.runtime();
                 group.bench_function(format!("host/prefix-hash/{name}"), |b| {

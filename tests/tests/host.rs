@@ -8,7 +8,7 @@ use condense::embedded;
 use condense_host::replay::{Step, replay};
 use condense_host::{
     ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Limits, LoadError,
-    Middleware, Runtime, SessionCheckpoint, Status,
+    Middleware, Runtime, SessionCheckpoint, Status, Transcript,
 };
 use condense_model::{
     Checkpoint, CoreConfig, Item, Message, Part, Role, SummaryRequest, ToolCall, ToolResult,
@@ -823,6 +823,99 @@ fn offset_calls_give_the_full_calls_output() {
 #[test]
 fn offset_calls_give_the_full_calls_output_with_the_passes() {
     assert_offset_calls_match_full_calls("cc-opus-b", &config_40k().with_passes());
+}
+
+/// The two ways to send a history measure it differently (a slice on every
+/// call, a transcript once per message appended) and must not differ in
+/// anything else: the same request, report, resume point and checkpoint,
+/// prefix hash included, on every call of a session that compacts again and
+/// again.
+#[test]
+fn a_transcript_call_is_the_slice_call() {
+    let history = session("cc-opus-c");
+    let config = config_40k().with_passes();
+    let json = config.json();
+    let middleware = embedded_middleware();
+    let mut transcript = Transcript::new();
+    let (mut call, mut resumed) = (0, 0);
+    let stats = replay(&history, |request, given: Option<&SessionCheckpoint>| {
+        call += 1;
+        let at = format!("call {call} ({} messages)", request.len());
+        transcript.extend(request[transcript.len()..].iter().cloned());
+        let sliced = middleware.compress(request, &config.core, &json, given);
+        let kept = middleware.compress_transcript(&transcript, &config.core, &json, given);
+        assert_ne!(
+            kept.report.status(),
+            Status::FailedOpen,
+            "{at}: {:?}",
+            kept.report.reason()
+        );
+        assert_eq!(kept.items, sliced.items, "{at}: the same request");
+        assert_eq!(
+            kept.report.guest(),
+            sliced.report.guest(),
+            "{at}: the same report"
+        );
+        assert_eq!(kept.report.sent_from, sliced.report.sent_from, "{at}");
+        assert_eq!(
+            kept.checkpoint, sliced.checkpoint,
+            "{at}: the same checkpoint"
+        );
+        resumed += usize::from(kept.report.sent_from > 0);
+        let compacted = kept
+            .report
+            .guest()
+            .is_some_and(|r| r.trigger == Trigger::Compacted);
+        Step {
+            messages: kept.messages(request),
+            checkpoint: kept.checkpoint,
+            compacted,
+            failed_open: false,
+        }
+    });
+    assert!(
+        stats.compactions > 1 && resumed > 0,
+        "{} compactions, {resumed} calls resumed from a checkpoint",
+        stats.compactions
+    );
+}
+
+/// A rewound transcript (a turn undone, another written in its place)
+/// measures what it now holds: a checkpoint that folded the undone messages
+/// no longer fits, and the call starts from the first message again.
+#[test]
+fn a_checkpoint_does_not_fit_a_transcript_rewound_before_its_boundary() {
+    let history = session("cc-opus-c");
+    let config = config_40k();
+    let json = config.json();
+    let middleware = embedded_middleware();
+    let mut transcript = Transcript::from(history.clone());
+    let first = middleware.compress_transcript(&transcript, &config.core, &json, None);
+    let stored = first.checkpoint.expect("the session is over the threshold");
+    let boundary = stored.checkpoint.boundary as usize;
+    assert!(boundary > 2);
+    let again = middleware.compress_transcript(&transcript, &config.core, &json, Some(&stored));
+    assert_eq!(
+        again.report.sent_from as usize, boundary,
+        "unchanged: resumed"
+    );
+
+    let undone = (0..boundary)
+        .rev()
+        .find(|&i| history[i].parts.iter().any(|p| matches!(p, Part::Text(_))))
+        .expect("a folded message with text");
+    transcript.truncate(undone);
+    let mut rewritten = history[undone].clone();
+    edit_text(&mut rewritten);
+    transcript.push(rewritten);
+    transcript.extend(history[undone + 1..].iter().cloned());
+    assert!(!stored.fits(transcript.messages()));
+    let rewound = middleware.compress_transcript(&transcript, &config.core, &json, Some(&stored));
+    assert_ne!(rewound.report.status(), Status::FailedOpen);
+    assert_eq!(rewound.report.sent_from, 0, "the whole history is sent");
+    let sliced = middleware.compress(transcript.messages(), &config.core, &json, Some(&stored));
+    assert_eq!(rewound.items, sliced.items);
+    assert_eq!(rewound.checkpoint, sliced.checkpoint);
 }
 
 /// Appends to the first text of `message`.

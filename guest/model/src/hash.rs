@@ -5,27 +5,57 @@
 use crate::{Message, Part, Role};
 use xxhash_rust::xxh3::xxh3_128;
 
-/// Fields of at least this many bytes are hashed on their own (see [`chain`]).
+/// Fields of at least this many bytes are hashed on their own (see
+/// [`digest_into`]).
 const ONE_SHOT_FROM: usize = 1024;
-/// Bytes of short fields gathered before they are fed to the hasher.
-const BUFFER: usize = 16 << 10;
 
 /// A 128-bit xxh3 of `messages`, continuing from `previous` (0 for a hash
-/// from the start). Every field is tagged and length-prefixed, so no two
-/// different histories encode alike. xxh3 rather than a cryptographic hash:
-/// it runs on every call over up to a few megabytes, and guards against
-/// accidents (an edited, rewound or swapped history), not adversaries (a host
-/// that forges checkpoints controls the request anyway).
+/// from the start): the hash of the messages' [`message_digest`]s. Every
+/// field is tagged and length-prefixed, so no two different histories encode
+/// alike. xxh3 rather than a cryptographic hash: it runs on every call over
+/// up to a few megabytes, and guards against accidents (an edited, rewound or
+/// swapped history), not adversaries (a host that forges checkpoints controls
+/// the request anyway).
 pub fn chain(previous: u128, messages: &[Message]) -> u128 {
-    // A history is thousands of short fields (roles, ids, names) between
-    // long ones (tool results, file reads). xxh3's streaming hasher runs at a
-    // third of the one-shot speed, so this hashes in two levels, one-shot
-    // throughout: fields are encoded into a buffer whose digest is taken every
-    // few kilobytes, a long field is hashed on its own and its digest stands
-    // for it, and the result is the hash of the digests.
-    let mut digests = Vec::with_capacity(256);
-    let mut buffer = Vec::with_capacity(BUFFER + ONE_SHOT_FROM + 32);
-    buffer.extend_from_slice(&previous.to_le_bytes());
+    let mut buffer = Vec::with_capacity(4 << 10);
+    chain_digests(
+        previous,
+        messages.iter().map(|m| digest_into(&mut buffer, m)),
+    )
+}
+
+/// [`chain`] from digests already taken: a host that measured each message
+/// when it was appended checks a prefix of thousands of messages by hashing
+/// 16 bytes for each, not by reading them again.
+pub fn chain_digests(previous: u128, digests: impl IntoIterator<Item = u128>) -> u128 {
+    let digests = digests.into_iter();
+    let mut bytes = Vec::with_capacity(16 * (1 + digests.size_hint().0));
+    bytes.extend_from_slice(&previous.to_le_bytes());
+    for digest in digests {
+        bytes.extend_from_slice(&digest.to_le_bytes());
+    }
+    xxh3_128(&bytes)
+}
+
+/// The hash of `messages` from the start.
+pub fn prefix_hash(messages: &[Message]) -> u128 {
+    chain(0, messages)
+}
+
+/// The digest of one message, which [`chain`] hashes in its place.
+pub fn message_digest(message: &Message) -> u128 {
+    digest_into(&mut Vec::new(), message)
+}
+
+/// [`message_digest`], encoding into `buffer` (cleared first) so that a run
+/// over a history reuses one allocation.
+fn digest_into(buffer: &mut Vec<u8>, m: &Message) -> u128 {
+    // A message is short fields (roles, ids, names) and often one long one
+    // (a tool result, a file read). xxh3's streaming hasher runs at a third
+    // of the one-shot speed, so the short fields are encoded into a buffer
+    // hashed in one shot, and a long field is hashed on its own, its digest
+    // standing for it.
+    buffer.clear();
     let mut field = |tag: u8, bytes: &[u8]| {
         buffer.push(tag);
         buffer.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
@@ -34,50 +64,38 @@ pub fn chain(previous: u128, messages: &[Message]) -> u128 {
         } else {
             buffer.extend_from_slice(&xxh3_128(bytes).to_le_bytes());
         }
-        if buffer.len() >= BUFFER {
-            digests.extend_from_slice(&xxh3_128(&buffer).to_le_bytes());
-            buffer.clear();
-        }
     };
-    for m in messages {
-        let role = match m.role {
-            Role::System => b"s",
-            Role::User => b"u",
-            Role::Assistant => b"a",
-            Role::Tool => b"t",
-        };
-        field(b'M', role);
-        for p in &m.parts {
-            match p {
-                Part::Text(t) => field(b'x', t.as_bytes()),
-                Part::Thinking(t) => {
-                    field(b'k', t.text.as_bytes());
-                    match &t.signature {
-                        Some(s) => field(b'S', s.as_bytes()),
-                        None => field(b'N', b""),
-                    }
+    let role = match m.role {
+        Role::System => b"s",
+        Role::User => b"u",
+        Role::Assistant => b"a",
+        Role::Tool => b"t",
+    };
+    field(b'M', role);
+    for p in &m.parts {
+        match p {
+            Part::Text(t) => field(b'x', t.as_bytes()),
+            Part::Thinking(t) => {
+                field(b'k', t.text.as_bytes());
+                match &t.signature {
+                    Some(s) => field(b'S', s.as_bytes()),
+                    None => field(b'N', b""),
                 }
-                Part::ToolCall(c) => {
-                    field(b'c', c.id.as_bytes());
-                    field(b'n', c.name.as_bytes());
-                    field(b'a', c.arguments.as_bytes());
-                }
-                Part::ToolResult(r) => {
-                    field(b'r', r.call_id.as_bytes());
-                    field(b'o', r.content.as_bytes());
-                    field(b'e', &[u8::from(r.is_error)]);
-                }
-                Part::Opaque(j) => field(b'j', j.as_bytes()),
             }
+            Part::ToolCall(c) => {
+                field(b'c', c.id.as_bytes());
+                field(b'n', c.name.as_bytes());
+                field(b'a', c.arguments.as_bytes());
+            }
+            Part::ToolResult(r) => {
+                field(b'r', r.call_id.as_bytes());
+                field(b'o', r.content.as_bytes());
+                field(b'e', &[u8::from(r.is_error)]);
+            }
+            Part::Opaque(j) => field(b'j', j.as_bytes()),
         }
     }
-    digests.extend_from_slice(&xxh3_128(&buffer).to_le_bytes());
-    xxh3_128(&digests)
-}
-
-/// The hash of `messages` from the start.
-pub fn prefix_hash(messages: &[Message]) -> u128 {
-    chain(0, messages)
+    xxh3_128(buffer)
 }
 
 #[cfg(test)]
@@ -114,5 +132,22 @@ mod tests {
             prefix_hash(&text(long[1..].to_string()))
         );
         assert_eq!(prefix_hash(&text(long.clone())), prefix_hash(&text(long)));
+    }
+
+    #[test]
+    fn a_prefix_hashes_alike_from_its_messages_and_from_their_digests() {
+        let history: Vec<Message> = (0..5)
+            .map(|i| Message::text(Role::User, "m".repeat(i * 700)))
+            .collect();
+        let digests: Vec<u128> = history.iter().map(message_digest).collect();
+        assert_eq!(chain_digests(0, digests.clone()), prefix_hash(&history));
+        assert_eq!(
+            chain_digests(7, digests[1..3].iter().copied()),
+            chain(7, &history[1..3])
+        );
+        assert_ne!(
+            chain_digests(0, digests[..4].iter().copied()),
+            prefix_hash(&history)
+        );
     }
 }

@@ -6,6 +6,8 @@
 //! - [`sandbox`]: the engine and every limit a guest runs under;
 //! - [`runtime`]: loading components and calling them, failures named per component;
 //! - [`middleware`]: the fail-open entry point, validating every output;
+//! - [`transcript`]: a history kept in memory and measured once per message,
+//!   so that a call between compactions costs what it sends;
 //! - [`body`]: [`compress_body`], the whole job on a request body, and the
 //!   checkpoint stores;
 //! - [`formats`]: OpenAI and Anthropic request bodies to messages and back
@@ -38,6 +40,7 @@ pub mod middleware;
 pub mod replay;
 pub mod runtime;
 pub mod sandbox;
+pub mod transcript;
 
 pub use condense_formats as formats;
 
@@ -51,3 +54,4 @@ pub use runtime::{
     GuestFailure, LoadError, Runtime,
 };
 pub use sandbox::{CodeCache, Limits};
+pub use transcript::Transcript;

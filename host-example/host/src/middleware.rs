@@ -3,11 +3,13 @@
 //! model gets the original messages and the report says why.
 
 use crate::runtime::{ComponentLabel, FailureKind, GuestFailure, Runtime};
+use crate::transcript::Transcript;
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::estimate_messages;
 use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Part, Report};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::time::Instant;
 
 /// The default of [`Middleware::with_max_request_bytes`] and of the config
@@ -39,8 +41,55 @@ pub struct SessionCheckpoint {
 impl SessionCheckpoint {
     /// Whether `history` still starts with the messages this checkpoint folded.
     pub fn fits(&self, history: &[Message]) -> bool {
+        self.fits_measured(Measured::Fresh(history))
+    }
+
+    fn fits_measured(&self, history: Measured<'_>) -> bool {
         let boundary = self.checkpoint.boundary as usize;
-        boundary <= history.len() && hex(prefix_hash(&history[..boundary])) == self.prefix_hash
+        boundary <= history.messages().len()
+            && hex(history.prefix_hash(boundary)) == self.prefix_hash
+    }
+}
+
+/// The history a call compresses, and where the host's measures of it (the
+/// prefix hash, the token counts) come from.
+#[derive(Clone, Copy)]
+enum Measured<'a> {
+    /// A slice: measured by each call, for what the call needs.
+    Fresh(&'a [Message]),
+    /// A transcript: measured once, when each message was appended.
+    Kept(&'a Transcript),
+}
+
+impl<'a> Measured<'a> {
+    fn messages(self) -> &'a [Message] {
+        match self {
+            Measured::Fresh(history) => history,
+            Measured::Kept(transcript) => transcript.messages(),
+        }
+    }
+
+    fn prefix_hash(self, len: usize) -> u128 {
+        match self {
+            Measured::Fresh(history) => prefix_hash(&history[..len]),
+            Measured::Kept(transcript) => transcript.prefix_hash(len),
+        }
+    }
+
+    /// [`request_bytes`] of the messages.
+    fn bytes(self) -> usize {
+        match self {
+            Measured::Fresh(history) => request_bytes(history),
+            Measured::Kept(transcript) => transcript.bytes(),
+        }
+    }
+
+    /// The host's token count of each message from `from` on.
+    fn tokens(self, from: usize) -> Cow<'a, [u32]> {
+        match self {
+            Measured::Fresh(history) => Cow::Owned(estimate_messages(&history[from..])),
+            Measured::Kept(transcript) => Cow::Borrowed(&transcript.tokens()[from..]),
+        }
     }
 }
 
@@ -208,6 +257,10 @@ impl Middleware {
     /// unchanged, only the messages after them are sent to the compressor.
     /// On any failure, the request is the history unchanged with the given
     /// checkpoint, and a warning is logged.
+    ///
+    /// Each call hashes the folded messages and counts the tokens of the
+    /// rest; a host that keeps its history in memory saves both with
+    /// [`Middleware::compress_transcript`].
     pub fn compress(
         &self,
         history: &[Message],
@@ -215,13 +268,38 @@ impl Middleware {
         settings: &str,
         checkpoint: Option<&SessionCheckpoint>,
     ) -> Compressed {
+        self.run(Measured::Fresh(history), config, settings, checkpoint)
+    }
+
+    /// [`Middleware::compress`] on a transcript, whose messages were
+    /// measured when they were appended: between compactions the call costs
+    /// the messages it sends, not the ones folded before them. The same
+    /// messages give the same output, and the checkpoints are the same.
+    pub fn compress_transcript(
+        &self,
+        transcript: &Transcript,
+        config: &CoreConfig,
+        settings: &str,
+        checkpoint: Option<&SessionCheckpoint>,
+    ) -> Compressed {
+        self.run(Measured::Kept(transcript), config, settings, checkpoint)
+    }
+
+    fn run(
+        &self,
+        measured: Measured<'_>,
+        config: &CoreConfig,
+        settings: &str,
+        checkpoint: Option<&SessionCheckpoint>,
+    ) -> Compressed {
         let started = Instant::now();
+        let history = measured.messages();
         let unchanged = |report: HostReport| Compressed {
             items: (0..history.len() as u32).map(Item::Kept).collect(),
             checkpoint: checkpoint.cloned(),
             report,
         };
-        let size = request_bytes(history);
+        let size = measured.bytes();
         if size > self.max_request_bytes {
             // Checked before the runtime is called: the point of the cap is
             // that such a request is never copied into the guest. No
@@ -251,7 +329,8 @@ impl Middleware {
         // boundary again: the host checks its hash of them and sends the rest,
         // with its own token count of each message sent (condense's
         // estimator run natively, so the guest need not run it in wasm).
-        let (resume, tail_tokens) = resume_point(history, checkpoint);
+        let resume = resume_point(measured, checkpoint);
+        let tail_tokens = measured.tokens(resume);
         let call = |offset: usize, tokens: &[u32]| {
             self.runtime.call(
                 &history[offset..],
@@ -266,9 +345,7 @@ impl Middleware {
         let mut result = call(resume, &tail_tokens);
         if resume > 0 && matches!(&result, Err(f) if f.kind == FailureKind::NeedsFullHistory) {
             sent_from = 0;
-            let mut tokens = estimate_messages(&history[..resume]);
-            tokens.extend_from_slice(&tail_tokens);
-            result = call(0, &tokens);
+            result = call(0, &measured.tokens(0));
         }
         let mut summary_by = None;
         let mut fell_through = Vec::new();
@@ -294,7 +371,7 @@ impl Middleware {
                         given.clone()
                     }
                     _ => SessionCheckpoint {
-                        prefix_hash: hex(prefix_hash(&history[..cp.boundary as usize])),
+                        prefix_hash: hex(measured.prefix_hash(cp.boundary as usize)),
                         checkpoint: cp,
                     },
                 });
@@ -378,19 +455,18 @@ impl Middleware {
     }
 }
 
-/// Where the call starts (the checkpoint's boundary when the messages before
-/// it are unchanged, else 0), and the host's token count of each message from
-/// there. The check reads every folded byte (about 6 GB/s): it is the one part
-/// of a call between compactions that grows with what is folded. (Run on a
-/// second thread beside the count it was slower on a 2-core machine, so it
-/// is not.)
-fn resume_point(history: &[Message], checkpoint: Option<&SessionCheckpoint>) -> (usize, Vec<u32>) {
+/// Where the call starts: the checkpoint's boundary when the messages before
+/// it are unchanged, else 0. On a slice the check reads every folded byte
+/// (about 7 GB/s), the one part of a call between compactions that grows with
+/// what is folded; on a transcript it reads 16 bytes a message. (Run on a
+/// second thread beside the token count it was slower on a 2-core machine,
+/// so it is not.)
+fn resume_point(history: Measured<'_>, checkpoint: Option<&SessionCheckpoint>) -> usize {
     match checkpoint {
-        Some(c) if c.checkpoint.boundary > 0 && c.fits(history) => {
-            let boundary = c.checkpoint.boundary as usize;
-            (boundary, estimate_messages(&history[boundary..]))
+        Some(c) if c.checkpoint.boundary > 0 && c.fits_measured(history) => {
+            c.checkpoint.boundary as usize
         }
-        _ => (0, estimate_messages(history)),
+        _ => 0,
     }
 }
 
@@ -436,7 +512,7 @@ pub fn request_bytes(messages: &[Message]) -> usize {
     messages.iter().map(message_bytes).sum()
 }
 
-fn message_bytes(message: &Message) -> usize {
+pub(crate) fn message_bytes(message: &Message) -> usize {
     message
         .parts
         .iter()

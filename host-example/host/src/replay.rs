@@ -7,7 +7,7 @@
 //! cache write) at about 1.25. The same model is applied to sending every
 //! request uncompressed, and the ratio of the two is the cost figure.
 
-use crate::{Compressed, Middleware, Status};
+use crate::{Compressed, Middleware, Status, Transcript};
 use condense_model::tokens::estimate_messages;
 use condense_model::{CoreConfig, Message, Role, Trigger};
 use serde::Serialize;
@@ -137,8 +137,12 @@ pub fn replay_middleware(
     history: &[Message],
     mut on_call: impl FnMut(&[Message], &Compressed),
 ) -> ReplayStats {
+    // The replayed session grows by appending, as an agent runtime's does:
+    // each message is measured once, not once per call.
+    let mut transcript = Transcript::new();
     replay(history, |request, checkpoint| {
-        let sent = middleware.compress(request, config, settings, checkpoint);
+        transcript.extend(request[transcript.len()..].iter().cloned());
+        let sent = middleware.compress_transcript(&transcript, config, settings, checkpoint);
         on_call(request, &sent);
         Step {
             compacted: sent.report.status() != Status::FailedOpen

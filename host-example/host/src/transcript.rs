@@ -1,0 +1,144 @@
+//! A durable history held in memory, measured once per message.
+//!
+//! Between compactions a call must check that the folded messages are the
+//! ones the checkpoint folded, and hand the compressor a token count of each
+//! message it sends. On a plain slice both read every byte again on every
+//! call: the check grows with what is folded, and counting the tail costs as
+//! much as the compressor's own work. An agent runtime appends to its history
+//! and never edits it, so a [`Transcript`] takes each message's digest and
+//! token count once, when it is appended: the check then hashes 16 bytes per
+//! folded message, and the counts are read, not computed. It keeps the size
+//! the middleware's cap measures too ([`crate::middleware::request_bytes`]).
+//!
+//! The digests are the ones [`condense_model::hash::chain`] hashes, so a
+//! checkpoint made on a transcript fits the same messages sent as a slice or a
+//! request body, and the other way round.
+
+use crate::middleware::{message_bytes, request_bytes};
+use condense_model::Message;
+use condense_model::hash::{chain_digests, message_digest};
+use condense_model::tokens::estimate_message;
+
+/// An append-only history with its per-message measures. Messages are not
+/// edited in place; [`Transcript::truncate`] rewinds (an undone turn), after
+/// which a checkpoint that folded the removed messages no longer fits.
+#[derive(Clone, Debug, Default)]
+pub struct Transcript {
+    messages: Vec<Message>,
+    tokens: Vec<u32>,
+    digests: Vec<u128>,
+    bytes: usize,
+}
+
+impl Transcript {
+    pub fn new() -> Transcript {
+        Transcript::default()
+    }
+
+    /// Appends `message`, measuring it.
+    pub fn push(&mut self, message: Message) {
+        self.tokens.push(estimate_message(&message));
+        self.digests.push(message_digest(&message));
+        self.bytes += message_bytes(&message);
+        self.messages.push(message);
+    }
+
+    /// Keeps the first `len` messages.
+    pub fn truncate(&mut self, len: usize) {
+        self.messages.truncate(len);
+        self.tokens.truncate(len);
+        self.digests.truncate(len);
+        self.bytes = request_bytes(&self.messages);
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// condense's token estimate of each message, the host's ruler.
+    pub fn tokens(&self) -> &[u32] {
+        &self.tokens
+    }
+
+    /// [`request_bytes`] of the messages.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// `condense_model::hash::prefix_hash` of the first `len` messages,
+    /// from their digests.
+    pub fn prefix_hash(&self, len: usize) -> u128 {
+        chain_digests(0, self.digests[..len].iter().copied())
+    }
+}
+
+impl Extend<Message> for Transcript {
+    fn extend<I: IntoIterator<Item = Message>>(&mut self, messages: I) {
+        for message in messages {
+            self.push(message);
+        }
+    }
+}
+
+impl FromIterator<Message> for Transcript {
+    fn from_iter<I: IntoIterator<Item = Message>>(messages: I) -> Transcript {
+        let mut transcript = Transcript::new();
+        transcript.extend(messages);
+        transcript
+    }
+}
+
+impl From<Vec<Message>> for Transcript {
+    fn from(messages: Vec<Message>) -> Transcript {
+        messages.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use condense_model::Role;
+    use condense_model::hash::prefix_hash;
+    use condense_model::tokens::estimate_messages;
+
+    fn history() -> Vec<Message> {
+        (0..6)
+            .map(|i| Message::text(Role::User, format!("message {i} ").repeat(i * 50)))
+            .collect()
+    }
+
+    #[test]
+    fn measures_are_those_of_the_messages() {
+        let history = history();
+        let transcript = Transcript::from(history.clone());
+        assert_eq!(transcript.messages(), &history[..]);
+        assert_eq!(transcript.tokens(), &estimate_messages(&history)[..]);
+        assert_eq!(transcript.bytes(), request_bytes(&history));
+        for len in 0..=history.len() {
+            assert_eq!(transcript.prefix_hash(len), prefix_hash(&history[..len]));
+        }
+    }
+
+    #[test]
+    fn a_rewound_transcript_measures_what_it_now_holds() {
+        let history = history();
+        let mut transcript = Transcript::from(history.clone());
+        transcript.truncate(3);
+        transcript.push(Message::text(Role::Assistant, "another answer"));
+        let mut now = history[..3].to_vec();
+        now.push(Message::text(Role::Assistant, "another answer"));
+        assert_eq!(transcript.len(), 4);
+        assert_eq!(transcript.prefix_hash(4), prefix_hash(&now));
+        assert_ne!(transcript.prefix_hash(4), prefix_hash(&history[..4]));
+        assert_eq!(transcript.tokens(), &estimate_messages(&now)[..]);
+        assert_eq!(transcript.bytes(), request_bytes(&now));
+    }
+}
