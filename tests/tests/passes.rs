@@ -568,6 +568,28 @@ fn long_old_results_are_truncated_except_kept_and_excluded_ones() {
     }
     assert!(out.report.guest().unwrap().passes.results_cleared >= 2);
 
+    // A smaller `truncate_keep_percent` keeps less of each: about that share
+    // of the threshold (the marker and the snap to a line end aside).
+    let mut less = case.config();
+    less.settings.truncate_keep_percent = 10;
+    let (short, _) = case.run(&less);
+    let id = &long[0].ids()[0];
+    let length = |region: &[Message]| {
+        region
+            .iter()
+            .flat_map(|m| m.tool_results())
+            .find(|r| &r.call_id == id)
+            .map(|r| r.content.chars().count())
+            .unwrap()
+    };
+    let threshold = less.settings.result_char_threshold as usize;
+    assert!(
+        length(&short) < length(&region) && length(&short) < threshold / 10 + 200,
+        "{} characters kept at 10%, {} at the default",
+        length(&short),
+        length(&region)
+    );
+
     // Clear mode: a short placeholder naming the call.
     let mut clear = case.config();
     clear.settings.clear_mode = ClearMode::Clear;

@@ -686,6 +686,7 @@ fn config() -> impl Strategy<Value = TestConfig> {
             Just(ClearMode::Clear)
         ],
         prop_oneof![100u32..400, 400u32..3_000],
+        prop_oneof![Just(50u32), 1u32..100],
         0u32..6,
         exclude_tools(),
     );
@@ -699,6 +700,7 @@ fn config() -> impl Strategy<Value = TestConfig> {
             tools,
             clear_mode,
             result_char_threshold,
+            truncate_keep_percent,
             keep_tool_results,
             exclude_tools,
         ) = passes;
@@ -713,6 +715,9 @@ fn config() -> impl Strategy<Value = TestConfig> {
             summary_max_tokens: summary,
         };
         core.validate().expect("generated core configs are valid");
+        // A knob not listed here keeps its default: a new one compiles
+        // without touching this file, and is varied once it is added.
+        #[allow(clippy::needless_update)]
         let settings = Settings {
             strip_reasoning_after_turns,
             reasoning_echo,
@@ -721,8 +726,10 @@ fn config() -> impl Strategy<Value = TestConfig> {
             tools,
             clear_mode,
             result_char_threshold,
+            truncate_keep_percent,
             keep_tool_results,
             exclude_tools,
+            ..Settings::default()
         };
         settings.validate().expect("generated settings are valid");
         TestConfig { core, settings }

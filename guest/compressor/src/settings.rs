@@ -41,6 +41,11 @@ pub struct Settings {
     /// truncated or cleared.
     #[schemars(range(min = 100, max = 100_000_000))]
     pub result_char_threshold: u32,
+    /// With `clear_mode = "truncate"`, a truncated result keeps this share of
+    /// `result_char_threshold`, in percent: two thirds of it from the head,
+    /// one third from the tail.
+    #[schemars(range(min = 1, max = 99))]
+    pub truncate_keep_percent: u32,
     /// The latest this-many tool results are never truncated or cleared
     /// (0: none is protected by position).
     #[schemars(range(min = 0, max = 1_000_000))]
@@ -146,6 +151,7 @@ impl Default for Settings {
             tools: ToolClasses::default(),
             clear_mode: ClearMode::Off,
             result_char_threshold: 2_000,
+            truncate_keep_percent: 50,
             keep_tool_results: 3,
             exclude_tools: Vec::new(),
         }
@@ -229,6 +235,7 @@ impl Settings {
                 100,
                 100_000_000,
             ),
+            ("truncate_keep_percent", self.truncate_keep_percent, 1, 99),
             ("keep_tool_results", self.keep_tool_results, 0, 1_000_000),
         ];
         for (key, value, min, max) in ranges {

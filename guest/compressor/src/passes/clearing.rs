@@ -37,6 +37,8 @@ pub fn apply(kept: Vec<Kept>, history: &[Message], config: &Settings) -> (Vec<Ke
 struct Clearer<'h> {
     mode: ClearMode,
     threshold: usize,
+    /// Characters a truncated result keeps.
+    keep: usize,
     protected: HashSet<&'h str>,
     names: HashMap<&'h str, &'h str>,
     exclude: &'h [String],
@@ -47,6 +49,8 @@ impl<'h> Clearer<'h> {
         Clearer {
             mode: config.clear_mode,
             threshold: config.result_char_threshold as usize,
+            keep: config.result_char_threshold as usize * config.truncate_keep_percent as usize
+                / 100,
             protected: latest_result_ids(history, config.keep_tool_results as usize),
             names: call_names(history),
             exclude: &config.exclude_tools,
@@ -104,7 +108,7 @@ impl<'h> Clearer<'h> {
         }
         let rewritten = match self.mode {
             ClearMode::Off => return None,
-            ClearMode::Truncate => truncate(content, total, self.threshold / 2, |elided, lines| {
+            ClearMode::Truncate => truncate(content, total, self.keep, |elided, lines| {
                 truncation_marker(elided, total, lines, tool, &result.call_id)
             }),
             ClearMode::Clear => clear_marker(tool, total, line_count(content), &result.call_id),
@@ -482,6 +486,22 @@ mod tests {
             marker,
             "[condense: 340 of 400 characters (1 lines) elided from this Bash result, call c0]"
         );
+    }
+
+    #[test]
+    fn truncate_keeps_the_configured_share_of_the_threshold() {
+        let content: String = (b'a'..=b'z').cycle().take(400).map(char::from).collect();
+        let history = exchanges("Bash", &[&content]);
+        let config = Settings {
+            truncate_keep_percent: 25,
+            ..config(ClearMode::Truncate)
+        };
+        let (kept, _) = run(&history, &config);
+        let (head, marker, tail) = split_truncated(content_of(&kept[1].message));
+        // 25% of 120: a 20-char head and a 10-char tail.
+        assert_eq!(head, format!("{}\n", &content[..20]));
+        assert_eq!(tail, &content[390..]);
+        assert_eq!(marker_counts(marker).0, 370);
     }
 
     #[test]
