@@ -23,6 +23,7 @@ pub enum Role {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -31,6 +32,7 @@ pub struct ToolCall {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ToolResult {
     pub call_id: String,
     pub content: String,
@@ -38,12 +40,15 @@ pub struct ToolResult {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Thinking {
     pub text: String,
     pub signature: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Part {
     Text(String),
     Thinking(Thinking),
@@ -54,6 +59,7 @@ pub enum Part {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Message {
     pub role: Role,
     pub parts: Vec<Part>,

@@ -310,7 +310,7 @@ pub fn tools_tokens(body: &serde_json::Value) -> u32 {
 /// and the target, so that the messages get what is left. Held to the
 /// smallest consistent config: an overhead that leaves nothing makes every
 /// request compact as far as it can.
-fn with_overhead(core: &CoreConfig, overhead: u32) -> CoreConfig {
+pub fn with_overhead(core: &CoreConfig, overhead: u32) -> CoreConfig {
     if overhead == 0 {
         return *core;
     }

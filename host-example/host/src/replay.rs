@@ -58,23 +58,28 @@ impl ReplayStats {
     }
 }
 
-/// Cache-weighted cost of `request` sent after `previous`.
-struct CostMeter {
+/// The prompt cache's view of a run of requests: each request's
+/// cache-weighted cost given the one before it, and how many times a request
+/// did not start with the previous one (a cache break).
+#[derive(Default)]
+pub struct CacheMeter {
     previous: Option<Vec<Message>>,
     total: f64,
     breaks: usize,
 }
 
-impl CostMeter {
-    fn new() -> Self {
-        CostMeter {
+impl CacheMeter {
+    pub fn new() -> Self {
+        CacheMeter {
             previous: None,
             total: 0.0,
             breaks: 0,
         }
     }
 
-    fn send(&mut self, request: Vec<Message>, tokens: &[u32]) {
+    /// Records `request` as sent; `tokens` is the estimate of each of its
+    /// messages.
+    pub fn send(&mut self, request: Vec<Message>, tokens: &[u32]) {
         let cached_len = match &self.previous {
             Some(p) if request.len() >= p.len() && request[..p.len()] == p[..] => p.len(),
             Some(_) => {
@@ -87,6 +92,16 @@ impl CostMeter {
         let fresh: u64 = tokens[cached_len..].iter().map(|&t| u64::from(t)).sum();
         self.total += CACHED_PRICE * cached as f64 + WRITE_PRICE * fresh as f64;
         self.previous = Some(request);
+    }
+
+    /// Requests so far that did not start with the one before them.
+    pub fn breaks(&self) -> usize {
+        self.breaks
+    }
+
+    /// The cache-weighted cost of the requests so far, in tokens.
+    pub fn cost(&self) -> f64 {
+        self.total
     }
 }
 
@@ -102,8 +117,8 @@ pub fn replay<C>(
         history_tokens: tokens.iter().map(|&t| u64::from(t)).sum(),
         ..ReplayStats::default()
     };
-    let mut baseline = CostMeter::new();
-    let mut compressed = CostMeter::new();
+    let mut baseline = CacheMeter::new();
+    let mut compressed = CacheMeter::new();
     let mut checkpoint: Option<C> = None;
     for (i, m) in history.iter().enumerate() {
         if m.role != Role::Assistant || i == 0 {
@@ -122,9 +137,9 @@ pub fn replay<C>(
         compressed.send(step.messages, &step_tokens);
         checkpoint = step.checkpoint;
     }
-    stats.cache_breaks = compressed.breaks;
-    stats.cost = compressed.total;
-    stats.baseline_cost = baseline.total;
+    stats.cache_breaks = compressed.breaks();
+    stats.cost = compressed.cost();
+    stats.baseline_cost = baseline.cost();
     stats
 }
 

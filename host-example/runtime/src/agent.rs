@@ -1,0 +1,281 @@
+//! The agent loop: the person's message, then model calls and tool runs until
+//! the model answers without asking for a tool. Every step is journaled
+//! before the next one starts; the model is sent what the middleware chain
+//! makes of the journaled history.
+
+use crate::chain::{Call, Chain};
+use crate::journal::{Contents, Event, Journal, JournalError};
+use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
+use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
+use condense_host::Transcript;
+use condense_model::{Message, Part, Role, ToolCall, ToolResult};
+use std::collections::HashMap;
+
+/// What runs the tool calls the model asks for.
+pub trait ToolRunner {
+    /// The tool definitions sent with every request.
+    fn specs(&self) -> Vec<ToolSpec>;
+    fn run(&mut self, call: &ToolCall) -> ToolOutput;
+}
+
+impl ToolRunner for ToolRegistry {
+    fn specs(&self) -> Vec<ToolSpec> {
+        ToolRegistry::specs(self).cloned().collect()
+    }
+
+    fn run(&mut self, call: &ToolCall) -> ToolOutput {
+        self.call(&call.name, &call.arguments)
+    }
+}
+
+/// Why a run stopped before the model answered.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("model {model}: {source}")]
+    Model {
+        model: String,
+        #[source]
+        source: ModelError,
+    },
+    #[error("no answer after {0} model calls (raise the limit to let the agent go on)")]
+    TooManyCalls(u64),
+}
+
+/// An agent session: a journal, the history it holds, and what runs each
+/// model call.
+pub struct Agent {
+    model: Box<dyn Model>,
+    tools: Box<dyn ToolRunner>,
+    chain: Chain,
+    journal: Journal,
+    history: Transcript,
+    system: Vec<Message>,
+    max_output_tokens: u32,
+    calls: u64,
+}
+
+impl Agent {
+    /// An agent appending to `journal`, whose events so far are
+    /// `journaled` (empty for a new session); `system` is the system prompt.
+    /// Tool calls a previous run left without a result (it stopped while
+    /// they ran) are answered as interrupted, so the history stays one a
+    /// provider accepts.
+    pub fn new(
+        model: Box<dyn Model>,
+        tools: Box<dyn ToolRunner>,
+        chain: Chain,
+        journal: Journal,
+        journaled: &Contents,
+        system: Vec<Message>,
+    ) -> Result<Agent, JournalError> {
+        let mut agent = Agent {
+            model,
+            tools,
+            chain,
+            journal,
+            history: journaled.messages().cloned().collect(),
+            system,
+            max_output_tokens: 8_192,
+            calls: 0,
+        };
+        for (call_id, name) in journaled.interrupted_calls() {
+            let output = ToolOutput {
+                content: format!("{name} was interrupted: the agent stopped while it ran"),
+                is_error: true,
+            };
+            agent.record_result(tool_message(call_id, output))?;
+        }
+        Ok(agent)
+    }
+
+    /// Output tokens each model call may use (default 8192).
+    pub fn with_max_output_tokens(mut self, tokens: u32) -> Agent {
+        self.max_output_tokens = tokens;
+        self
+    }
+
+    /// The conversation so far, as journaled.
+    pub fn history(&self) -> &Transcript {
+        &self.history
+    }
+
+    /// Model calls made by this agent.
+    pub fn calls(&self) -> u64 {
+        self.calls
+    }
+
+    /// Runs one turn: `message` from the person, then model calls and tool
+    /// runs until the model answers without a tool call, at most `max_calls`
+    /// model calls. Returns the answer.
+    pub fn run_turn(&mut self, message: &str, max_calls: u64) -> Result<Message, AgentError> {
+        self.say(Message::text(Role::User, message))?;
+        for _ in 0..max_calls {
+            let response = self.call_model()?;
+            let calls: Vec<ToolCall> = response.message.tool_calls().cloned().collect();
+            if calls.is_empty() {
+                return Ok(response.message);
+            }
+            self.run_tools(&calls)?;
+        }
+        Err(AgentError::TooManyCalls(max_calls))
+    }
+
+    /// Journals a message from the person.
+    pub fn say(&mut self, message: Message) -> Result<(), AgentError> {
+        self.append(Event::User { message })
+    }
+
+    /// One model call on the history: the chain's request, the model's
+    /// answer journaled (and the compactions of the request before it).
+    pub fn call_model(&mut self) -> Result<ModelResponse, AgentError> {
+        self.calls += 1;
+        let mut messages = self.system.clone();
+        messages.extend_from_slice(self.history.messages());
+        let mut call = Call {
+            number: self.calls,
+            history: &self.history,
+            request: ModelRequest {
+                messages,
+                tools: self.tools.specs(),
+                max_output_tokens: self.max_output_tokens,
+            },
+            system_len: self.system.len(),
+            compactions: Vec::new(),
+        };
+        self.chain.before_model_call(&mut call);
+        let response = self
+            .model
+            .complete(&call.request)
+            .map_err(|source| AgentError::Model {
+                model: self.model.name().to_owned(),
+                source,
+            });
+        if let Ok(response) = &response {
+            self.chain.after_model_call(&call, response);
+        }
+        let compactions = std::mem::take(&mut call.compactions);
+        for compaction in compactions {
+            tracing::info!(
+                call = compaction.call,
+                tokens_before = compaction.tokens_before,
+                tokens_after = compaction.tokens_after,
+                folded = compaction.messages_folded,
+                "compacted"
+            );
+            self.journal.append(&Event::Compaction(compaction))?;
+        }
+        let response = response?;
+        self.append(Event::ModelResponse {
+            message: response.message.clone(),
+            usage: response.usage,
+        })?;
+        Ok(response)
+    }
+
+    /// Runs `calls` one after the other, journaling each call before it runs
+    /// and its result after.
+    pub fn run_tools(&mut self, calls: &[ToolCall]) -> Result<(), AgentError> {
+        for call in calls {
+            self.journal.append(&Event::ToolCall {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+            })?;
+            let output = self.tools.run(call);
+            self.record_result(tool_message(&call.id, output))?;
+        }
+        Ok(())
+    }
+
+    /// Journals a message carrying tool results that ran elsewhere (a
+    /// recorded session played back).
+    pub fn record_result(&mut self, message: Message) -> Result<(), JournalError> {
+        self.journal.append(&Event::ToolResult {
+            message: message.clone(),
+        })?;
+        self.history.push(message);
+        Ok(())
+    }
+
+    fn append(&mut self, event: Event) -> Result<(), AgentError> {
+        self.journal.append(&event)?;
+        if let Some(message) = event.message() {
+            self.history.push(message.clone());
+        }
+        Ok(())
+    }
+}
+
+/// The tool message answering call `call_id`.
+fn tool_message(call_id: &str, output: ToolOutput) -> Message {
+    Message {
+        role: Role::Tool,
+        parts: vec![Part::ToolResult(ToolResult {
+            call_id: call_id.to_owned(),
+            content: output.content,
+            is_error: output.is_error,
+        })],
+    }
+}
+
+/// Plays a recorded session through `agent`, whose model must be a
+/// [`ReplayModel`](crate::model::ReplayModel) of the same recording: the
+/// person's messages are said, each assistant message is a model call (the
+/// replay model answers with it), and the recorded tool results are
+/// journaled as they were. System messages are the agent's system prompt,
+/// not replayed. Returns the model calls made.
+pub fn replay_recording(agent: &mut Agent, recording: &[Message]) -> Result<u64, AgentError> {
+    let before = agent.calls();
+    for message in recording {
+        match message.role {
+            Role::System => {}
+            Role::Assistant => {
+                agent.call_model()?;
+            }
+            _ if message.is_result_carrier() => agent.record_result(message.clone())?,
+            _ => agent.say(message.clone())?,
+        }
+    }
+    Ok(agent.calls() - before)
+}
+
+/// Recorded tool results by call id, for running a recorded session's tool
+/// calls again without running the tools.
+pub struct RecordedTools {
+    specs: Vec<ToolSpec>,
+    results: HashMap<String, ToolResult>,
+}
+
+impl RecordedTools {
+    pub fn from_recording(recording: &[Message]) -> RecordedTools {
+        let results = recording
+            .iter()
+            .flat_map(|m| m.tool_results())
+            .map(|r| (r.call_id.clone(), r.clone()))
+            .collect();
+        RecordedTools {
+            specs: Vec::new(),
+            results,
+        }
+    }
+}
+
+impl ToolRunner for RecordedTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn run(&mut self, call: &ToolCall) -> ToolOutput {
+        match self.results.get(&call.id) {
+            Some(result) => ToolOutput {
+                content: result.content.clone(),
+                is_error: result.is_error,
+            },
+            None => ToolOutput {
+                content: format!("the recording has no result for call {}", call.id),
+                is_error: true,
+            },
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! What the runtime reports about each compaction: one structured event,
+//! written to the journal, logged through `tracing`, and (with `--events
+//! FILE`) appended as a JSON line.
+
+use condense_model::{PassReport, Trigger};
+use serde::{Deserialize, Serialize};
+
+/// One compaction: what triggered it, what it did to the request, and who
+/// wrote the summary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// The model call (1-based, in this session) whose request was compacted.
+    pub call: u64,
+    pub trigger: Trigger,
+    /// The request's estimated tokens before and after.
+    pub tokens_before: u32,
+    pub tokens_after: u32,
+    /// Messages newly folded into the summary by this compaction.
+    pub messages_folded: u32,
+    pub passes: PassReport,
+    /// The summarizer that wrote the summary, when this compaction folded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_by: Option<String>,
+    /// Prompt-cache breaks in the session so far, this one included.
+    pub cache_breaks: u32,
+    /// Wall time of the compressing call, in microseconds.
+    pub elapsed_us: u64,
+}

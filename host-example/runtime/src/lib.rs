@@ -1,0 +1,25 @@
+//! condense's agent runtime: the loop condense was made for. A session is a
+//! journal on disk that only grows; before each model call the runtime
+//! compiles the request and runs it through a chain of middlewares, condense
+//! among them; the model's answer and every tool call and result are
+//! appended to the journal, never rewritten.
+//!
+//! - [`agent`]: the loop — the person's message, model calls and tool runs,
+//!   each step journaled — and the playback of a recorded session;
+//! - [`chain`]: the middlewares around each model call: condense, and a meter
+//!   of the provider's token counts;
+//! - [`events`]: the structured event each compaction emits;
+//! - [`journal`]: the session journal (append-only JSON lines, fsync per
+//!   event, a crash-torn last line detected and skipped);
+//! - [`model`]: the models the runtime calls (OpenAI-compatible, Anthropic,
+//!   a replay of a recorded session) behind one trait;
+//! - [`tools`]: the tool registry (each tool with its class, the source of
+//!   the compressor's tool classes) and a small coding toolset confined to a
+//!   working directory.
+
+pub mod agent;
+pub mod chain;
+pub mod events;
+pub mod journal;
+pub mod model;
+pub mod tools;

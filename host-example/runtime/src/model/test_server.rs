@@ -1,0 +1,246 @@
+//! A scripted HTTP server for tests: it answers each request with the next
+//! [`Reply`] of its script and records what it was sent, so a test can
+//! check both what a client made of an answer and what it put on the wire.
+//!
+//! One request per connection (every answer says `Connection: close`),
+//! bound to `127.0.0.1:0`, on a thread of its own; dropping the server stops
+//! it. A request after the script ran out gets a 500 that says so.
+
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+pub(crate) enum Reply {
+    /// Answer with this status, these headers and this body.
+    Answer {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// Read the request, then never answer (keeping the connection open
+    /// until the server stops): for timeouts.
+    Hang,
+}
+
+impl Reply {
+    /// A JSON answer (`body` is sent as it is).
+    pub(crate) fn json(status: u16, body: impl Into<String>) -> Reply {
+        Reply::Answer {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.into(),
+        }
+    }
+
+    /// The answer with one more header.
+    pub(crate) fn with_header(mut self, name: &str, value: &str) -> Reply {
+        if let Reply::Answer { headers, .. } = &mut self {
+            headers.push((name.into(), value.into()));
+        }
+        self
+    }
+}
+
+/// A request as the server read it.
+#[derive(Clone, Debug)]
+pub(crate) struct Recorded {
+    pub(crate) method: String,
+    pub(crate) path: String,
+    /// Names in lower case, in the order sent.
+    pub(crate) headers: Vec<(String, String)>,
+    /// The body parsed as JSON; `Value::Null` when it is not JSON.
+    pub(crate) body: Value,
+}
+
+impl Recorded {
+    /// The value of header `name` (any case), if sent.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+pub(crate) struct TestServer {
+    addr: SocketAddr,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// Starts a server answering with `script`, in order.
+    pub(crate) fn start(script: impl IntoIterator<Item = Reply>) -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("the listener's address");
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut script: VecDeque<Reply> = script.into_iter().collect();
+        let thread = {
+            let (requests, stop) = (requests.clone(), stop.clone());
+            std::thread::spawn(move || {
+                // Connections of `Reply::Hang`, held open until the end.
+                let mut hanging = Vec::new();
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(mut stream) = stream else { continue };
+                    let Some(request) = read_request(&mut stream) else {
+                        continue;
+                    };
+                    lock(&requests).push(request);
+                    match script.pop_front() {
+                        Some(Reply::Hang) => hanging.push(stream),
+                        Some(Reply::Answer {
+                            status,
+                            headers,
+                            body,
+                        }) => write_reply(&mut stream, status, &headers, &body),
+                        None => write_reply(
+                            &mut stream,
+                            500,
+                            &[],
+                            r#"{"error": {"message": "test server: script exhausted"}}"#,
+                        ),
+                    }
+                }
+                drop(hanging);
+            })
+        };
+        TestServer {
+            addr,
+            requests,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT{path}`.
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// The requests received so far, in order.
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
+        lock(&self.requests).clone()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+            && !std::thread::panicking()
+        {
+            panic!("the test server's thread panicked");
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Reads one request: request line, headers, a `Content-Length` body.
+/// `None` for a connection that sent no complete request (the stop signal).
+fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
+    // A client that stalls mid-request fails the test instead of hanging it.
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut words = line.split_whitespace();
+    let (method, path) = (words.next()?.to_owned(), words.next()?.to_owned());
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        reader.read_line(&mut line).ok()?;
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+    }
+    let length = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .map_or(Some(0), |(_, value)| value.parse().ok())?;
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    })
+}
+
+fn write_reply(stream: &mut TcpStream, status: u16, headers: &[(String, String)], body: &str) {
+    let mut head = format!(
+        "HTTP/1.1 {status} Scripted\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    // The client may have given up already (a test of its timeout).
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body.as_bytes());
+    let _ = stream.flush();
+}
+
+mod tests {
+    use super::*;
+
+    /// The server itself, spoken to by hand: what the model tests rely on.
+    #[test]
+    fn answers_from_its_script_and_records_requests() {
+        let server = TestServer::start([Reply::json(201, r#"{"a": 1}"#).with_header("x-k", "v")]);
+        let mut stream = TcpStream::connect(server.addr).unwrap();
+        let body = r#"{"q": true}"#;
+        write!(
+            stream,
+            "POST /p?x=1 HTTP/1.1\r\nHost: h\r\nX-Api-Key: k1\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 201 "), "{answer}");
+        assert!(answer.contains("\r\nx-k: v\r\n"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\n{\"a\": 1}"), "{answer}");
+
+        let requests = server.requests();
+        let [request] = requests.as_slice() else {
+            panic!("{requests:?}")
+        };
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            ("POST", "/p?x=1")
+        );
+        assert_eq!(request.header("x-api-key"), Some("k1"));
+        assert_eq!(request.body, serde_json::json!({"q": true}));
+
+        // The script is used up: a 500 says so.
+        let mut stream = TcpStream::connect(server.addr).unwrap();
+        write!(stream, "GET / HTTP/1.1\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 500 ") && answer.contains("script exhausted"));
+    }
+}
