@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
         condense demo\n  \
         condense compress --checkpoint session.ckpt < request.json > sent.json\n  \
         condense replay --config condense.toml session.json\n  \
+        condense agent --model-url http://127.0.0.1:11434/v1 --model qwen2.5-coder \"fix the test\"\n  \
         condense config --show > condense.toml"
 )]
 struct Cli {
@@ -53,6 +54,24 @@ enum Command {
     /// Replay a real recorded Claude Code session, embedded in the binary, and show what
     /// condense did to it.
     Demo(DemoArgs),
+    /// Run a task with a model and a coding toolset in a working directory, condense in
+    /// the model-call loop, every step journaled.
+    #[command(
+        long_about = "Run a task with a model and a coding toolset in a working directory, \
+            condense in the model-call loop, every step journaled.\n\n\
+            The model gets tools to read, list, search, write and edit files inside --workdir \
+            (never outside it), and with --allow-commands to run shell commands there. Before \
+            each model call condense compresses the request; the journal (--session, JSON \
+            lines) records what really happened and is never rewritten, with the checkpoint \
+            beside it (SESSION.ckpt). --resume SESSION continues a journaled session with a \
+            new message.",
+        after_help = "Examples:\n  \
+            condense agent --model-url http://127.0.0.1:11434/v1 --model qwen2.5-coder \\\n      \
+                --workdir ~/src/project --session fix.jsonl \"fix the failing test\"\n  \
+            condense agent --provider anthropic --model claude-sonnet-4-5 \\\n      \
+                --api-key-env ANTHROPIC_API_KEY --resume fix.jsonl \"now update the docs\""
+    )]
+    Agent(AgentArgs),
     /// Print the config file's JSON Schema (--schema), or the effective configuration
     /// as TOML (--show).
     #[command(
@@ -161,9 +180,49 @@ struct ReplayArgs {
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Session files: a bare message list or a request body, in either format.
+    /// Session files: a bare message list or a request body, in either format, or a
+    /// journal of `condense agent` (.jsonl).
     #[arg(required = true, value_name = "SESSION")]
     sessions: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct AgentArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The model endpoint's wire format.
+    #[arg(long, value_enum, default_value = "openai")]
+    provider: crate::agent::Provider,
+    /// Base URL of the endpoint: for OpenAI-compatible servers up to `/v1`
+    /// (http://127.0.0.1:11434/v1 for Ollama); Anthropic's by default.
+    #[arg(long, value_name = "URL")]
+    model_url: Option<String>,
+    /// Model name, as the endpoint knows it.
+    #[arg(long, value_name = "NAME")]
+    model: String,
+    /// Environment variable holding the API key (none is sent without it).
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// Directory the file tools work in, and may not leave. Default: the current one.
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+    /// Give the model a tool to run shell commands in the working directory (30 s
+    /// timeout, 64 KiB of output).
+    #[arg(long)]
+    allow_commands: bool,
+    /// Journal to start (it must not exist). Default: condense-session-<time>.jsonl in
+    /// the current directory.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    session: Option<PathBuf>,
+    /// Journal of a session to continue.
+    #[arg(long, value_name = "SESSION")]
+    resume: Option<PathBuf>,
+    /// Model calls the task may take before the agent stops.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    max_calls: u64,
+    /// What the agent is to do.
+    #[arg(value_name = "TASK")]
+    task: String,
 }
 
 #[derive(Args)]
@@ -242,8 +301,43 @@ pub fn run_on(
         Command::Compress(args) => compress(args, stdin, stdout),
         Command::Replay(args) => replay(args, stdout),
         Command::Demo(args) => demo(args, stdout),
+        Command::Agent(args) => agent(args, stdout),
         Command::Config(args) => config(args, stdout),
     }
+}
+
+fn agent(args: AgentArgs, out: &mut dyn Write) -> Result<()> {
+    let settings = args.common.settings(Settings::default())?;
+    let (session, resume) = match (args.resume, args.session) {
+        (Some(path), _) => (path, true),
+        (None, Some(path)) => (path, false),
+        (None, None) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            (
+                PathBuf::from(format!("condense-session-{now}.jsonl")),
+                false,
+            )
+        }
+    };
+    let workdir = match args.workdir {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("the current directory")?,
+    };
+    let run = crate::agent::AgentRun {
+        provider: args.provider,
+        model_url: args.model_url,
+        model: args.model,
+        api_key_env: args.api_key_env,
+        workdir,
+        allow_commands: args.allow_commands,
+        session,
+        resume,
+        max_calls: args.max_calls,
+        task: args.task,
+    };
+    crate::agent::run(&settings, &run, out)
 }
 
 fn config(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
@@ -365,32 +459,39 @@ fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) ->
     Ok(())
 }
 
+/// The messages of a session file: a journal of `condense agent` (`.jsonl`),
+/// or a bare message list or request body in either format.
+fn session_messages(path: &Path) -> Result<Vec<Message>> {
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        let read = condense_runtime::journal::read(path)?;
+        return Ok(read.messages().cloned().collect());
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(parse_body(&text, None, &path.display().to_string())?
+        .messages()
+        .to_vec())
+}
+
 fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     let settings = args.common.settings(Settings::for_replay())?;
     // Parse every session before running any, so a bad file fails fast.
-    let sessions: Vec<(String, Parsed)> = args
+    let sessions: Vec<(String, Vec<Message>)> = args
         .sessions
         .iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            Ok((
-                path.display().to_string(),
-                parse_body(&text, None, &path.display().to_string())?,
-            ))
-        })
+        .map(|path| Ok((path.display().to_string(), session_messages(path)?)))
         .collect::<Result<_>>()?;
     let middleware = settings.middleware()?;
     let results: Vec<(String, ReplayStats)> = sessions
         .iter()
-        .map(|(name, parsed)| {
+        .map(|(name, messages)| {
             (
                 name.clone(),
                 replay_middleware(
                     &middleware,
                     &settings.core,
                     &settings.compressor_json(),
-                    parsed.messages(),
+                    messages,
                     |_, _| {},
                 ),
             )

@@ -3,11 +3,12 @@
 
 use condense_host::FileStore;
 use condense_host::replay::replay_middleware;
-use condense_model::{Message, Role};
+use condense_model::{Message, Role, SUMMARY_MARKER};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::chain::{Chain, Condense, UsageMeter};
 use condense_runtime::journal::{self, Event, Journal};
 use condense_runtime::model::ReplayModel;
+use condense_scripted_server::{Reply, TestServer};
 use condense_tests::{config_40k, embedded_middleware, session};
 use std::path::Path;
 
@@ -164,4 +165,146 @@ fn a_resumed_session_appends_to_its_journal_and_never_rewrites_it() {
         compactions(&read.events) > compacted_before,
         "it compacted after the resume too"
     );
+}
+
+/// An OpenAI Chat Completions answer asking for one tool call.
+fn tool_call_reply(id: &str, name: &str, arguments: serde_json::Value) -> Reply {
+    let body = serde_json::json!({
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{"id": id, "type": "function", "function": {
+                "name": name,
+                "arguments": arguments.to_string(),
+            }}],
+        }}],
+        "usage": {"prompt_tokens": 1000, "completion_tokens": 20,
+                  "prompt_tokens_details": {"cached_tokens": 800}},
+    });
+    Reply::json(200, body.to_string())
+}
+
+/// `condense agent` against an OpenAI-compatible server this test starts on
+/// 127.0.0.1, answering from a script: it reads a long file again and again
+/// (so that the requests outgrow a low threshold and condense compacts
+/// them), tries a file outside its working directory (refused), edits the
+/// file, and answers. The edit is made, the journal holds the whole session
+/// and replays, and the server saw compacted requests.
+#[test]
+fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let notes: String = (0..120)
+        .map(|i| {
+            format!("note {i}: the deploy script restarts the queue worker after migrations\n")
+        })
+        .collect();
+    std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "do not read\n").unwrap();
+    let config = dir.path().join("condense.toml");
+    std::fs::write(&config, "token_threshold = 4000\n").unwrap();
+    let session = dir.path().join("session.jsonl");
+
+    let read =
+        |id: &str| tool_call_reply(id, "read_file", serde_json::json!({"path": "notes.txt"}));
+    let mut script: Vec<Reply> = (0..6).map(|i| read(&format!("r{i}"))).collect();
+    script.push(tool_call_reply(
+        "s1",
+        "read_file",
+        serde_json::json!({"path": secret.display().to_string()}),
+    ));
+    script.push(tool_call_reply(
+        "e1",
+        "edit_file",
+        serde_json::json!({"path": "notes.txt", "old_text": "note 7:", "new_text": "NOTE SEVEN:"}),
+    ));
+    script.push(Reply::json(
+        200,
+        serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "Renamed note 7."}}]})
+        .to_string(),
+    ));
+    let server = TestServer::start(script);
+
+    let args = [
+        "condense".to_owned(),
+        "agent".into(),
+        "--config".into(),
+        config.display().to_string(),
+        "--model-url".into(),
+        server.url("/v1"),
+        "--model".into(),
+        "scripted".into(),
+        "--workdir".into(),
+        workdir.display().to_string(),
+        "--session".into(),
+        session.display().to_string(),
+        "rename note 7 in notes.txt".into(),
+    ];
+    let mut out = Vec::new();
+    condense::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+
+    assert!(out.contains("Renamed note 7."), "{out}");
+    assert!(out.contains("→ edit_file("), "{out}");
+    assert!(out.contains("outside the working directory"), "{out}");
+    assert!(out.contains("9 model calls"), "{out}");
+    let edited = std::fs::read_to_string(workdir.join("notes.txt")).unwrap();
+    assert!(edited.contains("NOTE SEVEN:") && !edited.contains("note 7:"));
+
+    // The journal: the whole session, compactions recorded, the refusal an
+    // error result.
+    let journaled = journal::read(&session).unwrap();
+    assert!(journaled.torn.is_empty());
+    let messages: Vec<Message> = journaled.messages().cloned().collect();
+    assert_eq!(
+        messages.len(),
+        1 + 9 * 2 - 1,
+        "task, 8 calls and results, answer"
+    );
+    let refused = messages
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .find(|r| r.call_id == "s1")
+        .unwrap();
+    assert!(refused.is_error && refused.content.contains("outside the working directory"));
+    assert!(
+        compactions(&journaled.events) >= 1,
+        "{:?}",
+        journaled.events
+    );
+
+    // What the server was sent: later requests carry condense's summary
+    // instead of the early reads, and none is larger than the threshold
+    // allows by much.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 9);
+    let last = &requests[8].body;
+    assert!(
+        last["messages"].to_string().contains(SUMMARY_MARKER),
+        "{last}"
+    );
+    assert!(
+        last["tools"].as_array().is_some_and(|t| t.len() == 5),
+        "{last}"
+    );
+    assert!(
+        last["messages"].as_array().unwrap().len() < messages.len(),
+        "the request is compacted, the journal is not"
+    );
+
+    // The journal replays: `condense replay` reads it as a session.
+    let mut replayed = Vec::new();
+    let args = [
+        "condense".to_owned(),
+        "replay".into(),
+        "--config".into(),
+        config.display().to_string(),
+        session.display().to_string(),
+    ];
+    condense::cli::run(args.map(Into::into), &mut std::io::empty(), &mut replayed).unwrap();
+    let replayed = String::from_utf8(replayed).unwrap();
+    assert!(replayed.contains("session.jsonl"), "{replayed}");
 }

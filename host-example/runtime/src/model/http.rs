@@ -212,8 +212,8 @@ impl Http {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_server::{Reply, TestServer};
     use super::*;
+    use condense_scripted_server::{Reply, TestServer};
     use serde_json::json;
     use std::time::Instant;
 

@@ -26,8 +26,6 @@ mod anthropic;
 mod http;
 mod openai;
 mod replay;
-#[cfg(test)]
-pub(crate) mod test_server;
 
 pub use anthropic::{AnthropicConfig, AnthropicModel};
 pub use http::Backoff;

@@ -177,10 +177,10 @@ fn usage(response: &Value) -> Result<Option<Usage>, Invalid> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_server::{Reply, TestServer};
     use super::*;
     use crate::tools::ToolClass;
     use condense_model::{Message, Part, Role, Thinking, ToolCall, ToolResult};
+    use condense_scripted_server::{Reply, TestServer};
 
     fn read_file_tool() -> ToolSpec {
         ToolSpec {

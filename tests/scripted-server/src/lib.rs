@@ -1,4 +1,4 @@
-//! A scripted HTTP server for tests: it answers each request with the next
+//! A scripted HTTP server for tests (a stand-in for a model provider): it answers each request with the next
 //! [`Reply`] of its script and records what it was sent, so a test can
 //! check both what a client made of an answer and what it put on the wire.
 //!
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// One scripted answer.
 #[derive(Clone, Debug)]
-pub(crate) enum Reply {
+pub enum Reply {
     /// Answer with this status, these headers and this body.
     Answer {
         status: u16,
@@ -31,7 +31,7 @@ pub(crate) enum Reply {
 
 impl Reply {
     /// A JSON answer (`body` is sent as it is).
-    pub(crate) fn json(status: u16, body: impl Into<String>) -> Reply {
+    pub fn json(status: u16, body: impl Into<String>) -> Reply {
         Reply::Answer {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
@@ -40,7 +40,7 @@ impl Reply {
     }
 
     /// The answer with one more header.
-    pub(crate) fn with_header(mut self, name: &str, value: &str) -> Reply {
+    pub fn with_header(mut self, name: &str, value: &str) -> Reply {
         if let Reply::Answer { headers, .. } = &mut self {
             headers.push((name.into(), value.into()));
         }
@@ -50,18 +50,18 @@ impl Reply {
 
 /// A request as the server read it.
 #[derive(Clone, Debug)]
-pub(crate) struct Recorded {
-    pub(crate) method: String,
-    pub(crate) path: String,
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
     /// Names in lower case, in the order sent.
-    pub(crate) headers: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
     /// The body parsed as JSON; `Value::Null` when it is not JSON.
-    pub(crate) body: Value,
+    pub body: Value,
 }
 
 impl Recorded {
     /// The value of header `name` (any case), if sent.
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers
             .iter()
@@ -70,7 +70,7 @@ impl Recorded {
     }
 }
 
-pub(crate) struct TestServer {
+pub struct TestServer {
     addr: SocketAddr,
     requests: Arc<Mutex<Vec<Recorded>>>,
     stop: Arc<AtomicBool>,
@@ -79,7 +79,7 @@ pub(crate) struct TestServer {
 
 impl TestServer {
     /// Starts a server answering with `script`, in order.
-    pub(crate) fn start(script: impl IntoIterator<Item = Reply>) -> TestServer {
+    pub fn start(script: impl IntoIterator<Item = Reply>) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("the listener's address");
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -126,12 +126,12 @@ impl TestServer {
     }
 
     /// `http://127.0.0.1:PORT{path}`.
-    pub(crate) fn url(&self, path: &str) -> String {
+    pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
 
     /// The requests received so far, in order.
-    pub(crate) fn requests(&self) -> Vec<Recorded> {
+    pub fn requests(&self) -> Vec<Recorded> {
         lock(&self.requests).clone()
     }
 }
@@ -204,6 +204,7 @@ fn write_reply(stream: &mut TcpStream, status: u16, headers: &[(String, String)]
     let _ = stream.flush();
 }
 
+#[cfg(test)]
 mod tests {
     use super::*;
 
