@@ -279,3 +279,62 @@ impl ToolRunner for RecordedTools {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ReplayModel;
+
+    /// A session that stopped while a tool ran resumes with that call
+    /// answered as interrupted, journaled, so the history pairs up again.
+    #[test]
+    fn a_call_left_without_a_result_is_answered_as_interrupted_on_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "run_command".into(),
+            arguments: "{}".into(),
+        };
+        let mut journal = Journal::create(&path).unwrap();
+        journal
+            .append(&Event::User {
+                message: Message::text(Role::User, "build it"),
+            })
+            .unwrap();
+        journal
+            .append(&Event::ModelResponse {
+                message: Message {
+                    role: Role::Assistant,
+                    parts: vec![Part::ToolCall(call.clone())],
+                },
+                usage: None,
+            })
+            .unwrap();
+        journal
+            .append(&Event::ToolCall {
+                call_id: "c1".into(),
+                name: "run_command".into(),
+            })
+            .unwrap();
+        drop(journal);
+
+        let (journal, journaled) = Journal::resume(&path).unwrap();
+        let agent = Agent::new(
+            Box::new(ReplayModel::new(Vec::new())),
+            Box::new(RecordedTools::from_recording(&[])),
+            Chain::new(),
+            journal,
+            &journaled,
+            Vec::new(),
+        )
+        .unwrap();
+        let last = agent.history().messages().last().unwrap();
+        let result = last.tool_results().next().expect("a result for c1");
+        assert_eq!(result.call_id, "c1");
+        assert!(result.is_error && result.content.contains("interrupted"));
+        let reread = crate::journal::read(&path).unwrap();
+        assert!(reread.interrupted_calls().is_empty(), "and it is journaled");
+        assert!(condense_model::invariants::check_pairs(agent.history().messages()).is_ok());
+    }
+}
