@@ -9,6 +9,7 @@ use condense_host::FileStore;
 use condense_model::{Message, Part, Role};
 use condense_runtime::agent::Agent;
 use condense_runtime::chain::{Chain, Condense, UsageMeter};
+use condense_runtime::events::EventLog;
 use condense_runtime::journal::{Contents, Journal};
 use condense_runtime::model::{
     AnthropicConfig, AnthropicModel, Model, OpenAiConfig, OpenAiModel, key_from_env,
@@ -42,6 +43,8 @@ pub struct AgentRun {
     pub session: PathBuf,
     pub resume: bool,
     pub max_calls: u64,
+    /// A file to append each compaction event to, as a JSON line.
+    pub events: Option<PathBuf>,
     pub task: String,
 }
 
@@ -56,6 +59,11 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
         run.allow_commands.then(CommandPolicy::default),
     );
     let model = model(run)?;
+    let events = run
+        .events
+        .as_ref()
+        .map(|path| EventLog::open(path).with_context(|| format!("--events {}", path.display())))
+        .transpose()?;
     let middleware = settings.middleware()?;
     let (journal, journaled) = if run.resume {
         Journal::resume(&run.session)?
@@ -86,6 +94,9 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
         &journaled,
         vec![system_prompt(workspace.root())],
     )?;
+    if let Some(events) = events {
+        agent = agent.with_events(events);
+    }
     let start = agent.history().len();
     let answer = agent.run_turn(&run.task, run.max_calls);
     // What the turn did, also when it stopped early: every tool call and

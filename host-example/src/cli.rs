@@ -220,6 +220,11 @@ struct AgentArgs {
     /// Model calls the task may take before the agent stops.
     #[arg(long, default_value_t = 200, value_name = "N")]
     max_calls: u64,
+    /// Append each compaction event (trigger, tokens before/after, messages folded,
+    /// passes, summarizer, cache breaks so far, time) to FILE as a JSON line. They are
+    /// in the journal too, and logged (CONDENSE_LOG=info).
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
     /// What the agent is to do.
     #[arg(value_name = "TASK")]
     task: String,
@@ -335,6 +340,7 @@ fn agent(args: AgentArgs, out: &mut dyn Write) -> Result<()> {
         session,
         resume,
         max_calls: args.max_calls,
+        events: args.events,
         task: args.task,
     };
     crate::agent::run(&settings, &run, out)

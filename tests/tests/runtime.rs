@@ -206,6 +206,7 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
     let config = dir.path().join("condense.toml");
     std::fs::write(&config, "token_threshold = 4000\n").unwrap();
     let session = dir.path().join("session.jsonl");
+    let events = dir.path().join("events.jsonl");
 
     let read =
         |id: &str| tool_call_reply(id, "read_file", serde_json::json!({"path": "notes.txt"}));
@@ -241,6 +242,8 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
         workdir.display().to_string(),
         "--session".into(),
         session.display().to_string(),
+        "--events".into(),
+        events.display().to_string(),
         "rename note 7 in notes.txt".into(),
     ];
     let mut out = Vec::new();

@@ -4,6 +4,7 @@
 //! makes of the journaled history.
 
 use crate::chain::{Call, Chain};
+use crate::events::EventLog;
 use crate::journal::{Contents, Event, Journal, JournalError};
 use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
@@ -41,6 +42,12 @@ pub enum AgentError {
     },
     #[error("no answer after {0} model calls (raise the limit to let the agent go on)")]
     TooManyCalls(u64),
+    #[error("events file {path}: {source}")]
+    Events {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// An agent session: a journal, the history it holds, and what runs each
@@ -54,6 +61,7 @@ pub struct Agent {
     system: Vec<Message>,
     max_output_tokens: u32,
     calls: u64,
+    events: Option<EventLog>,
 }
 
 impl Agent {
@@ -79,6 +87,7 @@ impl Agent {
             system,
             max_output_tokens: 8_192,
             calls: 0,
+            events: None,
         };
         for (call_id, name) in journaled.interrupted_calls() {
             let output = ToolOutput {
@@ -93,6 +102,12 @@ impl Agent {
     /// Output tokens each model call may use (default 8192).
     pub fn with_max_output_tokens(mut self, tokens: u32) -> Agent {
         self.max_output_tokens = tokens;
+        self
+    }
+
+    /// Also appends each compaction event to `events`.
+    pub fn with_events(mut self, events: EventLog) -> Agent {
+        self.events = Some(events);
         self
     }
 
@@ -164,6 +179,13 @@ impl Agent {
                 folded = compaction.messages_folded,
                 "compacted"
             );
+            if let Some(log) = &mut self.events {
+                log.append(&compaction)
+                    .map_err(|source| AgentError::Events {
+                        path: log.path().to_owned(),
+                        source,
+                    })?;
+            }
             self.journal.append(&Event::Compaction(compaction))?;
         }
         let response = response?;

@@ -26,3 +26,35 @@ pub struct Compaction {
     /// Wall time of the compressing call, in microseconds.
     pub elapsed_us: u64,
 }
+
+/// A file of compaction events, one JSON object per line (`condense agent
+/// --events FILE`), appended to: for dashboards and scripts that follow a
+/// session without reading its journal.
+pub struct EventLog {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+}
+
+impl EventLog {
+    /// Opens `path` to append to it, creating it if needed.
+    pub fn open(path: impl Into<std::path::PathBuf>) -> std::io::Result<EventLog> {
+        let path = path.into();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?;
+        Ok(EventLog { path, file })
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Appends `event` as one line.
+    pub fn append(&mut self, event: &Compaction) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut line = serde_json::to_vec(event).expect("events serialise");
+        line.push(b'\n');
+        self.file.write_all(&line)
+    }
+}
