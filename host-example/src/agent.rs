@@ -158,26 +158,24 @@ fn model(run: &AgentRun) -> Result<Box<dyn Model>> {
 /// classes: the runtime knows what its own tools do, so the config file
 /// needs no `[tools]` patterns for them.
 fn compressor_settings(settings: &Settings, tools: &ToolRegistry) -> String {
-    let mut json = Value::Object(settings.compressor.clone());
+    let mut json = settings.compressor.clone();
+    let table = json
+        .entry("tools")
+        .or_insert_with(|| Value::Object(Default::default()));
     for (key, class) in [
         ("mutating", ToolClass::Mutating),
         ("exec_capable", ToolClass::ExecCapable),
     ] {
-        let names = tools.names_of(class).into_iter().map(Value::String);
-        let table = json
-            .as_object_mut()
-            .expect("the compressor's settings are a table")
-            .entry("tools")
-            .or_insert_with(|| Value::Object(Default::default()));
+        // The config file's schema makes `tools` a table of lists.
         if let Some(list) = table
             .as_object_mut()
             .map(|t| t.entry(key).or_insert_with(|| Value::Array(Vec::new())))
             .and_then(Value::as_array_mut)
         {
-            list.extend(names);
+            list.extend(tools.names_of(class).into_iter().map(Value::String));
         }
     }
-    json.to_string()
+    Value::Object(json).to_string()
 }
 
 fn system_prompt(workdir: &Path) -> Message {

@@ -265,7 +265,6 @@ pub fn replay_recording(agent: &mut Agent, recording: &[Message]) -> Result<u64,
 /// Recorded tool results by call id, for running a recorded session's tool
 /// calls again without running the tools.
 pub struct RecordedTools {
-    specs: Vec<ToolSpec>,
     results: HashMap<String, ToolResult>,
 }
 
@@ -276,16 +275,14 @@ impl RecordedTools {
             .flat_map(|m| m.tool_results())
             .map(|r| (r.call_id.clone(), r.clone()))
             .collect();
-        RecordedTools {
-            specs: Vec::new(),
-            results,
-        }
+        RecordedTools { results }
     }
 }
 
 impl ToolRunner for RecordedTools {
+    /// None: the recording's model already chose its calls.
     fn specs(&self) -> Vec<ToolSpec> {
-        self.specs.clone()
+        Vec::new()
     }
 
     fn run(&mut self, call: &ToolCall) -> ToolOutput {

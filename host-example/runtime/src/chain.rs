@@ -10,9 +10,9 @@ use crate::journal::Usage;
 use crate::model::{ModelRequest, ModelResponse};
 use condense_host::body::with_overhead;
 use condense_host::replay::CacheMeter;
-use condense_host::{CheckpointStore, Middleware, Status, Transcript};
-use condense_model::tokens::{estimate_messages, estimate_text};
-use condense_model::{CoreConfig, Message, Trigger};
+use condense_host::{CheckpointStore, Middleware, SessionCheckpoint, Status, Transcript};
+use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
+use condense_model::{CoreConfig, Item, Message, Trigger};
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 
@@ -85,6 +85,9 @@ pub struct Condense<M = Arc<Middleware>> {
     core: CoreConfig,
     settings: String,
     store: Box<dyn CheckpointStore>,
+    /// What `store` holds, read on the first call and kept in step with it
+    /// after, so a call does not read the file again.
+    stored: Option<Option<SessionCheckpoint>>,
     /// The prompt cache's view of the requests sent, for the cache breaks
     /// each compaction event counts.
     cache: CacheMeter,
@@ -104,6 +107,7 @@ impl<M: Deref<Target = Middleware>> Condense<M> {
             core,
             settings,
             store,
+            stored: None,
             cache: CacheMeter::new(),
         }
     }
@@ -124,13 +128,17 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                     + estimate_text(&t.parameters.to_string())
             })
             .sum();
-        let overhead = estimate_messages(system).iter().sum::<u32>() + tools;
+        let system_tokens = estimate_messages(system);
+        let overhead = system_tokens.iter().sum::<u32>() + tools;
         let core = with_overhead(&self.core, overhead);
         // condense's own state never stops a model call: a store that cannot
         // be read counts as no checkpoint (the fold is recomputed).
-        let stored = self.store.load().unwrap_or_else(|e| {
-            tracing::warn!("condense checkpoint ignored: {e}");
-            None
+        let store = &mut self.store;
+        let stored = self.stored.get_or_insert_with(|| {
+            store.load().unwrap_or_else(|e| {
+                tracing::warn!("condense checkpoint ignored: {e}");
+                None
+            })
         });
         let sent = self.middleware.compress_transcript(
             call.history,
@@ -140,16 +148,29 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
         );
         if let Some(checkpoint) = &sent.checkpoint
             && stored.as_ref() != Some(checkpoint)
-            && let Err(e) = self.store.save(checkpoint)
         {
-            tracing::warn!("condense checkpoint not stored (the next call compacts again): {e}");
+            match self.store.save(checkpoint) {
+                Ok(()) => *stored = Some(checkpoint.clone()),
+                Err(e) => tracing::warn!(
+                    "condense checkpoint not stored (the next call compacts again): {e}"
+                ),
+            }
         }
+        let history = call.history;
         let messages: Vec<Message> = system
             .iter()
             .cloned()
-            .chain(sent.messages(call.history.messages()))
+            .chain(sent.messages(history.messages()))
             .collect();
-        let tokens = estimate_messages(&messages);
+        // The transcript has the count of every message the request keeps;
+        // only the ones condense wrote are estimated.
+        let tokens: Vec<u32> = system_tokens
+            .into_iter()
+            .chain(sent.items.iter().map(|item| match item {
+                Item::Kept(i) => history.tokens()[*i as usize],
+                other => estimate_message(other.message(history.messages())),
+            }))
+            .collect();
         self.cache.send(messages.clone(), &tokens);
         if let Some(report) = sent.report.guest()
             && sent.report.status() == Status::Compressed

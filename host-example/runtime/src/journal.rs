@@ -236,20 +236,23 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Contents, JournalError> {
         .iter()
         .map(|line| serde_json::from_slice(line))
         .collect();
+    // Line i + 1 is a torn line a resume marked: the record after it names it.
+    let marked: Vec<bool> = (0..parsed.len())
+        .map(|i| matches!(parsed.get(i + 1), Some(Ok(Event::Torn { line, .. })) if *line == i + 1))
+        .collect();
     let mut read = Contents::default();
-    for (i, result) in parsed.iter().enumerate() {
+    for (i, result) in parsed.into_iter().enumerate() {
         let number = i + 1;
         let last = number == pieces.len();
         match result {
             Ok(Event::Torn { .. }) => {}
-            Ok(event) => read.events.push(event.clone()),
+            Ok(event) => read.events.push(event),
             Err(why) => {
                 // Torn: a resume marked it so, or it is the last line and
                 // no newline ends it (the crash was the last thing to
                 // happen).
-                let marked = matches!(parsed.get(i + 1), Some(Ok(Event::Torn { line, .. })) if *line == number);
                 let unterminated = last && !terminated;
-                if !marked && !unterminated {
+                if !marked[i] && !unterminated {
                     return Err(JournalError::Damaged {
                         path: path.to_owned(),
                         line: number,
