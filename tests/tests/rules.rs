@@ -250,6 +250,75 @@ fn messages_that_begin_with_the_summary_marker_are_not_taken_for_condenses_own()
 }
 
 #[test]
+fn a_history_compacted_and_written_back_carries_its_summary_forward() {
+    // `condense compact` writes what condense sent as the new history; so
+    // may a client that stores the requests it was sent. Without a
+    // checkpoint, its summary pair (found by position and marker) is the
+    // fold it stands for: the next compaction folds only what came after it,
+    // into that summary, instead of summarising the summary as conversation.
+    let summarizer = condense_tests::custom_summarizer_middleware();
+    let cfg = config(6_000, 2_500, 1_000);
+    let mut history = vec![system("Be brief.")];
+    history.extend(turn("a", "Set up the project.", 24));
+    let first = cfg.compress(summarizer, &history, None);
+    assert_eq!(first.report.guest().unwrap().trigger, Trigger::Compacted);
+    let old_summary = summary_of(first.checkpoint.as_ref().unwrap());
+    let mut written = first.messages(&history);
+
+    let again = cfg.compress(summarizer, &written, None);
+    let report = again.report.guest().unwrap();
+    assert_eq!(report.trigger, Trigger::UnderThreshold, "{report:?}");
+    assert_eq!(report.boundary, 3, "the system message and the pair");
+    assert_eq!(
+        again.messages(&written),
+        written,
+        "the pair rebuilt byte for byte"
+    );
+    assert!(again.checkpoint.is_none());
+
+    written.extend(turn("b", "Now refactor the parser.", 24));
+    let next = cfg.compress(summarizer, &written, None);
+    assert_ne!(
+        next.report.status(),
+        Status::FailedOpen,
+        "{:?}",
+        next.report.reason()
+    );
+    let report = next.report.guest().unwrap();
+    assert_eq!(report.trigger, Trigger::Compacted);
+    let summary = summary_of(next.checkpoint.as_ref().unwrap());
+    let folded_after_pair = (report.boundary - 3) as usize;
+    assert_eq!(report.newly_folded as usize, folded_after_pair);
+    assert_eq!(
+        summary,
+        format!(
+            "{old_summary}\nCOUNTING SUMMARIZER: {folded_after_pair} messages, {} tool calls folded",
+            written[3..report.boundary as usize]
+                .iter()
+                .map(|m| m.tool_calls().count())
+                .sum::<usize>()
+        )
+    );
+    let sent = next.messages(&written);
+    assert_eq!(
+        sent.iter().filter(|m| m.is_condense_summary()).count(),
+        2,
+        "one summary pair, the old one folded into it"
+    );
+
+    // A pair that is not condense's own (a person quoting the marker) is
+    // conversation like any other.
+    let mut quoted = written[..1].to_vec();
+    quoted.push(user(&format!("{SUMMARY_MARKER} my notes")));
+    quoted.push(Message::text(Role::Assistant, "Noted."));
+    quoted.extend(turn("c", "Go on.", 24));
+    let out = cfg.compress(summarizer, &quoted, None);
+    let report = out.report.guest().unwrap();
+    assert_eq!(report.trigger, Trigger::Compacted);
+    assert!(summary_of(out.checkpoint.as_ref().unwrap()).starts_with("COUNTING SUMMARIZER: "));
+}
+
+#[test]
 fn a_parallel_batch_is_never_split() {
     let mut history = vec![user("Read everything.")];
     for s in 0..8 {

@@ -88,6 +88,36 @@ pub fn summary_pair(summary: &str, language: &str) -> [Message; 2] {
     ]
 }
 
+/// The inverse of [`summary_pair`]: the language and summary text of a pair
+/// condense wrote, if `user` and `assistant` are one, byte for byte (the
+/// framing of one of [`LANGUAGES`], text only). Anything else, a person
+/// quoting the marker included, is `None`.
+pub fn parse_summary_pair(user: &Message, assistant: &Message) -> Option<(&'static str, String)> {
+    fn only_text(m: &Message, role: Role) -> Option<&str> {
+        match m.parts.as_slice() {
+            [condense_model::Part::Text(t)] if m.role == role => Some(t),
+            _ => None,
+        }
+    }
+    let (text, ack) = (
+        only_text(user, Role::User)?,
+        only_text(assistant, Role::Assistant)?,
+    );
+    LANGUAGES.iter().find_map(|&lang| {
+        let f = framing(lang);
+        let summary = text
+            .strip_prefix(SUMMARY_MARKER)?
+            .strip_prefix(' ')?
+            .strip_prefix(f.intro)?
+            .strip_prefix("\n\n")?;
+        let acked = ack
+            .strip_prefix(SUMMARY_MARKER)
+            .and_then(|a| a.strip_prefix(' '))
+            == Some(f.ack);
+        acked.then(|| (lang, summary.to_owned()))
+    })
+}
+
 /// The request for a fold at window index `boundary`, as items naming
 /// whole-history indices: `prefix` is what the compressor knows of the
 /// messages before `window` (it starts at `prefix.boundary`), `pinned` the
@@ -144,6 +174,27 @@ mod tests {
             assert!(s.is_condense_summary() && a.is_condense_summary(), "{lang}");
             assert!(s.joined_text().ends_with("facts"));
         }
+    }
+
+    #[test]
+    fn a_written_pair_parses_back_and_nothing_else_does() {
+        for lang in LANGUAGES {
+            let [s, a] = summary_pair("facts\n\nmore facts", lang);
+            assert_eq!(
+                parse_summary_pair(&s, &a),
+                Some((lang, "facts\n\nmore facts".to_owned()))
+            );
+        }
+        let [s, a] = summary_pair("facts", "en");
+        let [_, german_ack] = summary_pair("facts", "de");
+        assert_eq!(parse_summary_pair(&s, &german_ack), None, "framings mixed");
+        assert_eq!(parse_summary_pair(&a, &s), None, "roles swapped");
+        let quoted = Message::text(Role::User, format!("{SUMMARY_MARKER} my own notes"));
+        assert_eq!(
+            parse_summary_pair(&quoted, &a),
+            None,
+            "a person quoting the marker"
+        );
     }
 
     #[test]

@@ -133,8 +133,28 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
         return Err(CompressError::NeedsFullHistory(why));
     }
     let tokens = window_tokens(0);
-    let call = Call::new(history, &tokens, Prefix::default(), config, settings);
-    let mut outcome = call.run(None, None, summarize)?;
+    let mut outcome = match State::written_back(history, &tokens) {
+        Some(state) => {
+            let from = state.prefix.boundary as usize;
+            let call = Call::new(
+                &history[from..],
+                &tokens[from..],
+                state.prefix.clone(),
+                config,
+                settings,
+            );
+            let at = At {
+                boundary: 0,
+                tail_start: 0,
+                horizon: 0,
+            };
+            call.run(Some((at, state)), None, summarize)?
+        }
+        None => {
+            let call = Call::new(history, &tokens, Prefix::default(), config, settings);
+            call.run(None, None, summarize)?
+        }
+    };
     outcome.report.checkpoint_ignored = ignored;
     Ok(outcome)
 }
@@ -238,8 +258,8 @@ impl<'a> Call<'a> {
     }
 
     /// The call: `previous` is the checkpoint's fold and state when it
-    /// applies, `given` the checkpoint itself (handed back unchanged while
-    /// nothing new is folded).
+    /// applies (or the fold a written-back history carries), `given` the
+    /// checkpoint itself (handed back unchanged while nothing new is folded).
     fn run(
         &self,
         previous: Option<(At, State)>,
@@ -251,7 +271,7 @@ impl<'a> Call<'a> {
         let tokens_before = saturate(self.prefix.folded_tokens + self.sizes.total());
 
         // The request as it stands: the checkpoint's fold, or the history.
-        let reused = previous.is_some();
+        let reused = given.is_some();
         let current = match previous {
             Some((at, state)) => self.fold(at, state.summary, Some(state.pair_tokens.into())),
             None => self.fold(
@@ -267,7 +287,7 @@ impl<'a> Call<'a> {
         let unchanged = |trigger, checkpoint: Option<Checkpoint>| {
             self.outcome(&current, tokens_before, trigger, 0, checkpoint)
         };
-        let keep = || if reused { given.cloned() } else { None };
+        let keep = || given.cloned();
         if current.tokens <= u64::from(config.token_threshold) {
             let trigger = if reused {
                 Trigger::ReusedCheckpoint

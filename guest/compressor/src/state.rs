@@ -96,6 +96,39 @@ impl State {
     }
 }
 
+impl State {
+    /// The state of a history condense compacted and a runtime wrote back
+    /// (`condense compact`, a proxy's client storing what it was sent): it
+    /// starts, after its system messages, with a summary pair condense wrote.
+    /// That pair is taken as the fold it stands for — folded messages up to
+    /// and including it, its text the previous summary — so the next
+    /// compaction folds only what came after it into that summary instead of
+    /// summarising the summary as conversation.
+    pub fn written_back(history: &[Message], tokens: &[u32]) -> Option<State> {
+        let at = history.iter().position(|m| m.role != Role::System)?;
+        let [user, assistant] = history.get(at..at + 2)? else {
+            return None;
+        };
+        let (language, summary) = crate::assemble::parse_summary_pair(user, assistant)?;
+        let end = at + 2;
+        let mut prefix = Prefix::default().advance(history, tokens, end);
+        // The pair is no turn of the conversation: a cut after it is not
+        // inside a turn it opened, so there is no opener to pin.
+        prefix.last_opener = None;
+        prefix.turns = 0;
+        // The framing stays the one the pair was written in, so the pair is
+        // rebuilt byte for byte.
+        prefix.language = language.to_owned();
+        Some(State {
+            pair_tokens: tokens[at] + tokens[at + 1],
+            summary,
+            tail_start: end as u32,
+            horizon: end as u32,
+            prefix,
+        })
+    }
+}
+
 impl Prefix {
     /// Whether `history` (the whole of it) still starts with the messages
     /// this prefix was built from.
