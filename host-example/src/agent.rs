@@ -3,21 +3,23 @@
 //! This module assembles the runtime's parts from the command line and the
 //! config file; the loop itself is `condense_runtime::agent`.
 
-use crate::settings::Settings;
+use crate::settings::{CompactionPolicy, RuntimeSettings, Settings};
 use anyhow::{Context, Result, bail};
 use condense_host::FileStore;
-use condense_model::{Message, Part, Role};
+use condense_model::Part;
 use condense_runtime::agent::Agent;
 use condense_runtime::chain::{Chain, Condense, UsageMeter};
+use condense_runtime::context::{BlockKind, ContextCompiler};
 use condense_runtime::events::EventLog;
 use condense_runtime::journal::{Contents, Journal};
 use condense_runtime::model::{
     AnthropicConfig, AnthropicModel, Model, OpenAiConfig, OpenAiModel, key_from_env,
 };
+use condense_runtime::policy::{Automatic, Confirm, Due, Policy, RateLimited};
 use condense_runtime::tools::{CommandPolicy, ToolClass, ToolRegistry, Workspace, coding_tools};
 use serde_json::Value;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The wire format of the model endpoint.
@@ -45,6 +47,8 @@ pub struct AgentRun {
     pub max_calls: u64,
     /// A file to append each compaction event to, as a JSON line.
     pub events: Option<PathBuf>,
+    /// Overrides `[runtime] compaction`.
+    pub compaction: Option<CompactionPolicy>,
     pub task: String,
 }
 
@@ -59,6 +63,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
         run.allow_commands.then(CommandPolicy::default),
     );
     let model = model(run)?;
+    let context = context(&settings.runtime, &workspace, &run.task)?;
     let events = run
         .events
         .as_ref()
@@ -83,7 +88,12 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
         settings.core,
         compressor_settings(settings, &tools),
         Box::new(FileStore::new(run.session.with_extension("ckpt"))),
-    );
+    )
+    .with_placement(settings.runtime.summary_placement)
+    .with_policy(policy(
+        &settings.runtime,
+        run.compaction.unwrap_or(settings.runtime.compaction),
+    ));
     let meter = UsageMeter::new();
     let chain = Chain::new().with(condense).with(meter.clone());
     let mut agent = Agent::new(
@@ -92,8 +102,9 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
         chain,
         journal,
         &journaled,
-        vec![system_prompt(workspace.root())],
-    )?;
+        Vec::new(),
+    )?
+    .with_context(context);
     if let Some(events) = events {
         agent = agent.with_events(events);
     }
@@ -178,16 +189,96 @@ fn compressor_settings(settings: &Settings, tools: &ToolRegistry) -> String {
     Value::Object(json).to_string()
 }
 
-fn system_prompt(workdir: &Path) -> Message {
-    Message::text(
-        Role::System,
-        format!(
-            "You are a coding agent working in the directory {}. Use the tools to read, \
-             search and edit files there; paths are relative to it. When the task is done, \
-             answer with a short account of what you changed, without calling a tool.",
-            workdir.display()
-        ),
-    )
+/// The system prompt's blocks: the configured persona (or condense
+/// agent's own), rules and memory; the working directory as it was when the
+/// run started (listed once: a listing that followed each edit would change
+/// the prompt, and break the prompt cache, on every call); the task.
+fn context(
+    runtime: &RuntimeSettings,
+    workspace: &Workspace,
+    task: &str,
+) -> Result<ContextCompiler> {
+    let root = workspace.root();
+    let mut context = ContextCompiler::new(runtime.budgets);
+    context.set(
+        BlockKind::Persona,
+        runtime.persona.clone().unwrap_or_else(|| {
+            "You are a coding agent. Use the tools to read, search and edit files in the \
+             working directory; paths are relative to it. When the task is done, answer with \
+             a short account of what you changed, without calling a tool."
+                .to_owned()
+        }),
+    );
+    let rules: Vec<String> = runtime.rules.iter().map(|r| format!("- {r}")).collect();
+    context.set(BlockKind::Rules, rules.join("\n"));
+    if let Some(file) = &runtime.memory_file {
+        let path = root.join(file);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("runtime.memory_file: cannot read {}", path.display()))?;
+        context.set(BlockKind::Memory, text);
+    }
+    let mut entries: Vec<String> = std::fs::read_dir(root)
+        .with_context(|| format!("--workdir {}", root.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .collect();
+    entries.sort();
+    const LISTED: usize = 50;
+    let more = entries.len().saturating_sub(LISTED);
+    entries.truncate(LISTED);
+    let mut workspace_text = format!(
+        "Working directory: {}\nAt the start: {}",
+        root.display(),
+        if entries.is_empty() {
+            "empty".to_owned()
+        } else {
+            entries.join(", ")
+        }
+    );
+    if more > 0 {
+        workspace_text.push_str(&format!(" and {more} more"));
+    }
+    context.set(BlockKind::Workspace, workspace_text);
+    context.set(BlockKind::Task, task);
+    Ok(context)
+}
+
+/// The compaction policy `[runtime]` asks for.
+fn policy(runtime: &RuntimeSettings, kind: CompactionPolicy) -> Box<dyn Policy> {
+    match kind {
+        CompactionPolicy::Automatic => Box::new(Automatic),
+        CompactionPolicy::RateLimited => Box::new(RateLimited::new(
+            u64::from(runtime.min_calls_between_compactions),
+            std::time::Duration::from_secs(u64::from(runtime.min_seconds_between_compactions)),
+            u64::from(runtime.context_window),
+        )),
+        CompactionPolicy::Confirm => Box::new(Confirm(ask_on_terminal)),
+    }
+}
+
+/// Asks on stderr and reads the answer from stdin (stdout carries the run's
+/// output). An empty answer or `y` compacts; end of input, or anything
+/// else, sends the request as it stands: it is asked again next call.
+fn ask_on_terminal(due: &Due) -> bool {
+    eprint!(
+        "condense: call {}: the request is ~{} tokens, over the {}-token threshold. Compact now? [Y/n] ",
+        due.call, due.request_tokens, due.threshold
+    );
+    let mut answer = String::new();
+    match std::io::stdin().read_line(&mut answer) {
+        Ok(0) | Err(_) => {
+            eprintln!();
+            false
+        }
+        Ok(_) => matches!(answer.trim(), "" | "y" | "Y" | "yes"),
+    }
 }
 
 fn first_line(text: &str) -> &str {

@@ -4,6 +4,7 @@
 //! module (`main.rs` only calls [`run`]) so tests drive the real command line
 //! in-process, with their own stdin and stdout.
 
+use crate::session::SessionFile;
 use crate::settings::{self, ConfigFile, Settings};
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
@@ -34,6 +35,7 @@ use std::path::{Path, PathBuf};
         condense compress --checkpoint session.ckpt < request.json > sent.json\n  \
         condense replay --config condense.toml session.json\n  \
         condense agent --model-url http://127.0.0.1:11434/v1 --model qwen2.5-coder \"fix the test\"\n  \
+        condense compact session.jsonl\n  \
         condense config --show > condense.toml"
 )]
 struct Cli {
@@ -72,6 +74,25 @@ enum Command {
                 --api-key-env ANTHROPIC_API_KEY --resume fix.jsonl \"now update the docs\""
     )]
     Agent(AgentArgs),
+    /// Compact a session now, whatever the threshold says, and write the compacted history
+    /// to a new file in the same format.
+    #[command(
+        long_about = "Compact a session now, whatever the threshold says, and write the \
+            compacted history to a new file in the same format: a journal of `condense agent` \
+            (.jsonl) or a request body / message list (OpenAI or Anthropic JSON).\n\n\
+            The file written starts with condense's summary pair. condense recognises such a \
+            history (by the pair's position and marker) when it compresses it again, with \
+            `condense agent --resume`, `compress` or another `compact`: the pair is taken as \
+            the previous summary, and only what came after it is folded into it.\n\n\
+            The session itself is not touched unless --in-place is given, which keeps the \
+            original as SESSION.bak. A file already at the destination is never overwritten.",
+        after_help = "Examples:\n  \
+            condense compact fix.jsonl\n      \
+                writes fix.compacted.jsonl\n  \
+            condense compact --in-place request.json\n      \
+                replaces request.json, the original kept as request.json.bak"
+    )]
+    Compact(CompactArgs),
     /// Print the config file's JSON Schema (--schema), or the effective configuration
     /// as TOML (--show).
     #[command(
@@ -225,9 +246,33 @@ struct AgentArgs {
     /// in the journal too, and logged (CONDENSE_LOG=info).
     #[arg(long, value_name = "FILE")]
     events: Option<PathBuf>,
+    /// Whether a due compaction proceeds: automatic, rate-limited (see [runtime] in
+    /// `condense config --show`), or confirm (asked on the terminal). Default: [runtime]
+    /// compaction, automatic.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    compaction: Option<crate::settings::CompactionPolicy>,
     /// What the agent is to do.
     #[arg(value_name = "TASK")]
     task: String,
+}
+
+#[derive(Args)]
+struct CompactArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Where to write the compacted history. Default: SESSION's name with `.compacted`
+    /// before its extension, beside it.
+    #[arg(long, short, value_name = "FILE", conflicts_with = "in_place")]
+    output: Option<PathBuf>,
+    /// Replace SESSION, keeping the original as SESSION.bak.
+    #[arg(long)]
+    in_place: bool,
+    /// Append the compaction event to FILE as a JSON line.
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
+    /// The session: a journal (.jsonl) or a request body / message list.
+    #[arg(value_name = "SESSION")]
+    session: PathBuf,
 }
 
 #[derive(Args)]
@@ -307,6 +352,16 @@ pub fn run_on(
         Command::Replay(args) => replay(args, stdout),
         Command::Demo(args) => demo(args, stdout),
         Command::Agent(args) => agent(args, stdout),
+        Command::Compact(args) => {
+            let settings = args.common.settings(Settings::default())?;
+            let run = crate::compact::CompactRun {
+                session: args.session,
+                output: args.output,
+                in_place: args.in_place,
+                events: args.events,
+            };
+            crate::compact::run(&settings, &run, stdout)
+        }
         Command::Config(args) => config(args, stdout),
     }
 }
@@ -341,6 +396,7 @@ fn agent(args: AgentArgs, out: &mut dyn Write) -> Result<()> {
         resume,
         max_calls: args.max_calls,
         events: args.events,
+        compaction: args.compaction,
         task: args.task,
     };
     crate::agent::run(&settings, &run, out)
@@ -465,27 +521,18 @@ fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) ->
     Ok(())
 }
 
-/// The messages of a session file: a journal of `condense agent` (`.jsonl`),
-/// or a bare message list or request body in either format.
-fn session_messages(path: &Path) -> Result<Vec<Message>> {
-    if path.extension().is_some_and(|e| e == "jsonl") {
-        let read = condense_runtime::journal::read(path)?;
-        return Ok(read.messages().cloned().collect());
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(parse_body(&text, None, &path.display().to_string())?
-        .messages()
-        .to_vec())
-}
-
 fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     let settings = args.common.settings(Settings::for_replay())?;
     // Parse every session before running any, so a bad file fails fast.
     let sessions: Vec<(String, Vec<Message>)> = args
         .sessions
         .iter()
-        .map(|path| Ok((path.display().to_string(), session_messages(path)?)))
+        .map(|path| {
+            Ok((
+                path.display().to_string(),
+                SessionFile::read(path)?.into_messages(),
+            ))
+        })
         .collect::<Result<_>>()?;
     let middleware = settings.middleware()?;
     let results: Vec<(String, ReplayStats)> = sessions

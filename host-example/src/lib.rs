@@ -1,11 +1,18 @@
 //! The `condense` command line, on top of the `condense-host` library:
 //!
-//! - [`cli`]: the commands (`compress`, `replay`, `demo`, `agent`, `config`);
+//! - [`cli`]: the commands (`compress`, `replay`, `demo`, `agent`, `compact`,
+//!   `config`);
 //! - [`agent`]: `condense agent`, the runtime assembled from the command line;
+//! - [`compact`]: `condense compact`, a compaction now, written to a file;
+//! - [`session`]: the session files the commands read (journals, bodies);
+//! - [`plot`]: the chart of a replay (`--plot`);
 //! - [`settings`]: the configuration file (TOML), validated once at start-up;
 //! - [`embedded`]: the default components, built into the binary.
 
 pub mod agent;
 pub mod cli;
+pub mod compact;
 pub mod embedded;
+pub mod plot;
+pub mod session;
 pub mod settings;

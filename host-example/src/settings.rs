@@ -40,6 +40,8 @@ use anyhow::{Context, Result, bail};
 use condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES;
 use condense_host::{ComponentSource, Limits, Middleware, Runtime};
 use condense_model::{CORE_RANGES, CoreConfig};
+use condense_runtime::chain::SummaryPlacement;
+use condense_runtime::context::Budgets;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -119,6 +121,74 @@ impl LimitSettings {
     }
 }
 
+/// How `condense agent` runs: the system prompt it compiles and whether a
+/// due compaction proceeds. Other commands ignore this table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RuntimeSettings {
+    /// Where condense's summary goes: `message`, a user/assistant pair after
+    /// the system prompt, or `block`, the system prompt's compressed block.
+    /// Either way the request prefix is byte-stable between compactions.
+    pub summary_placement: SummaryPlacement,
+    /// Whether a due compaction proceeds: `automatic` (always), `rate-limited`
+    /// (at most one per `min_calls_between_compactions` calls and per
+    /// `min_seconds_between_compactions`, unless the request would exceed
+    /// `context_window`), or `confirm` (asked on the terminal).
+    pub compaction: CompactionPolicy,
+    /// With `rate-limited`: model calls from one compaction to the next, at
+    /// least.
+    pub min_calls_between_compactions: u32,
+    /// With `rate-limited`: seconds from one compaction to the next, at least.
+    pub min_seconds_between_compactions: u32,
+    /// The model's context window in tokens: a rate-limited compaction
+    /// proceeds anyway when the request would exceed it.
+    pub context_window: u32,
+    /// The persona block: who the agent is. Unset: condense agent's own (a
+    /// coding agent working in the working directory).
+    pub persona: Option<String>,
+    /// The rules block: what the agent must and must not do, one rule per
+    /// entry.
+    pub rules: Vec<String>,
+    /// A file whose text is the memory block (notes carried across
+    /// sessions), relative to the working directory.
+    pub memory_file: Option<PathBuf>,
+    /// Token budgets of the system prompt's blocks, and their total.
+    pub budgets: Budgets,
+}
+
+/// Whether a due compaction proceeds (`[runtime] compaction`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompactionPolicy {
+    /// Every due compaction proceeds.
+    #[default]
+    Automatic,
+    /// At most one per `min_calls_between_compactions` calls and per
+    /// `min_seconds_between_compactions`, unless the request would exceed
+    /// `context_window`.
+    RateLimited,
+    /// Asked on the terminal each time.
+    Confirm,
+}
+
+impl Default for RuntimeSettings {
+    fn default() -> Self {
+        RuntimeSettings {
+            summary_placement: SummaryPlacement::Message,
+            compaction: CompactionPolicy::Automatic,
+            min_calls_between_compactions: 10,
+            min_seconds_between_compactions: 0,
+            context_window: 200_000,
+            persona: None,
+            rules: Vec::new(),
+            memory_file: None,
+            budgets: Budgets::default(),
+        }
+    }
+}
+
 /// The condense configuration file (TOML). Every key is optional and defaults
 /// to the value shown. `condense config --show` prints every key with the
 /// value condense uses.
@@ -136,6 +206,8 @@ pub struct Settings {
     pub components: Components,
     /// Sandbox limits per guest call, and the largest request accepted.
     pub limits: LimitSettings,
+    /// How `condense agent` runs.
+    pub runtime: RuntimeSettings,
 }
 
 /// The core keys as a file gives them: each one unset falls back to its
@@ -315,7 +387,7 @@ impl Settings {
             {
                 let host: Vec<String> = CORE_KEYS
                     .iter()
-                    .chain(&["components", "limits", "agents"])
+                    .chain(&["components", "limits", "runtime", "agents"])
                     .map(|k| format!("`{k}`"))
                     .collect();
                 bail!(
@@ -330,6 +402,13 @@ impl Settings {
             if !(min..=max).contains(&value) {
                 bail!("limits.{key} = {value}: must be between {min} and {max}");
             }
+        }
+        self.runtime
+            .budgets
+            .validate()
+            .map_err(|e| anyhow::anyhow!("runtime.budgets.{e}"))?;
+        if self.runtime.context_window == 0 {
+            bail!("runtime.context_window = 0: must be at least 1");
         }
         Ok(())
     }
@@ -402,6 +481,21 @@ impl Settings {
         }
         out.push_str("\n[limits]\n");
         out.push_str(&toml::to_string(&self.limits)?);
+        out.push_str("\n[runtime]\n");
+        let runtime = &self.runtime;
+        let mut table = toml::Table::try_from(runtime)?;
+        table.remove("budgets");
+        out.push_str(&toml::to_string(&table)?);
+        for (key, unset) in [
+            ("persona", "condense agent's own"),
+            ("memory_file", "no memory block"),
+        ] {
+            if !table.contains_key(key) {
+                out.push_str(&format!("# {key} = \"...\"  (unset: {unset})\n"));
+            }
+        }
+        out.push_str("\n[runtime.budgets]\n");
+        out.push_str(&toml::to_string(&runtime.budgets)?);
         Ok(out)
     }
 
@@ -569,7 +663,7 @@ fn merge(base: &mut toml::Table, overrides: toml::Table) {
 fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     // A scalar or list where a table belongs would otherwise be reported as
     // a struct decoded from a sequence: say plainly what is expected.
-    for key in ["components", "limits"] {
+    for key in ["components", "limits", "runtime"] {
         if let Some(value) = table.get(key).filter(|v| !v.is_table()) {
             bail!(
                 "{at}{key}: must be a table ([{at}{key}]), not {}",
@@ -586,6 +680,7 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     };
     let components = decode_table(sub_table("components"), &format!("{at}components."))?;
     let limits = decode_table(sub_table("limits"), &format!("{at}limits."))?;
+    let runtime = decode_table(sub_table("runtime"), &format!("{at}runtime."))?;
     let mut core = toml::Table::new();
     for key in CORE_KEYS {
         if let Some(value) = table.remove(*key) {
@@ -603,6 +698,7 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
         compressor,
         components,
         limits,
+        runtime,
     })
 }
 
@@ -653,6 +749,9 @@ struct HostKeys {
     /// Sandbox limits per guest call, and the largest request accepted.
     #[schemars(default)]
     limits: LimitSettings,
+    /// How `condense agent` runs: its system prompt and its compaction policy.
+    #[schemars(default)]
+    runtime: RuntimeSettings,
 }
 
 /// The JSON Schema (draft 2020-12) of the config file, generated from the

@@ -1,32 +1,50 @@
 //! The agent runtime with condense as a middleware in its model-call loop:
 //! real components through the host, recorded sessions played back.
 
-use condense_host::FileStore;
 use condense_host::replay::replay_middleware;
+use condense_host::{FileStore, Middleware};
 use condense_model::{Message, Role, SUMMARY_MARKER};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
-use condense_runtime::chain::{Chain, Condense, UsageMeter};
+use condense_runtime::chain::{
+    Call, Chain, Condense, Hook, RequestMeter, SummaryPlacement, UsageMeter,
+};
+use condense_runtime::context::{BlockKind, ContextCompiler};
+use condense_runtime::events::{Cause, Compaction};
 use condense_runtime::journal::{self, Event, Journal};
+use condense_runtime::model::ModelResponse;
 use condense_runtime::model::ReplayModel;
+use condense_runtime::policy::{Confirm, Due, Policy, RateLimited};
 use condense_scripted_server::{Reply, TestServer};
 use condense_tests::{config_40k, embedded_middleware, session};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-/// An agent that plays `recording` back, condense in its chain at the replay
-/// settings (40k), its checkpoint beside the journal.
-fn replaying(recording: &[Message], journal_path: &Path, answered: usize) -> Agent {
+/// condense at the replay settings (40k), its checkpoint beside the journal.
+fn condense_at_40k(journal_path: &Path) -> Condense<&'static Middleware> {
+    let config = config_40k();
+    Condense::new(
+        embedded_middleware(),
+        config.core,
+        config.json(),
+        Box::new(FileStore::new(journal_path.with_extension("ckpt"))),
+    )
+}
+
+/// An agent that plays `recording` back (its first `answered` answers
+/// already journaled), `meter` first in its chain, then `condense`.
+fn replaying_with(
+    recording: &[Message],
+    journal_path: &Path,
+    answered: usize,
+    meter: RequestMeter,
+    condense: Condense<&'static Middleware>,
+) -> Agent {
     let (journal, journaled) = if journal_path.exists() {
         Journal::resume(journal_path).unwrap()
     } else {
         (Journal::create(journal_path).unwrap(), Default::default())
     };
-    let config = config_40k();
-    let condense = Condense::new(
-        embedded_middleware(),
-        config.core,
-        config.json(),
-        Box::new(FileStore::new(journal_path.with_extension("ckpt"))),
-    );
     let answers: Vec<Message> = recording
         .iter()
         .filter(|m| m.role == Role::Assistant)
@@ -41,12 +59,38 @@ fn replaying(recording: &[Message], journal_path: &Path, answered: usize) -> Age
     Agent::new(
         Box::new(ReplayModel::new(answers)),
         Box::new(RecordedTools::from_recording(recording)),
-        Chain::new().with(condense).with(UsageMeter::new()),
+        Chain::new()
+            .with(meter)
+            .with(condense)
+            .with(UsageMeter::new()),
         journal,
         &journaled,
         system,
     )
     .unwrap()
+}
+
+/// [`replaying_with`] condense at 40k.
+fn replaying(recording: &[Message], journal_path: &Path, answered: usize) -> Agent {
+    let condense = condense_at_40k(journal_path);
+    replaying_with(
+        recording,
+        journal_path,
+        answered,
+        RequestMeter::new(),
+        condense,
+    )
+}
+
+/// The compaction events of a journal.
+fn compaction_events(events: &[Event]) -> Vec<&Compaction> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Compaction(c) => Some(c),
+            _ => None,
+        })
+        .collect()
 }
 
 fn conversation(recording: &[Message]) -> Vec<Message> {
@@ -58,10 +102,7 @@ fn conversation(recording: &[Message]) -> Vec<Message> {
 }
 
 fn compactions(events: &[Event]) -> usize {
-    events
-        .iter()
-        .filter(|e| matches!(e, Event::Compaction(_)))
-        .count()
+    compaction_events(events).len()
 }
 
 /// A whole recorded session through the agent loop: condense compacts the
@@ -73,8 +114,9 @@ fn a_replayed_session_compacts_and_its_journal_is_the_recording() {
     let recording = session("cc-opus-c");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.jsonl");
-    let mut agent = replaying(&recording, &path, 0);
-    let calls = replay_recording(&mut agent, &recording).unwrap();
+    let meter = RequestMeter::new();
+    let mut agent = replaying_with(&recording, &path, 0, meter.clone(), condense_at_40k(&path));
+    let calls = replay_recording(&mut agent, &recording, |_| {}).unwrap();
     let answers = recording
         .iter()
         .filter(|m| m.role == Role::Assistant)
@@ -108,6 +150,23 @@ fn a_replayed_session_compacts_and_its_journal_is_the_recording() {
         _ => None,
     });
     assert_eq!(last.unwrap().cache_breaks as usize, replayed.cache_breaks);
+    // And every figure of the run, measured on what the agent really sent.
+    let ran = meter.stats();
+    assert_eq!(ran.calls, replayed.calls);
+    assert_eq!(ran.compactions, replayed.compactions);
+    assert_eq!(ran.cache_breaks, replayed.cache_breaks);
+    assert_eq!(ran.peak_request_tokens, replayed.peak_request_tokens);
+    assert_eq!(
+        ran.baseline_peak_request_tokens,
+        replayed.baseline_peak_request_tokens
+    );
+    assert_eq!(ran.tokens_sent, replayed.tokens_sent);
+    assert_eq!(ran.cached_tokens, replayed.cached_tokens);
+    assert_eq!(ran.baseline_tokens_sent, replayed.baseline_tokens_sent);
+    assert_eq!(ran.baseline_cached_tokens, replayed.baseline_cached_tokens);
+    assert_eq!(ran.cost, replayed.cost);
+    assert_eq!(ran.baseline_cost, replayed.baseline_cost);
+    assert_eq!(ran.per_call, replayed.per_call);
     for event in &read.events {
         if let Event::Compaction(c) = event {
             assert!(c.tokens_after < c.tokens_before, "{c:?}");
@@ -136,7 +195,7 @@ fn a_resumed_session_appends_to_its_journal_and_never_rewrites_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.jsonl");
     let mut first = replaying(&recording, &path, 0);
-    replay_recording(&mut first, &recording[..split]).unwrap();
+    replay_recording(&mut first, &recording[..split], |_| {}).unwrap();
     drop(first);
     let before = std::fs::read(&path).unwrap();
     let compacted_before = compactions(&journal::read(&path).unwrap().events);
@@ -151,7 +210,7 @@ fn a_resumed_session_appends_to_its_journal_and_never_rewrites_it() {
         &conversation(&recording[..split])[..],
         "the resumed agent starts from the journal"
     );
-    replay_recording(&mut resumed, &recording[split..]).unwrap();
+    replay_recording(&mut resumed, &recording[split..], |_| {}).unwrap();
     drop(resumed);
 
     let after = std::fs::read(&path).unwrap();
@@ -165,6 +224,185 @@ fn a_resumed_session_appends_to_its_journal_and_never_rewrites_it() {
         compactions(&read.events) > compacted_before,
         "it compacted after the resume too"
     );
+}
+
+/// Replays cc-opus-c with `condense`, returning the run's figures and the
+/// journal's compaction events.
+fn run_cc_opus_c(
+    condense: impl FnOnce(&Path) -> Condense<&'static Middleware>,
+) -> (condense_host::replay::ReplayStats, Vec<Compaction>) {
+    let recording = session("cc-opus-c");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let meter = RequestMeter::new();
+    let mut agent = replaying_with(&recording, &path, 0, meter.clone(), condense(&path));
+    replay_recording(&mut agent, &recording, |_| {}).unwrap();
+    drop(agent);
+    let events = journal::read(&path).unwrap().events;
+    let compactions = compaction_events(&events).into_iter().cloned().collect();
+    (meter.stats(), compactions)
+}
+
+/// What a policy was asked, and what it answered.
+type Asked = Arc<Mutex<Vec<(Due, bool)>>>;
+
+/// A policy that records what it was asked, and what `inner` answered.
+fn recording_policy(mut inner: impl Policy + 'static) -> (impl Policy + 'static, Asked) {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    let policy = Confirm(move |due: &Due| {
+        let allowed = inner.allow(due);
+        record.lock().unwrap().push((*due, allowed));
+        allowed
+    });
+    (policy, asked)
+}
+
+/// Refused, a due compaction is asked again on the next call, and until it
+/// is allowed the request goes out as it stands: over the threshold, its
+/// prefix unchanged (no cache break but the compactions').
+#[test]
+fn a_refused_compaction_is_asked_again_next_call_and_breaks_nothing() {
+    let mut refusals = 3;
+    let (policy, asked) = recording_policy(Confirm(move |_: &Due| {
+        if refusals == 0 {
+            return true;
+        }
+        refusals -= 1;
+        false
+    }));
+    let (stats, compactions) = run_cc_opus_c(|path| condense_at_40k(path).with_policy(policy));
+    let asked = asked.lock().unwrap().clone();
+    let (automatic, _) = run_cc_opus_c(condense_at_40k);
+
+    let refused: Vec<&(Due, bool)> = asked.iter().filter(|(_, allowed)| !allowed).collect();
+    assert_eq!(refused.len(), 3);
+    assert_eq!(refused[1].0.call, refused[0].0.call + 1, "asked again");
+    assert_eq!(refused[2].0.call, refused[0].0.call + 2);
+    assert_eq!(asked[3].0.call, refused[0].0.call + 3);
+    assert!(asked[3].1, "the fourth time it was allowed: {asked:?}");
+    for (due, _) in &asked {
+        assert!(
+            due.request_tokens > due.threshold && due.threshold == 40_000,
+            "{due:?}"
+        );
+    }
+    // Allowed ones are the compactions; refused ones sent the request over
+    // the threshold without breaking the cache.
+    let allowed: Vec<u64> = asked
+        .iter()
+        .filter(|(_, a)| *a)
+        .map(|(d, _)| d.call)
+        .collect();
+    let compacted: Vec<u64> = compactions.iter().map(|c| c.call).collect();
+    assert_eq!(allowed, compacted);
+    assert!(compactions.iter().all(|c| c.trigger == Cause::Threshold));
+    assert_eq!(stats.cache_breaks, stats.compactions);
+    assert!(stats.peak_request_tokens > automatic.peak_request_tokens);
+    for call in &refused {
+        let sent = stats.per_call[call.0.call as usize - 1].sent;
+        assert!(sent > 40_000, "call {} sent {sent} tokens", call.0.call);
+    }
+}
+
+/// Rate-limited to one compaction per 1000 calls, the session compacts once
+/// at the threshold, and after that only when the request would no longer
+/// fit the context window.
+#[test]
+fn a_rate_limited_session_compacts_again_only_when_the_window_would_overflow() {
+    let window = 60_000;
+    let (policy, asked) = recording_policy(RateLimited::new(1_000, Duration::ZERO, window));
+    let (stats, compactions) = run_cc_opus_c(|path| condense_at_40k(path).with_policy(policy));
+    let asked = asked.lock().unwrap().clone();
+    let (automatic, _) = run_cc_opus_c(condense_at_40k);
+
+    assert!(asked[0].1, "the first due compaction proceeds");
+    let later: Vec<&(Due, bool)> = asked[1..].iter().filter(|(_, a)| *a).collect();
+    assert!(!later.is_empty(), "the window overflowed: {asked:?}");
+    for (due, _) in &later {
+        assert!(due.request_tokens > window, "{due:?}");
+    }
+    assert!(asked.iter().any(|(_, a)| !a), "some were refused");
+    assert_eq!(compactions.len(), 1 + later.len());
+    assert!(compactions.len() < automatic.compactions);
+    assert!(stats.peak_request_tokens > 40_000 && stats.peak_request_tokens <= window + 5_000);
+}
+
+/// Every request sent, as the model got it.
+#[derive(Clone, Default)]
+struct Requests(Arc<Mutex<Vec<Vec<Message>>>>);
+
+impl Hook for Requests {
+    fn after_model_call(&mut self, call: &Call<'_>, _: &ModelResponse) {
+        self.0.lock().unwrap().push(call.request.messages.clone());
+    }
+}
+
+/// With `summary_placement = "block"` the summary is the system prompt's
+/// compressed block: no summary pair in the conversation, the prompt
+/// compiled from its blocks and changed only by a compaction, so the cache
+/// breaks are the compactions, as with the pair.
+#[test]
+fn a_summary_placed_in_the_context_block_keeps_the_prefix_stable() {
+    let recording = session("cc-opus-c");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let requests = Requests::default();
+    let meter = RequestMeter::new();
+    let condense = condense_at_40k(&path).with_placement(SummaryPlacement::Block);
+    let mut context = ContextCompiler::default();
+    context.set(BlockKind::Persona, "You are replaying a recorded session.");
+    context.set(BlockKind::Rules, "- Never push to main.");
+    let (journal, journaled) = (Journal::create(&path).unwrap(), Default::default());
+    let answers = recording
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .cloned()
+        .collect();
+    let mut agent = Agent::new(
+        Box::new(ReplayModel::new(answers)),
+        Box::new(RecordedTools::from_recording(&recording)),
+        Chain::new()
+            .with(meter.clone())
+            .with(condense)
+            .with(requests.clone()),
+        journal,
+        &journaled,
+        Vec::new(),
+    )
+    .unwrap()
+    .with_context(context);
+    replay_recording(&mut agent, &recording, |_| {}).unwrap();
+    drop(agent);
+
+    let requests = requests.0.lock().unwrap();
+    let stats = meter.stats();
+    assert!(stats.compactions >= 2, "{}", stats.compactions);
+    assert_eq!(stats.cache_breaks, stats.compactions);
+    let mut prompts: Vec<String> = Vec::new();
+    for request in requests.iter() {
+        let system = &request[0];
+        assert_eq!(system.role, Role::System);
+        assert!(request[1..].iter().all(|m| !m.is_condense_summary()));
+        let text = system.joined_text();
+        assert!(
+            text.starts_with("## Persona\nYou are replaying"),
+            "{text:.200}"
+        );
+        assert!(text.contains("Never push to main."));
+        if prompts.last() != Some(&text) {
+            prompts.push(text);
+        }
+    }
+    assert_eq!(
+        prompts.len(),
+        stats.compactions + 1,
+        "changed only by a compaction"
+    );
+    assert!(!prompts[0].contains(SUMMARY_MARKER));
+    assert!(prompts[1..].iter().all(|p| p.contains(SUMMARY_MARKER)));
+    let (message_placed, _) = run_cc_opus_c(condense_at_40k);
+    assert_eq!(stats.compactions, message_placed.compactions);
 }
 
 /// An OpenAI Chat Completions answer asking for one tool call.
@@ -284,6 +522,19 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
     // allows by much.
     let requests = server.requests();
     assert_eq!(requests.len(), 9);
+    // The system prompt is compiled from its blocks: the persona, the
+    // working directory as it was at the start, the task.
+    let system = &requests[0].body["messages"][0];
+    assert_eq!(system["role"], "system");
+    let prompt = system["content"].as_str().unwrap();
+    for part in [
+        "## Persona\n",
+        "## Workspace\n",
+        "notes.txt",
+        "## Task\nrename note 7",
+    ] {
+        assert!(prompt.contains(part), "{part}: {prompt}");
+    }
     let last = &requests[8].body;
     assert!(
         last["messages"].to_string().contains(SUMMARY_MARKER),

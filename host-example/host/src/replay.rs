@@ -37,6 +37,14 @@ pub struct ReplayStats {
     pub failed_open: usize,
     /// Largest request sent, in estimated tokens.
     pub peak_request_tokens: u64,
+    /// Largest request uncompressed (the last one, as a session only grows).
+    pub baseline_peak_request_tokens: u64,
+    /// Tokens of all the requests sent, and of their cached prefixes.
+    pub tokens_sent: u64,
+    pub cached_tokens: u64,
+    /// The same for every request sent uncompressed.
+    pub baseline_tokens_sent: u64,
+    pub baseline_cached_tokens: u64,
     /// Largest single message of the session: a request cannot be smaller.
     pub largest_message_tokens: u64,
     /// Estimated tokens of the whole session history.
@@ -45,6 +53,19 @@ pub struct ReplayStats {
     pub cost: f64,
     /// Cache-weighted cost of sending every request uncompressed.
     pub baseline_cost: f64,
+    /// Each call's request, uncompressed and as sent (for a chart; not in
+    /// the JSON).
+    #[serde(skip)]
+    pub per_call: Vec<CallTokens>,
+}
+
+/// One call's request tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallTokens {
+    pub uncompressed: u64,
+    pub sent: u64,
+    /// condense compacted this call's request.
+    pub compacted: bool,
 }
 
 impl ReplayStats {
@@ -66,15 +87,13 @@ pub struct CacheMeter {
     previous: Option<Vec<Message>>,
     total: f64,
     breaks: usize,
+    sent: u64,
+    cached: u64,
 }
 
 impl CacheMeter {
     pub fn new() -> Self {
-        CacheMeter {
-            previous: None,
-            total: 0.0,
-            breaks: 0,
-        }
+        CacheMeter::default()
     }
 
     /// Records `request` as sent; `tokens` is the estimate of each of its
@@ -91,7 +110,20 @@ impl CacheMeter {
         let cached: u64 = tokens[..cached_len].iter().map(|&t| u64::from(t)).sum();
         let fresh: u64 = tokens[cached_len..].iter().map(|&t| u64::from(t)).sum();
         self.total += CACHED_PRICE * cached as f64 + WRITE_PRICE * fresh as f64;
+        self.sent += cached + fresh;
+        self.cached += cached;
         self.previous = Some(request);
+    }
+
+    /// Tokens of the requests so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Tokens of the requests so far that repeated the request before them
+    /// (the prompt cache's hits).
+    pub fn cached(&self) -> u64 {
+        self.cached
     }
 
     /// Requests so far that did not start with the one before them.
@@ -105,6 +137,64 @@ impl CacheMeter {
     }
 }
 
+/// The figures of a run of model calls, built call by call: what each
+/// request would have been uncompressed and what was sent instead. A replay
+/// and an agent runtime measure with it alike, so their figures agree.
+#[derive(Default)]
+pub struct StatsMeter {
+    baseline: CacheMeter,
+    compressed: CacheMeter,
+    stats: ReplayStats,
+}
+
+impl StatsMeter {
+    pub fn new() -> StatsMeter {
+        StatsMeter::default()
+    }
+
+    /// Records one call: the request uncompressed and as sent, each with
+    /// the estimate of each of its messages.
+    pub fn record(
+        &mut self,
+        uncompressed: (Vec<Message>, &[u32]),
+        sent: (Vec<Message>, &[u32]),
+        compacted: bool,
+        failed_open: bool,
+    ) {
+        let total = |tokens: &[u32]| tokens.iter().map(|&t| u64::from(t)).sum::<u64>();
+        let call = CallTokens {
+            uncompressed: total(uncompressed.1),
+            sent: total(sent.1),
+            compacted,
+        };
+        let stats = &mut self.stats;
+        stats.calls += 1;
+        stats.compactions += usize::from(compacted);
+        stats.failed_open += usize::from(failed_open);
+        stats.peak_request_tokens = stats.peak_request_tokens.max(call.sent);
+        stats.baseline_peak_request_tokens =
+            stats.baseline_peak_request_tokens.max(call.uncompressed);
+        stats.per_call.push(call);
+        self.baseline.send(uncompressed.0, uncompressed.1);
+        self.compressed.send(sent.0, sent.1);
+    }
+
+    /// The figures so far (the session's own sizes left at zero: they are
+    /// the caller's to fill in).
+    pub fn stats(&self) -> ReplayStats {
+        ReplayStats {
+            cache_breaks: self.compressed.breaks(),
+            cost: self.compressed.cost(),
+            baseline_cost: self.baseline.cost(),
+            tokens_sent: self.compressed.sent(),
+            cached_tokens: self.compressed.cached(),
+            baseline_tokens_sent: self.baseline.sent(),
+            baseline_cached_tokens: self.baseline.cached(),
+            ..self.stats.clone()
+        }
+    }
+}
+
 /// Replays `history` through `compress`, which gets each request and the
 /// checkpoint returned by the call before.
 pub fn replay<C>(
@@ -112,13 +202,7 @@ pub fn replay<C>(
     mut compress: impl FnMut(&[Message], Option<&C>) -> Step<C>,
 ) -> ReplayStats {
     let tokens = estimate_messages(history);
-    let mut stats = ReplayStats {
-        largest_message_tokens: tokens.iter().copied().max().map_or(0, u64::from),
-        history_tokens: tokens.iter().map(|&t| u64::from(t)).sum(),
-        ..ReplayStats::default()
-    };
-    let mut baseline = CacheMeter::new();
-    let mut compressed = CacheMeter::new();
+    let mut meter = StatsMeter::new();
     let mut checkpoint: Option<C> = None;
     for (i, m) in history.iter().enumerate() {
         if m.role != Role::Assistant || i == 0 {
@@ -126,21 +210,20 @@ pub fn replay<C>(
         }
         let request = &history[..i];
         let step = compress(request, checkpoint.as_ref());
-        stats.calls += 1;
-        stats.compactions += usize::from(step.compacted);
-        stats.failed_open += usize::from(step.failed_open);
         let step_tokens = estimate_messages(&step.messages);
-        stats.peak_request_tokens = stats
-            .peak_request_tokens
-            .max(step_tokens.iter().map(|&t| u64::from(t)).sum());
-        baseline.send(request.to_vec(), &tokens[..i]);
-        compressed.send(step.messages, &step_tokens);
+        meter.record(
+            (request.to_vec(), &tokens[..i]),
+            (step.messages, &step_tokens),
+            step.compacted,
+            step.failed_open,
+        );
         checkpoint = step.checkpoint;
     }
-    stats.cache_breaks = compressed.breaks();
-    stats.cost = compressed.cost();
-    stats.baseline_cost = baseline.cost();
-    stats
+    ReplayStats {
+        largest_message_tokens: tokens.iter().copied().max().map_or(0, u64::from),
+        history_tokens: tokens.iter().map(|&t| u64::from(t)).sum(),
+        ..meter.stats()
+    }
 }
 
 /// Replays `history` through the fail-open middleware; `on_call` sees each
@@ -197,6 +280,21 @@ mod tests {
         assert_eq!(stats.calls, 5);
         assert_eq!(stats.cache_breaks, 0);
         assert!((stats.cost_ratio() - 1.0).abs() < 1e-12);
+        assert_eq!(stats.tokens_sent, stats.baseline_tokens_sent);
+        assert_eq!(stats.cached_tokens, stats.baseline_cached_tokens);
+        assert_eq!(
+            stats.peak_request_tokens,
+            stats.baseline_peak_request_tokens
+        );
+        let calls = &stats.per_call;
+        assert!(
+            calls
+                .iter()
+                .all(|c| c.sent == c.uncompressed && !c.compacted)
+        );
+        // Each request but the first repeats the one before it.
+        let repeated: u64 = calls[..calls.len() - 1].iter().map(|c| c.sent).sum();
+        assert_eq!(stats.cached_tokens, repeated);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! makes of the journaled history.
 
 use crate::chain::{Call, Chain};
-use crate::events::EventLog;
+use crate::context::ContextCompiler;
+use crate::events::{Compaction, EventLog};
 use crate::journal::{Contents, Event, Journal, JournalError};
 use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
@@ -59,8 +60,10 @@ pub struct Agent {
     journal: Journal,
     history: Transcript,
     system: Vec<Message>,
+    context: ContextCompiler,
     max_output_tokens: u32,
     calls: u64,
+    last_compactions: Vec<Compaction>,
     events: Option<EventLog>,
 }
 
@@ -85,8 +88,10 @@ impl Agent {
             journal,
             history: journaled.messages().cloned().collect(),
             system,
+            context: ContextCompiler::default(),
             max_output_tokens: 8_192,
             calls: 0,
+            last_compactions: Vec::new(),
             events: None,
         };
         for (call_id, name) in journaled.interrupted_calls() {
@@ -105,6 +110,18 @@ impl Agent {
         self
     }
 
+    /// Compiles the system prompt from `context`'s blocks for every call (in
+    /// front of the fixed system messages, if any).
+    pub fn with_context(mut self, context: ContextCompiler) -> Agent {
+        self.context = context;
+        self
+    }
+
+    /// The context the system prompt is compiled from.
+    pub fn context_mut(&mut self) -> &mut ContextCompiler {
+        &mut self.context
+    }
+
     /// Also appends each compaction event to `events`.
     pub fn with_events(mut self, events: EventLog) -> Agent {
         self.events = Some(events);
@@ -114,6 +131,11 @@ impl Agent {
     /// The conversation so far, as journaled.
     pub fn history(&self) -> &Transcript {
         &self.history
+    }
+
+    /// The compactions of the last model call's request.
+    pub fn last_compactions(&self) -> &[Compaction] {
+        &self.last_compactions
     }
 
     /// Model calls made by this agent.
@@ -151,6 +173,7 @@ impl Agent {
         let mut call = Call {
             number: self.calls,
             history: &self.history,
+            context: self.context.clone(),
             request: ModelRequest {
                 messages,
                 tools: self.tools.specs(),
@@ -170,23 +193,18 @@ impl Agent {
         if let Ok(response) = &response {
             self.chain.after_model_call(&call, response);
         }
-        let compactions = std::mem::take(&mut call.compactions);
-        for compaction in compactions {
-            tracing::info!(
-                call = compaction.call,
-                tokens_before = compaction.tokens_before,
-                tokens_after = compaction.tokens_after,
-                folded = compaction.messages_folded,
-                "compacted"
-            );
+        self.last_compactions = std::mem::take(&mut call.compactions);
+        for compaction in &self.last_compactions {
+            compaction.log();
             if let Some(log) = &mut self.events {
-                log.append(&compaction)
+                log.append(compaction)
                     .map_err(|source| AgentError::Events {
                         path: log.path().to_owned(),
                         source,
                     })?;
             }
-            self.journal.append(&Event::Compaction(compaction))?;
+            self.journal
+                .append(&Event::Compaction(compaction.clone()))?;
         }
         let response = response?;
         self.append(Event::ModelResponse {
@@ -246,14 +264,21 @@ fn tool_message(call_id: &str, output: ToolOutput) -> Message {
 /// person's messages are said, each assistant message is a model call (the
 /// replay model answers with it), and the recorded tool results are
 /// journaled as they were. System messages are the agent's system prompt,
-/// not replayed. Returns the model calls made.
-pub fn replay_recording(agent: &mut Agent, recording: &[Message]) -> Result<u64, AgentError> {
+/// not replayed. `after_call` sees the agent after each model call (its
+/// [`last_compactions`](Agent::last_compactions) among them). Returns the
+/// model calls made.
+pub fn replay_recording(
+    agent: &mut Agent,
+    recording: &[Message],
+    mut after_call: impl FnMut(&Agent),
+) -> Result<u64, AgentError> {
     let before = agent.calls();
     for message in recording {
         match message.role {
             Role::System => {}
             Role::Assistant => {
                 agent.call_model()?;
+                after_call(agent);
             }
             _ if message.is_result_carrier() => agent.record_result(message.clone())?,
             _ => agent.say(message.clone())?,

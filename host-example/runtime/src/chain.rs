@@ -5,16 +5,21 @@
 //! middlewares edit that copy, never the history. They run in order before
 //! the call and in order after it.
 
-use crate::events::Compaction;
+use crate::context::{BlockKind, ContextCompiler};
+use crate::events::{Cause, Compaction};
 use crate::journal::Usage;
 use crate::model::{ModelRequest, ModelResponse};
+use crate::policy::{Automatic, Due, Policy};
 use condense_host::body::with_overhead;
-use condense_host::replay::CacheMeter;
-use condense_host::{CheckpointStore, Middleware, SessionCheckpoint, Status, Transcript};
+use condense_host::replay::{CacheMeter, ReplayStats, StatsMeter};
+use condense_host::{
+    CheckpointStore, Compressed, Middleware, SessionCheckpoint, Status, Transcript,
+};
 use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
-use condense_model::{CoreConfig, Item, Message, Trigger};
+use condense_model::{CoreConfig, Item, Message, Role, Trigger};
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// One model call as the middlewares see it.
 pub struct Call<'h> {
@@ -22,8 +27,12 @@ pub struct Call<'h> {
     pub number: u64,
     /// The conversation as journaled: read it, never edit it.
     pub history: &'h Transcript,
-    /// The request to send. It starts as the system prompt followed by the
-    /// history's messages.
+    /// The system prompt's typed blocks. Middlewares fill theirs (condense
+    /// the compressed block, with `summary_placement = "block"`); once the
+    /// last one ran they are compiled into the request's first message.
+    pub context: ContextCompiler,
+    /// The request to send. It starts as the fixed system messages followed
+    /// by the history's messages.
     pub request: ModelRequest,
     /// How many of `request.messages` lead as the system prompt (they are
     /// not in `history`).
@@ -31,6 +40,24 @@ pub struct Call<'h> {
     /// Compactions the middlewares performed for this call, for the runtime
     /// to journal and report.
     pub compactions: Vec<Compaction>,
+}
+
+impl Call<'_> {
+    /// The compiled context as the system message that will lead the
+    /// request (none while every block is empty).
+    pub fn context_message(&self) -> Option<Message> {
+        let compiled = self.context.compile();
+        (!compiled.text.is_empty()).then(|| Message::text(Role::System, compiled.text))
+    }
+
+    /// Puts the compiled context in front of the request: the last step
+    /// before the model is called.
+    fn compile_context(&mut self) {
+        if let Some(message) = self.context_message() {
+            self.request.messages.insert(0, message);
+            self.system_len += 1;
+        }
+    }
 }
 
 /// A middleware of the model-call path.
@@ -61,10 +88,13 @@ impl Chain {
         self
     }
 
+    /// Runs every middleware's `before_model_call`, then compiles the
+    /// context into the request.
     pub fn before_model_call(&mut self, call: &mut Call<'_>) {
         for hook in &mut self.hooks {
             hook.before_model_call(call);
         }
+        call.compile_context();
     }
 
     pub fn after_model_call(&mut self, call: &Call<'_>, response: &ModelResponse) {
@@ -72,6 +102,29 @@ impl Chain {
             hook.after_model_call(call, response);
         }
     }
+}
+
+/// Where condense's summary of the folded history goes.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryPlacement {
+    /// A user/assistant message pair after the system prompt (any provider
+    /// takes it; a history written back keeps it).
+    #[default]
+    Message,
+    /// The system prompt's compressed block: the conversation starts with
+    /// the tail.
+    Block,
 }
 
 /// condense as a middleware: replaces the request's conversation with what
@@ -91,11 +144,14 @@ pub struct Condense<M = Arc<Middleware>> {
     /// The prompt cache's view of the requests sent, for the cache breaks
     /// each compaction event counts.
     cache: CacheMeter,
+    policy: Box<dyn Policy>,
+    placement: SummaryPlacement,
 }
 
 impl<M: Deref<Target = Middleware>> Condense<M> {
     /// `settings` is the compressor's settings JSON; `store` keeps the
-    /// checkpoint beside the session.
+    /// checkpoint beside the session. Every due compaction proceeds and the
+    /// summary is a message pair until told otherwise.
     pub fn new(
         middleware: M,
         core: CoreConfig,
@@ -109,13 +165,81 @@ impl<M: Deref<Target = Middleware>> Condense<M> {
             store,
             stored: None,
             cache: CacheMeter::new(),
+            policy: Box::new(Automatic),
+            placement: SummaryPlacement::Message,
         }
+    }
+
+    /// Asks `policy` before each compaction.
+    pub fn with_policy(mut self, policy: impl Policy + 'static) -> Condense<M> {
+        self.policy = Box::new(policy);
+        self
+    }
+
+    pub fn with_placement(mut self, placement: SummaryPlacement) -> Condense<M> {
+        self.placement = placement;
+        self
+    }
+
+    /// The request as condense makes it of `history`: the checkpoint's fold
+    /// as it stands and, when a compaction is due and the policy allows it,
+    /// the compaction. The first call cannot compact (no threshold is
+    /// crossed at `u32::MAX`): it tells whether one is due without running
+    /// the summarizer, which a refused compaction then never costs.
+    fn compress(
+        &mut self,
+        history: &Transcript,
+        core: &CoreConfig,
+        overhead: u32,
+        number: u64,
+    ) -> Compressed {
+        // condense's own state never stops a model call: a store that cannot
+        // be read counts as no checkpoint (the fold is recomputed).
+        let store = &mut self.store;
+        let stored = self.stored.get_or_insert_with(|| {
+            store.load().unwrap_or_else(|e| {
+                tracing::warn!("condense checkpoint ignored: {e}");
+                None
+            })
+        });
+        let standing = CoreConfig {
+            token_threshold: u32::MAX,
+            ..*core
+        };
+        let sent = self.middleware.compress_transcript(
+            history,
+            &standing,
+            &self.settings,
+            stored.as_ref(),
+        );
+        let request_tokens = match sent.report.guest() {
+            Some(r) if sent.report.status() != Status::FailedOpen => r.tokens_after,
+            _ => return sent,
+        };
+        if request_tokens <= core.token_threshold {
+            return sent;
+        }
+        let due = Due {
+            call: number,
+            request_tokens: u64::from(request_tokens) + u64::from(overhead),
+            threshold: u64::from(core.token_threshold) + u64::from(overhead),
+            at: Instant::now(),
+        };
+        if !self.policy.allow(&due) {
+            tracing::info!(
+                call = number,
+                request_tokens = due.request_tokens,
+                "compaction deferred by the policy"
+            );
+            return sent;
+        }
+        self.middleware
+            .compress_transcript(history, core, &self.settings, stored.as_ref())
     }
 }
 
 impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
     fn before_model_call(&mut self, call: &mut Call<'_>) {
-        let system = &call.request.messages[..call.system_len];
         // The model is sent the system prompt and the tool definitions with
         // every request: they count against the threshold.
         let tools: u32 = call
@@ -128,36 +252,28 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                     + estimate_text(&t.parameters.to_string())
             })
             .sum();
-        let system_tokens = estimate_messages(system);
+        let context = call.context_message();
+        let system = &call.request.messages[..call.system_len];
+        let system_tokens: Vec<u32> = context
+            .iter()
+            .map(estimate_message)
+            .chain(estimate_messages(system))
+            .collect();
         let overhead = system_tokens.iter().sum::<u32>() + tools;
         let core = with_overhead(&self.core, overhead);
-        // condense's own state never stops a model call: a store that cannot
-        // be read counts as no checkpoint (the fold is recomputed).
-        let store = &mut self.store;
-        let stored = self.stored.get_or_insert_with(|| {
-            store.load().unwrap_or_else(|e| {
-                tracing::warn!("condense checkpoint ignored: {e}");
-                None
-            })
-        });
-        let sent = self.middleware.compress_transcript(
-            call.history,
-            &core,
-            &self.settings,
-            stored.as_ref(),
-        );
+        let sent = self.compress(call.history, &core, overhead, call.number);
         if let Some(checkpoint) = &sent.checkpoint
-            && stored.as_ref() != Some(checkpoint)
+            && self.stored.as_ref().and_then(Option::as_ref) != Some(checkpoint)
         {
             match self.store.save(checkpoint) {
-                Ok(()) => *stored = Some(checkpoint.clone()),
+                Ok(()) => self.stored = Some(Some(checkpoint.clone())),
                 Err(e) => tracing::warn!(
                     "condense checkpoint not stored (the next call compacts again): {e}"
                 ),
             }
         }
         let history = call.history;
-        let messages: Vec<Message> = system
+        let mut messages: Vec<Message> = system
             .iter()
             .cloned()
             .chain(sent.messages(history.messages()))
@@ -171,14 +287,20 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                 other => estimate_message(other.message(history.messages())),
             }))
             .collect();
-        self.cache.send(messages.clone(), &tokens);
+        // The cache sees the request as the provider does. A summary placed
+        // in the context block sits where its pair does, right after the
+        // system prompt: the breaks are the same either way.
+        self.cache.send(
+            context.into_iter().chain(messages.clone()).collect(),
+            &tokens,
+        );
         if let Some(report) = sent.report.guest()
             && sent.report.status() == Status::Compressed
             && report.trigger == Trigger::Compacted
         {
             call.compactions.push(Compaction {
                 call: call.number,
-                trigger: report.trigger,
+                trigger: Cause::Threshold,
                 tokens_before: report.tokens_before,
                 tokens_after: report.tokens_after,
                 messages_folded: report.newly_folded,
@@ -187,6 +309,21 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                 cache_breaks: self.cache.breaks() as u32,
                 elapsed_us: sent.report.elapsed_us,
             });
+        }
+        if self.placement == SummaryPlacement::Block
+            && let Some(at) = sent
+                .items
+                .iter()
+                .position(|i| matches!(i, Item::Written(_)))
+            && sent.report.guest().is_some_and(|r| r.boundary > 0)
+        {
+            // The pair is the first two items condense wrote (see the
+            // compressor's `assemble`): its summary message becomes the
+            // block, its acknowledgement is not needed there.
+            let at = call.system_len + at;
+            let pair: Vec<Message> = messages.drain(at..at + 2).collect();
+            call.context
+                .set(BlockKind::Compressed, pair[0].joined_text());
         }
         call.request.messages = messages;
     }
@@ -230,5 +367,73 @@ impl Hook for UsageMeter {
             .lock()
             .expect("the meter is not poisoned")
             .push(response.usage);
+    }
+}
+
+/// The run's figures as `condense replay` computes them, call by call: each
+/// request as the runtime built it (what it would send with no compression)
+/// and as it was sent. It belongs first in the chain, so it sees the request
+/// before any middleware edits it. Clones share the record.
+#[derive(Clone, Default)]
+pub struct RequestMeter {
+    inner: Arc<Mutex<RequestRecord>>,
+}
+
+#[derive(Default)]
+struct RequestRecord {
+    meter: StatsMeter,
+    /// This call's request uncompressed, until the call is made.
+    pending: Option<(Vec<Message>, Vec<u32>)>,
+}
+
+impl RequestMeter {
+    pub fn new() -> RequestMeter {
+        RequestMeter::default()
+    }
+
+    /// The figures of the calls so far.
+    pub fn stats(&self) -> ReplayStats {
+        self.inner
+            .lock()
+            .expect("the meter is not poisoned")
+            .meter
+            .stats()
+    }
+}
+
+impl Hook for RequestMeter {
+    fn before_model_call(&mut self, call: &mut Call<'_>) {
+        let system = &call.request.messages[..call.system_len];
+        let context = call.context_message();
+        let messages: Vec<Message> = context
+            .iter()
+            .chain(&call.request.messages)
+            .cloned()
+            .collect();
+        let tokens: Vec<u32> = context
+            .iter()
+            .map(estimate_message)
+            .chain(estimate_messages(system))
+            .chain(call.history.tokens().iter().copied())
+            .collect();
+        self.inner
+            .lock()
+            .expect("the meter is not poisoned")
+            .pending = Some((messages, tokens));
+    }
+
+    fn after_model_call(&mut self, call: &Call<'_>, _: &ModelResponse) {
+        let mut record = self.inner.lock().expect("the meter is not poisoned");
+        let Some((messages, tokens)) = record.pending.take() else {
+            return;
+        };
+        let sent = call.request.messages.clone();
+        let sent_tokens = estimate_messages(&sent);
+        record.meter.record(
+            (messages, &tokens),
+            (sent, &sent_tokens),
+            !call.compactions.is_empty(),
+            false,
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! written to the journal, logged through `tracing`, and (with `--events
 //! FILE`) appended as a JSON line.
 
-use condense_model::{PassReport, Trigger};
+use condense_model::PassReport;
 use serde::{Deserialize, Serialize};
 
 /// One compaction: what triggered it, what it did to the request, and who
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 pub struct Compaction {
     /// The model call (1-based, in this session) whose request was compacted.
     pub call: u64,
-    pub trigger: Trigger,
+    pub trigger: Cause,
     /// The request's estimated tokens before and after.
     pub tokens_before: u32,
     pub tokens_after: u32,
@@ -25,6 +25,36 @@ pub struct Compaction {
     pub cache_breaks: u32,
     /// Wall time of the compressing call, in microseconds.
     pub elapsed_us: u64,
+}
+
+/// What set a compaction off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The request crossed `token_threshold` and the policy let it proceed.
+    Threshold,
+    /// Someone asked for it (`condense compact`).
+    Manual,
+}
+
+impl Compaction {
+    /// Logs the event through `tracing` (level info: `CONDENSE_LOG=info`).
+    pub fn log(&self) {
+        tracing::info!(
+            call = self.call,
+            trigger = ?self.trigger,
+            tokens_before = self.tokens_before,
+            tokens_after = self.tokens_after,
+            folded = self.messages_folded,
+            steps_elided = self.passes.steps_elided,
+            results_cleared = self.passes.results_cleared,
+            reasoning_pruned = self.passes.reasoning_pruned,
+            summary_by = self.summary_by.as_deref().unwrap_or("-"),
+            cache_breaks = self.cache_breaks,
+            elapsed_us = self.elapsed_us,
+            "compacted"
+        );
+    }
 }
 
 /// A file of compaction events, one JSON object per line (`condense agent

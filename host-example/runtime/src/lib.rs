@@ -8,18 +8,24 @@
 //!   each step journaled — and the playback of a recorded session;
 //! - [`chain`]: the middlewares around each model call: condense, and a meter
 //!   of the provider's token counts;
+//! - [`context`]: the context compiler — the system prompt assembled from
+//!   typed blocks within token budgets;
 //! - [`events`]: the structured event each compaction emits;
 //! - [`journal`]: the session journal (append-only JSON lines, fsync per
 //!   event, a crash-torn last line detected and skipped);
 //! - [`model`]: the models the runtime calls (OpenAI-compatible, Anthropic,
 //!   a replay of a recorded session) behind one trait;
+//! - [`policy`]: whether a due compaction proceeds (automatic, rate-limited,
+//!   asking someone);
 //! - [`tools`]: the tool registry (each tool with its class, the source of
 //!   the compressor's tool classes) and a small coding toolset confined to a
 //!   working directory.
 
 pub mod agent;
 pub mod chain;
+pub mod context;
 pub mod events;
 pub mod journal;
 pub mod model;
+pub mod policy;
 pub mod tools;
