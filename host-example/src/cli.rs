@@ -9,10 +9,9 @@ use crate::settings::{self, ConfigFile, Settings};
 use anyhow::{Context, Result, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use condense_host::body;
-use condense_host::formats::{Format, Parsed};
-use condense_host::middleware::Status;
+use condense_host::formats::Format;
 use condense_host::replay::{ReplayStats, replay_middleware};
-use condense_model::{Item, Message, Part};
+use condense_model::Message;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -201,6 +200,11 @@ struct ReplayArgs {
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also write a chart (SVG) of the request tokens per model call, no compression vs
+    /// condense, compactions marked, threshold drawn. With several sessions, one file each:
+    /// FILE's name with the session's before `.svg`.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
     /// Session files: a bare message list or a request body, in either format, or a
     /// journal of `condense agent` (.jsonl).
     #[arg(required = true, value_name = "SESSION")]
@@ -279,6 +283,10 @@ struct CompactArgs {
 struct DemoArgs {
     #[command(flatten)]
     common: Common,
+    /// Where to write the chart (SVG) of the request tokens per model call, no
+    /// compression vs condense. Default: condense-demo.svg in the temporary directory.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -297,12 +305,6 @@ struct ConfigArgs {
     common: Common,
 }
 
-/// The demo's session: a real Claude Code session (MIT, marot/spotter; see
-/// tests/corpus/README.md), the largest of the corpus: 150 tool calls and
-/// long tool outputs, where every pass has work to do.
-const DEMO_SESSION: &str = include_str!("../../tests/corpus/sessions/cc-opus-b.json");
-const DEMO_SESSION_NAME: &str = "cc-opus-b (Claude Code 2.1.39, claude-opus-4-6)";
-
 /// Runs the command line `args` (program name first) with the given stdin and
 /// stdout. Bad input is an error before anything is written to `stdout` or to
 /// a checkpoint or report file. `--help`/`--version` are printed to `stdout`.
@@ -311,16 +313,25 @@ pub fn run(
     stdin: &mut dyn Read,
     stdout: &mut dyn Write,
 ) -> Result<()> {
-    run_on(args, stdin, false, stdout)
+    run_on(args, stdin, stdout, Terminals::default())
 }
 
-/// [`run`], told whether `stdin` is a terminal: `condense compress` then says
-/// what it expects instead of waiting for a body nobody is typing.
+/// Which of the standard streams are a person's terminal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Terminals {
+    /// `condense compress` then says what it expects instead of waiting for
+    /// a body nobody is typing.
+    pub stdin: bool,
+    /// `condense demo` then draws a progress bar instead of plain lines.
+    pub stdout: bool,
+}
+
+/// [`run`], told which streams are terminals.
 pub fn run_on(
     args: impl IntoIterator<Item = OsString>,
     stdin: &mut dyn Read,
-    stdin_is_terminal: bool,
     stdout: &mut dyn Write,
+    terminals: Terminals,
 ) -> Result<()> {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -341,7 +352,7 @@ pub fn run_on(
         }
     };
     match cli.command {
-        Command::Compress(args) if stdin_is_terminal => {
+        Command::Compress(args) if terminals.stdin => {
             let _ = args;
             bail!(
                 "condense compress reads the request body (JSON) on stdin: pipe one in, e.g. \
@@ -350,7 +361,7 @@ pub fn run_on(
         }
         Command::Compress(args) => compress(args, stdin, stdout),
         Command::Replay(args) => replay(args, stdout),
-        Command::Demo(args) => demo(args, stdout),
+        Command::Demo(args) => demo(args, terminals.stdout, stdout),
         Command::Agent(args) => agent(args, stdout),
         Command::Compact(args) => {
             let settings = args.common.settings(Settings::default())?;
@@ -461,11 +472,6 @@ fn config(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Reads a request body (see [`body::parse_body`]); errors name `source`.
-fn parse_body(text: &str, format: Option<Format>, source: &str) -> Result<Parsed> {
-    body::parse_body(text.as_bytes(), format).map_err(|e| anyhow::anyhow!("{source}: {e}"))
-}
-
 /// Reads the request body from `stdin`, refusing one over `limit` bytes
 /// (`limits.max_request_bytes`) without holding more than one byte over it.
 fn read_body(stdin: &mut dyn Read, limit: usize) -> Result<Vec<u8>> {
@@ -550,8 +556,41 @@ fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             )
         })
         .collect();
+    // One chart per session: with several, each file is named after its
+    // session.
+    let charts: Vec<Option<PathBuf>> = args
+        .sessions
+        .iter()
+        .zip(&results)
+        .map(|(path, (_, stats))| {
+            let Some(plot) = &args.plot else {
+                return Ok(None);
+            };
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            let file = if results.len() == 1 {
+                plot.clone()
+            } else {
+                let plot_stem = plot.file_stem().unwrap_or_default().to_string_lossy();
+                plot.with_file_name(format!("{plot_stem}.{stem}.svg"))
+            };
+            let series = crate::plot::series_of(&stem, settings.core.token_threshold, stats);
+            crate::plot::write_svg(&file, &series)?;
+            Ok(Some(file))
+        })
+        .collect::<Result<_>>()?;
     if args.json {
-        let rows: Vec<_> = results.iter().map(|(name, stats)| serde_json::json!({ "session": name, "stats": stats, "cost_ratio": stats.cost_ratio() })).collect();
+        let rows: Vec<_> = results
+            .iter()
+            .zip(&charts)
+            .map(|((name, stats), chart)| {
+                serde_json::json!({
+                    "session": name,
+                    "stats": stats,
+                    "cost_ratio": stats.cost_ratio(),
+                    "chart": chart,
+                })
+            })
+            .collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
         return Ok(());
     }
@@ -586,270 +625,29 @@ fn replay(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             }
         )?;
     }
-    writeln!(
-        out,
-        "\ncost: cache-weighted input cost relative to sending every request uncompressed (cached prefix x0.1, the rest x1.25)"
-    )?;
-    Ok(())
-}
-
-fn demo(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
-    // The demo shows the passes at work unless a config file says otherwise.
-    let mut defaults = Settings::for_replay();
-    defaults.compressor = compressor_keys(&condense_compressor::Settings::default().with_passes());
-    let settings = args.common.settings(defaults)?;
-    let parsed = parse_body(DEMO_SESSION, Some(Format::OpenAi), "embedded demo session")?;
-    let history = parsed.messages();
-    let tool_calls: usize = history.iter().map(|m| m.tool_calls().count()).sum();
-    writeln!(
-        out,
-        "condense demo: replaying a real agent session call by call, as an agent runtime would.\n"
-    )?;
-    writeln!(out, "  session    {DEMO_SESSION_NAME}")?;
-    writeln!(
-        out,
-        "             {} messages, {} user turns, {} tool calls, ~{} tokens",
-        history.len(),
-        history.iter().filter(|m| m.opens_turn()).count(),
-        tool_calls,
-        condense_model::tokens::estimate_total(history)
-    )?;
-    writeln!(
-        out,
-        "  config     token_threshold = {}, target_tokens = {}, keep_recent_tokens = {}, summary_max_tokens = {}",
-        settings.core.token_threshold,
-        settings.core.target_tokens,
-        settings.core.keep_recent_tokens,
-        settings.core.summary_max_tokens
-    )?;
-    // The demo runs the embedded compressor unless told otherwise; the
-    // passes it describes are that compressor's.
-    let passes = condense_compressor::Settings::parse(&settings.compressor_json()).ok();
-    writeln!(
-        out,
-        "  passes     {}",
-        passes.as_ref().map_or(
-            "as the loaded compressor's settings say".into(),
-            describe_passes
-        )
-    )?;
-    let middleware = settings.middleware()?;
-    let summarizers: Vec<String> = middleware
-        .runtime()
-        .summarizers()
-        .map(ToString::to_string)
-        .collect();
-    writeln!(
-        out,
-        "  components {} and {}, in the wasmtime sandbox\n",
-        middleware.runtime().compressor(),
-        summarizers.join(", falling back to ")
-    )?;
-    writeln!(
-        out,
-        "{:>6} {:>10} {:>8}  what happened",
-        "call", "history", "sent"
-    )?;
-    let mut call = 0usize;
-    let mut times = Vec::new();
-    let mut last = None;
-    // The replay callback cannot return errors: collect its lines, print after.
-    let mut events = Vec::new();
-    let json = settings.compressor_json();
-    let stats = replay_middleware(
-        &middleware,
-        &settings.core,
-        &json,
-        history,
-        |request, sent| {
-            call += 1;
-            times.push(sent.report.elapsed_us);
-            if let Some(r) = sent
-                .report
-                .guest()
-                .filter(|r| r.trigger == condense_model::Trigger::Compacted)
-            {
-                let folded = if r.newly_folded == 0 {
-                    "compacted by the passes alone, nothing folded".to_owned()
-                } else {
-                    format!(
-                        "compacted: {} more messages folded (summary pair {} tokens){}",
-                        r.newly_folded,
-                        r.summary_tokens,
-                        r.pinned_opening
-                            .map_or(String::new(), |p| format!(", opener #{p} pinned"))
-                    )
-                };
-                events.push(format!(
-                    "{call:>6} {:>10} {:>8}  {folded}",
-                    r.tokens_before, r.tokens_after,
-                ));
-                let p = &r.passes;
-                if p.tokens_saved > 0 {
-                    events.push(format!(
-                        "{:>27}  passes: {}, {}, {}: {} tokens saved",
-                        "",
-                        count(p.steps_elided, "loop step", "loop steps", "elided"),
-                        count(p.results_cleared, "old result", "old results", "shortened"),
-                        count(
-                            p.reasoning_pruned,
-                            "message",
-                            "messages",
-                            "without reasoning"
-                        ),
-                        p.tokens_saved
-                    ));
-                }
-            }
-            if let Some(reason) = sent.report.reason() {
-                events.push(format!("{call:>6} failed open: {reason}"));
-            }
-            // A failed-open call may still carry the guest's report: its
-            // messages are the input's, with no summary in them.
-            let folded = sent.report.status() != Status::FailedOpen
-                && sent.report.guest().is_some_and(|r| r.boundary > 0);
-            last = Some((
-                request.len(),
-                sent.messages(request),
-                sent.items.clone(),
-                folded,
-            ));
-        },
-    );
-    for line in events {
-        writeln!(out, "{line}")?;
+    for (name, stats) in &results {
+        writeln!(out, "\n{name}")?;
+        crate::demo::table(stats, out)?;
     }
-    times.sort_unstable();
-    let median_us = times.get(times.len() / 2).copied().unwrap_or(0);
-    writeln!(out, "\n  model calls           {}", stats.calls)?;
-    writeln!(
-        out,
-        "  compactions           {} (cache breaks: {})",
-        stats.compactions, stats.cache_breaks
-    )?;
-    writeln!(
-        out,
-        "  peak request          {} tokens (threshold {}; uncompressed the last request is {})",
-        stats.peak_request_tokens, settings.core.token_threshold, stats.history_tokens
-    )?;
-    writeln!(
-        out,
-        "  cost vs uncompressed  {:.3}  (cache-weighted: cached prefix x0.1, the rest x1.25)",
-        stats.cost_ratio()
-    )?;
-    if let Some(passes) = passes.filter(condense_compressor::Settings::passes_enabled) {
-        // The same replay with the passes off, for comparison.
-        let off = serde_json::Value::Object(compressor_keys(&passes.without_passes())).to_string();
-        let without = replay_middleware(&middleware, &settings.core, &off, history, |_, _| {});
-        writeln!(
-            out,
-            "  without the passes    {:.3}  ({} compactions, peak {} tokens)",
-            without.cost_ratio(),
-            without.compactions,
-            without.peak_request_tokens
-        )?;
-    }
-    writeln!(out, "  failed open           {}", stats.failed_open)?;
-    writeln!(
-        out,
-        "  time per call         {:.2} ms median, sandbox and validation included",
-        median_us as f64 / 1000.0
-    )?;
-
-    if let Some((history_len, sent, items, folded)) = last {
-        writeln!(
-            out,
-            "\nThe last request: {history_len} history messages sent as {} messages:",
-            sent.len()
-        )?;
-        for (i, m) in sent.iter().enumerate().take(4) {
-            writeln!(
-                out,
-                "  #{i:<3} {:<9} {}",
-                format!("{:?}", m.role).to_lowercase(),
-                preview(m)
-            )?;
-        }
-        writeln!(out, "  ...   then the recent tail, verbatim")?;
-        // condense's own summary is the first item it wrote.
-        let written = items.iter().position(|i| matches!(i, Item::Written(_)));
-        if let Some(summary) = written.map(|k| &sent[k]).filter(|_| folded) {
-            writeln!(
-                out,
-                "\nThe summary the model sees instead of the folded history:\n"
-            )?;
-            for line in summary.joined_text().lines().take(40) {
-                writeln!(out, "  | {line}")?;
-            }
+    writeln!(out, "\n{}", crate::demo::COST_NOTE)?;
+    for (name, chart) in results.iter().map(|(name, _)| name).zip(&charts) {
+        if let Some(chart) = chart {
+            writeln!(out, "chart of {name}: {}", chart.display())?;
         }
     }
     Ok(())
 }
 
-/// "1 loop step elided", "3 loop steps elided".
-fn count(n: u32, one: &str, many: &str, what: &str) -> String {
-    format!("{n} {} {what}", if n == 1 { one } else { many })
-}
-
-/// `settings` as the keys of a config file.
-fn compressor_keys(
-    settings: &condense_compressor::Settings,
-) -> serde_json::Map<String, serde_json::Value> {
-    match serde_json::to_value(settings) {
-        Ok(serde_json::Value::Object(keys)) => keys,
-        _ => serde_json::Map::new(),
-    }
-}
-
-/// Which passes `config` turns on, for the demo's header.
-fn describe_passes(config: &condense_compressor::Settings) -> String {
-    let mut on = Vec::new();
-    if config.strip_reasoning_after_turns > 0 && !config.reasoning_echo {
-        on.push(format!(
-            "reasoning kept on the last {} assistant messages",
-            config.strip_reasoning_after_turns
-        ));
-    }
-    if config.aggregate_developer_loops {
-        on.push(format!(
-            "edit/run loops of {}+ steps aggregated",
-            config.max_loop_steps_before_aggregate
-        ));
-    }
-    if config.clear_mode != condense_compressor::settings::ClearMode::Off {
-        on.push(format!(
-            "old results over {} characters {}",
-            config.result_char_threshold,
-            match config.clear_mode {
-                condense_compressor::settings::ClearMode::Clear => "cleared",
-                _ => "truncated",
-            }
-        ));
-    }
-    if on.is_empty() {
-        "off".to_owned()
-    } else {
-        on.join("; ")
-    }
-}
-
-/// One line describing a message.
-fn preview(m: &Message) -> String {
-    let text = m
-        .parts
-        .iter()
-        .find_map(|p| match p {
-            Part::Text(t) if !t.trim().is_empty() => Some(t.trim().replace('\n', " ")),
-            Part::ToolCall(c) => Some(format!("tool call {}({})", c.name, c.arguments)),
-            Part::ToolResult(r) => Some(format!("tool result: {}", r.content.replace('\n', " "))),
-            _ => None,
-        })
-        .unwrap_or_default();
-    let mut short: String = text.chars().take(90).collect();
-    if short.len() < text.len() {
-        short.push('…');
-    }
-    short
+fn demo(args: DemoArgs, stdout_is_terminal: bool, out: &mut dyn Write) -> Result<()> {
+    let settings = args.common.settings(crate::demo::defaults())?;
+    let plot = args
+        .plot
+        .unwrap_or_else(|| std::env::temp_dir().join("condense-demo.svg"));
+    let run = crate::demo::DemoRun {
+        plot,
+        progress: stdout_is_terminal,
+    };
+    crate::demo::run(&settings, &run, out)
 }
 
 #[cfg(test)]
@@ -860,17 +658,6 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn demo_session_parses() {
-        assert!(
-            parse_body(DEMO_SESSION, None, "demo")
-                .unwrap()
-                .messages()
-                .len()
-                > 250
-        );
     }
 
     #[test]
@@ -897,11 +684,11 @@ mod tests {
             e.starts_with("stdin: request body of 9 bytes is over limits.max_request_bytes = 5"),
             "{e}"
         );
-        let e = parse_body("{}", None, "stdin")
+        let e = body::parse_body(b"{}", None)
             .map(|_| ())
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("stdin: "), "{e}");
+        assert!(e.starts_with("cannot tell the format"), "{e}");
         let e = body::parse_body(b"{\n  \"a\": \"\xff\"}", None)
             .map(|_| ())
             .unwrap_err()

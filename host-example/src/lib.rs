@@ -4,6 +4,7 @@
 //!   `config`);
 //! - [`agent`]: `condense agent`, the runtime assembled from the command line;
 //! - [`compact`]: `condense compact`, a compaction now, written to a file;
+//! - [`demo`]: `condense demo`, a real session through the agent runtime;
 //! - [`session`]: the session files the commands read (journals, bodies);
 //! - [`plot`]: the chart of a replay (`--plot`);
 //! - [`settings`]: the configuration file (TOML), validated once at start-up;
@@ -12,6 +13,7 @@
 pub mod agent;
 pub mod cli;
 pub mod compact;
+pub mod demo;
 pub mod embedded;
 pub mod plot;
 pub mod session;

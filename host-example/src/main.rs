@@ -13,11 +13,16 @@ fn main() {
         )
         .init();
     let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let terminals = condense::cli::Terminals {
+        stdin: stdin.is_terminal(),
+        stdout: stdout.is_terminal(),
+    };
     let result = condense::cli::run_on(
         std::env::args_os(),
         &mut stdin.lock(),
-        stdin.is_terminal(),
-        &mut std::io::stdout().lock(),
+        &mut stdout.lock(),
+        terminals,
     );
     if let Err(e) = result {
         eprintln!("condense: error: {e:#}");

@@ -12,11 +12,9 @@
 //! viewer draws the text; DejaVu Sans is wider than most sans-serif faces, so
 //! the text fits the boxes laid out for it.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write as _;
+use condense_host::replay::ReplayStats;
 use std::path::Path;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context as _, Result, bail};
 use plotters::element::DashedPathElement;
@@ -45,46 +43,25 @@ const CONDENSED: RGBColor = RGBColor(31, 119, 180);
 const THRESHOLD: RGBColor = RGBColor(90, 90, 90);
 const COMPACTION: RGBColor = RGBColor(200, 0, 90);
 
-/// Writes the chart of `series` as SVG to `path` (replacing it atomically:
-/// write a temp file in the same directory, then rename; nothing half-written
-/// on error). Errors name the path.
+/// Writes the chart of `series` as SVG to `path`, replacing it atomically
+/// (nothing half-written on error). Errors name the path.
 pub fn write_svg(path: &Path, series: &Series) -> Result<()> {
     let svg = render_svg(series).with_context(|| format!("charting {}", path.display()))?;
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} names no file", path.display()))?;
-    // Unique per process and call, so concurrent writers of one chart never
-    // share a temp file; create_new never clobbers someone else's.
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let temp = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written = (|| -> Result<()> {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .with_context(|| format!("creating {}", temp.display()))?;
-        file.write_all(svg.as_bytes())
-            .with_context(|| format!("writing {}", temp.display()))?;
-        // Flushed before the rename, so a crash leaves the old chart or the
-        // whole new one.
-        file.sync_all()
-            .with_context(|| format!("flushing {}", temp.display()))?;
-        fs::rename(&temp, path)
-            .with_context(|| format!("renaming {} to {}", temp.display(), path.display()))
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
+    condense_host::body::write_atomically(path, svg.as_bytes())
+        .with_context(|| format!("writing the chart to {}", path.display()))
+}
+
+/// The chart of a replay's calls: `stats.per_call`, `threshold` drawn.
+pub fn series_of(title: &str, threshold: u32, stats: &ReplayStats) -> Series {
+    Series {
+        title: title.to_owned(),
+        threshold: u64::from(threshold),
+        uncompressed: stats.per_call.iter().map(|c| c.uncompressed).collect(),
+        condensed: stats.per_call.iter().map(|c| c.sent).collect(),
+        compactions: (1..=stats.per_call.len())
+            .filter(|&call| stats.per_call[call - 1].compacted)
+            .collect(),
     }
-    written.with_context(|| format!("writing the chart to {}", path.display()))
 }
 
 /// The SVG text itself (what write_svg writes).
@@ -327,11 +304,11 @@ mod tests {
     fn plot_write_svg_replaces_the_file_and_names_the_path() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("chart.svg");
-        fs::write(&path, "old").expect("seed file");
+        std::fs::write(&path, "old").expect("seed file");
         write_svg(&path, &realistic()).expect("writes");
-        let written = fs::read_to_string(&path).expect("reads back");
+        let written = std::fs::read_to_string(&path).expect("reads back");
         assert!(written.starts_with("<svg"), "{written:.40}");
-        let entries = fs::read_dir(dir.path()).expect("lists").count();
+        let entries = std::fs::read_dir(dir.path()).expect("lists").count();
         assert_eq!(entries, 1, "a temp file was left behind");
 
         let missing = dir.path().join("no-such-dir").join("chart.svg");

@@ -1378,3 +1378,277 @@ fn a_compressor_from_a_path_publishes_its_schema_and_checks_its_own_keys() {
         "{e}"
     );
 }
+
+/// The demo's chart as the README shows it.
+const README_CHART: &str = "host-example/assets/demo-cc-opus-b.svg";
+
+/// `condense demo`, as the README runs it (no flags but where the chart
+/// goes): the runtime plays the embedded session, and its side-by-side table
+/// is the one `condense replay` prints for the same session at the same
+/// settings — the figures measured on what the runtime sent equal the
+/// replay's. The chart is the README's. Not a terminal: plain lines, no
+/// progress bar.
+#[test]
+fn the_demo_runs_the_runtime_and_its_figures_are_the_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("demo.svg");
+    let demo = condense(&["demo", "--plot", chart.to_str().unwrap()], "").unwrap();
+    assert!(!demo.contains('\r') && !demo.contains('\x1b'), "{demo}");
+
+    let settings = condense::demo::defaults();
+    let recording = condense_tests::session("cc-opus-b");
+    let stats = replay_middleware(
+        embedded_middleware(),
+        &settings.core,
+        &settings.compressor_json(),
+        &recording,
+        |_, _| {},
+    );
+    assert!(stats.compactions >= 3, "{stats:?}");
+    let mut table = Vec::new();
+    condense::demo::table(&stats, &mut table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    assert!(
+        demo.contains(&table),
+        "the demo's table:\n{demo}\nthe replay's:\n{table}"
+    );
+    // One line per compaction, at the calls the replay compacted.
+    let compacted: Vec<usize> = (1..=stats.per_call.len())
+        .filter(|&c| stats.per_call[c - 1].compacted)
+        .collect();
+    for call in &compacted {
+        assert!(
+            demo.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{call} ")) && l.contains("compacted")),
+            "call {call}: {demo}"
+        );
+    }
+
+    let config = dir.path().join("demo.toml");
+    std::fs::write(&config, settings.to_toml().unwrap()).unwrap();
+    let session = corpus_dir().join("sessions/cc-opus-b.json");
+    let replayed = condense(
+        &[
+            "replay",
+            "--config",
+            config.to_str().unwrap(),
+            session.to_str().unwrap(),
+        ],
+        "",
+    )
+    .unwrap();
+    assert!(replayed.contains(&table), "{replayed}");
+
+    // The chart: both curves, the threshold and the compactions, labelled.
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(demo.contains(&format!(
+        "chart of the request tokens per call: {}",
+        chart.display()
+    )));
+    for label in [
+        "no compression",
+        "condense",
+        "threshold (40000 tokens)",
+        "compaction",
+        "model call",
+    ] {
+        assert!(svg.contains(label), "{label}");
+    }
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(README_CHART);
+    assert!(
+        std::fs::read_to_string(&committed).is_ok_and(|c| c == svg),
+        "the README's chart is not the demo's: regenerate it with \
+         `cargo run -p condense -- demo --plot {README_CHART}`"
+    );
+}
+
+#[test]
+fn replay_plots_each_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = corpus_dir().join("sessions/cc-opus-a.json");
+    let c = corpus_dir().join("sessions/cc-opus-c.json");
+    let plot = dir.path().join("chart.svg");
+    let out = condense(
+        &[
+            "replay",
+            "--plot",
+            plot.to_str().unwrap(),
+            a.to_str().unwrap(),
+            c.to_str().unwrap(),
+        ],
+        "",
+    )
+    .unwrap();
+    for stem in ["cc-opus-a", "cc-opus-c"] {
+        let file = dir.path().join(format!("chart.{stem}.svg"));
+        let svg = std::fs::read_to_string(&file).unwrap();
+        assert!(svg.contains(&format!("{stem}: request tokens per model call")));
+        assert!(out.contains(&file.display().to_string()), "{out}");
+    }
+    // One session: the file named.
+    let out = condense(
+        &[
+            "replay",
+            "--json",
+            "--plot",
+            plot.to_str().unwrap(),
+            c.to_str().unwrap(),
+        ],
+        "",
+    )
+    .unwrap();
+    let rows: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows[0]["chart"], plot.to_str().unwrap());
+    assert!(
+        std::fs::read_to_string(&plot)
+            .unwrap()
+            .contains("cc-opus-c")
+    );
+}
+
+/// The summary text of a compacted history's first message.
+fn summary_text(messages: &[Message]) -> String {
+    assert!(messages[0].is_condense_summary() && messages[1].is_condense_summary());
+    messages[0].joined_text()
+}
+
+/// `condense compact` on a journal: a new journal beside it, starting with
+/// the summary pair and ending with the manual compaction's event; the
+/// original untouched. Compacted again, the pair is recognised: its summary
+/// is carried forward and only what followed it is folded (the counting
+/// summarizer shows both).
+#[test]
+fn compact_writes_a_compacted_journal_and_a_second_compaction_carries_the_summary() {
+    use condense_runtime::journal::{self, Event, Journal};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fix.jsonl");
+    let mut journal = Journal::create(&path).unwrap();
+    for message in condense_tests::session("cc-opus-c") {
+        let event = match message.role {
+            condense_model::Role::Assistant => Event::ModelResponse {
+                message,
+                usage: None,
+            },
+            _ if message.is_result_carrier() => Event::ToolResult { message },
+            _ => Event::User { message },
+        };
+        journal.append(&event).unwrap();
+    }
+    drop(journal);
+    let original = std::fs::read(&path).unwrap();
+    let events = dir.path().join("events.jsonl");
+    let summarizer = guests::TEST_SUMMARIZER_CUSTOM;
+
+    let out = condense(
+        &[
+            "compact",
+            "--summarizer",
+            summarizer,
+            "--events",
+            events.to_str().unwrap(),
+            path.to_str().unwrap(),
+        ],
+        "",
+    )
+    .unwrap();
+    let compacted = dir.path().join("fix.compacted.jsonl");
+    assert!(
+        out.contains(&format!("written to {}", compacted.display())),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        original,
+        "the session is not touched"
+    );
+    let read = journal::read(&compacted).unwrap();
+    let messages: Vec<Message> = read.messages().cloned().collect();
+    let first = summary_text(&messages);
+    assert_eq!(first.matches("COUNTING SUMMARIZER").count(), 1, "{first}");
+    match read.events.last() {
+        Some(Event::Compaction(c)) => {
+            assert_eq!(c.trigger, condense_runtime::events::Cause::Manual);
+            assert!(
+                c.tokens_after < c.tokens_before && c.messages_folded > 0,
+                "{c:?}"
+            );
+        }
+        other => panic!("no compaction event last: {other:?}"),
+    }
+    assert_eq!(std::fs::read_to_string(&events).unwrap().lines().count(), 1);
+    assert!(condense_model::invariants::check_pairs(&messages).is_ok());
+
+    // Again: a file already there is refused, nothing written.
+    let e = condense(&["compact", path.to_str().unwrap()], "").unwrap_err();
+    assert!(e.contains("exists"), "{e}");
+
+    let again = dir.path().join("again.jsonl");
+    condense(
+        &[
+            "compact",
+            "--summarizer",
+            summarizer,
+            "-o",
+            again.to_str().unwrap(),
+            compacted.to_str().unwrap(),
+        ],
+        "",
+    )
+    .unwrap();
+    let messages: Vec<Message> = journal::read(&again).unwrap().messages().cloned().collect();
+    let second = summary_text(&messages);
+    assert_eq!(
+        second.matches("COUNTING SUMMARIZER").count(),
+        2,
+        "the first summary carried, one fold added: {second}"
+    );
+    assert_eq!(
+        second.matches(condense_model::SUMMARY_MARKER).count(),
+        1,
+        "the old pair is not summarised as conversation: {second}"
+    );
+}
+
+/// `condense compact --in-place` on a request body: replaced in the same
+/// format, the original kept as .bak byte for byte; a .bak already there
+/// refuses the next one, touching nothing.
+#[test]
+fn compact_in_place_keeps_the_original_as_bak() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("request.json");
+    let original = std::fs::read(corpus_dir().join("anthropic/cc-opus-a.request.json")).unwrap();
+    std::fs::write(&path, &original).unwrap();
+    let out = condense(&["compact", "--in-place", path.to_str().unwrap()], "").unwrap();
+    assert!(out.contains("the original is"), "{out}");
+    let bak = dir.path().join("request.json.bak");
+    assert_eq!(std::fs::read(&bak).unwrap(), original);
+    let body: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let parsed = Parsed::parse(body.clone(), Format::Anthropic).unwrap();
+    assert!(
+        parsed.messages()[0].is_condense_summary(),
+        "{:.300}",
+        body["messages"][0]
+    );
+    let before: Value = serde_json::from_slice(&original).unwrap();
+    assert_eq!(
+        body["system"], before["system"],
+        "the system prompt is kept"
+    );
+    assert_eq!(body["tools"], before["tools"]);
+    assert!(
+        body["messages"].as_array().unwrap().len() < before["messages"].as_array().unwrap().len()
+    );
+
+    let compacted = std::fs::read(&path).unwrap();
+    let e = condense(&["compact", "--in-place", path.to_str().unwrap()], "").unwrap_err();
+    assert!(e.contains("request.json.bak exists"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), compacted);
+    assert_eq!(std::fs::read(&bak).unwrap(), original);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temporary file left"
+    );
+}
