@@ -6,8 +6,7 @@
 use crate::settings::{CompactionPolicy, RuntimeSettings, Settings};
 use anyhow::{Context, Result, bail};
 use condense_host::FileStore;
-use condense_model::Part;
-use condense_runtime::agent::Agent;
+use condense_runtime::agent::{Agent, Step};
 use condense_runtime::chain::{Chain, Condense, UsageMeter};
 use condense_runtime::context::{BlockKind, ContextCompiler};
 use condense_runtime::events::EventLog;
@@ -108,21 +107,15 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     if let Some(events) = events {
         agent = agent.with_events(events);
     }
-    let start = agent.history().len();
-    let answer = agent.run_turn(&run.task, run.max_calls);
-    // What the turn did, also when it stopped early: every tool call and
-    // its outcome is in the history.
-    for message in &agent.history().messages()[start..] {
-        for part in &message.parts {
-            match part {
-                Part::ToolCall(call) => writeln!(out, "→ {}({})", call.name, call.arguments)?,
-                Part::ToolResult(result) if result.is_error => {
-                    writeln!(out, "  ✗ {}", first_line(&result.content))?
-                }
-                _ => {}
-            }
+    // Each step as it happens: a tool call before it runs, its failure
+    // after, condense's compactions.
+    let mut printed: std::io::Result<()> = Ok(());
+    let answer = agent.run_turn_with(&run.task, run.max_calls, |step| {
+        if printed.is_ok() {
+            printed = print_step(&step, out);
         }
-    }
+    });
+    printed?;
     let answer = answer?;
     let usage = meter.total();
     writeln!(out, "\n{}", answer.joined_text())?;
@@ -279,6 +272,22 @@ fn ask_on_terminal(due: &Due) -> bool {
         }
         Ok(_) => matches!(answer.trim(), "" | "y" | "Y" | "yes"),
     }
+}
+
+fn print_step(step: &Step<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+    match step {
+        Step::Calling(call) => writeln!(out, "→ {}({})", call.name, call.arguments)?,
+        Step::Answered(result) if result.is_error => {
+            writeln!(out, "  ✗ {}", first_line(&result.content))?
+        }
+        Step::Answered(_) => {}
+        Step::Compacted(c) => writeln!(
+            out,
+            "  ⋯ condense compacted the request: ~{} → ~{} tokens, {} messages folded",
+            c.tokens_before, c.tokens_after, c.messages_folded
+        )?,
+    }
+    out.flush()
 }
 
 fn first_line(text: &str) -> &str {

@@ -492,6 +492,14 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
     assert!(out.contains("→ edit_file("), "{out}");
     assert!(out.contains("outside the working directory"), "{out}");
     assert!(out.contains("9 model calls"), "{out}");
+    // Printed as they happened: the calls and compactions before the answer.
+    let answer_at = out.find("Renamed note 7.").unwrap();
+    assert!(out.find("→ read_file(").unwrap() < answer_at);
+    assert!(
+        out.find("⋯ condense compacted the request")
+            .is_some_and(|at| at < answer_at),
+        "{out}"
+    );
     let edited = std::fs::read_to_string(workdir.join("notes.txt")).unwrap();
     assert!(edited.contains("NOTE SEVEN:") && !edited.contains("note 7:"));
 

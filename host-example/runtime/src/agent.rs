@@ -13,6 +13,17 @@ use condense_host::Transcript;
 use condense_model::{Message, Part, Role, ToolCall, ToolResult};
 use std::collections::HashMap;
 
+/// One step of a turn, as it happens.
+#[derive(Clone, Copy, Debug)]
+pub enum Step<'a> {
+    /// condense compacted the request of the model call just made.
+    Compacted(&'a Compaction),
+    /// A tool call is about to run.
+    Calling(&'a ToolCall),
+    /// It ran: its result, as journaled.
+    Answered(&'a ToolResult),
+}
+
 /// What runs the tool calls the model asks for.
 pub trait ToolRunner {
     /// The tool definitions sent with every request.
@@ -147,14 +158,28 @@ impl Agent {
     /// runs until the model answers without a tool call, at most `max_calls`
     /// model calls. Returns the answer.
     pub fn run_turn(&mut self, message: &str, max_calls: u64) -> Result<Message, AgentError> {
+        self.run_turn_with(message, max_calls, |_| {})
+    }
+
+    /// [`run_turn`](Agent::run_turn), telling `on_step` each step as it
+    /// happens (`condense agent` prints them).
+    pub fn run_turn_with(
+        &mut self,
+        message: &str,
+        max_calls: u64,
+        mut on_step: impl FnMut(Step<'_>),
+    ) -> Result<Message, AgentError> {
         self.say(Message::text(Role::User, message))?;
         for _ in 0..max_calls {
             let response = self.call_model()?;
+            for compaction in &self.last_compactions {
+                on_step(Step::Compacted(compaction));
+            }
             let calls: Vec<ToolCall> = response.message.tool_calls().cloned().collect();
             if calls.is_empty() {
                 return Ok(response.message);
             }
-            self.run_tools(&calls)?;
+            self.run_tools_with(&calls, &mut on_step)?;
         }
         Err(AgentError::TooManyCalls(max_calls))
     }
@@ -217,13 +242,30 @@ impl Agent {
     /// Runs `calls` one after the other, journaling each call before it runs
     /// and its result after.
     pub fn run_tools(&mut self, calls: &[ToolCall]) -> Result<(), AgentError> {
+        self.run_tools_with(calls, &mut |_| {})
+    }
+
+    fn run_tools_with(
+        &mut self,
+        calls: &[ToolCall],
+        on_step: &mut impl FnMut(Step<'_>),
+    ) -> Result<(), AgentError> {
         for call in calls {
             self.journal.append(&Event::ToolCall {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
             })?;
-            let output = self.tools.run(call);
-            self.record_result(tool_message(&call.id, output))?;
+            on_step(Step::Calling(call));
+            let message = tool_message(&call.id, self.tools.run(call));
+            self.record_result(message)?;
+            if let Some(result) = self
+                .history
+                .messages()
+                .last()
+                .and_then(|m| m.tool_results().next())
+            {
+                on_step(Step::Answered(result));
+            }
         }
         Ok(())
     }
