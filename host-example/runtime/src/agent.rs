@@ -193,18 +193,17 @@ impl Agent {
     /// answer journaled (and the compactions of the request before it).
     pub fn call_model(&mut self) -> Result<ModelResponse, AgentError> {
         self.calls += 1;
-        let mut messages = self.system.clone();
-        messages.extend_from_slice(self.history.messages());
         let mut call = Call {
             number: self.calls,
             history: &self.history,
             context: self.context.clone(),
+            system: self.system.clone(),
+            conversation: None,
             request: ModelRequest {
-                messages,
+                messages: Vec::new(),
                 tools: self.tools.specs(),
                 max_output_tokens: self.max_output_tokens,
             },
-            system_len: self.system.len(),
             compactions: Vec::new(),
         };
         self.chain.before_model_call(&mut call);

@@ -28,15 +28,20 @@ pub struct Call<'h> {
     /// The conversation as journaled: read it, never edit it.
     pub history: &'h Transcript,
     /// The system prompt's typed blocks. Middlewares fill theirs (condense
-    /// the compressed block, with `summary_placement = "block"`); once the
-    /// last one ran they are compiled into the request's first message.
+    /// the compressed block, with `summary_placement = "block"`).
     pub context: ContextCompiler,
-    /// The request to send. It starts as the fixed system messages followed
-    /// by the history's messages.
+    /// The runtime's fixed system messages (a recorded session's own, say),
+    /// after the compiled context.
+    pub system: Vec<Message>,
+    /// The conversation to send instead of `history`'s messages, once a
+    /// middleware made one (condense does); a hook that edits it belongs
+    /// after condense ([`Call::conversation_mut`]).
+    pub conversation: Option<Vec<Message>>,
+    /// The request to send. Its messages are filled in once the last
+    /// middleware ran: the compiled context, `system`, then the
+    /// conversation (the history itself if no middleware made one, copied
+    /// only then). Hooks after the call see it whole.
     pub request: ModelRequest,
-    /// How many of `request.messages` lead as the system prompt (they are
-    /// not in `history`).
-    pub system_len: usize,
     /// Compactions the middlewares performed for this call, for the runtime
     /// to journal and report.
     pub compactions: Vec<Compaction>,
@@ -50,13 +55,26 @@ impl Call<'_> {
         (!compiled.text.is_empty()).then(|| Message::text(Role::System, compiled.text))
     }
 
-    /// Puts the compiled context in front of the request: the last step
-    /// before the model is called.
-    fn compile_context(&mut self) {
-        if let Some(message) = self.context_message() {
-            self.request.messages.insert(0, message);
-            self.system_len += 1;
-        }
+    /// The conversation to send, to edit: the history's own until a
+    /// middleware made another.
+    pub fn conversation_mut(&mut self) -> &mut Vec<Message> {
+        let history = self.history;
+        self.conversation
+            .get_or_insert_with(|| history.messages().to_vec())
+    }
+
+    /// The request's messages, as the model gets them: the last step before
+    /// it is called.
+    fn assemble(&mut self) {
+        let conversation = match self.conversation.take() {
+            Some(conversation) => conversation,
+            None => self.history.messages().to_vec(),
+        };
+        let mut messages = Vec::with_capacity(self.system.len() + conversation.len() + 1);
+        messages.extend(self.context_message());
+        messages.extend(self.system.iter().cloned());
+        messages.extend(conversation);
+        self.request.messages = messages;
     }
 }
 
@@ -88,13 +106,13 @@ impl Chain {
         self
     }
 
-    /// Runs every middleware's `before_model_call`, then compiles the
-    /// context into the request.
+    /// Runs every middleware's `before_model_call`, then assembles the
+    /// request's messages.
     pub fn before_model_call(&mut self, call: &mut Call<'_>) {
         for hook in &mut self.hooks {
             hook.before_model_call(call);
         }
-        call.compile_context();
+        call.assemble();
     }
 
     pub fn after_model_call(&mut self, call: &Call<'_>, response: &ModelResponse) {
@@ -127,9 +145,8 @@ pub enum SummaryPlacement {
     Block,
 }
 
-/// condense as a middleware: replaces the request's conversation with what
-/// condense makes of the durable history, keeping the system prompt in
-/// front. It compresses the history itself (a [`Transcript`], so a call
+/// condense as a middleware: the request's conversation is what condense
+/// makes of the durable history, behind the system prompt. It compresses the history itself (a [`Transcript`], so a call
 /// between compactions costs what it sends), so a hook that edits the
 /// conversation belongs after it.
 pub struct Condense<M = Arc<Middleware>> {
@@ -253,11 +270,10 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
             })
             .sum();
         let context = call.context_message();
-        let system = &call.request.messages[..call.system_len];
         let system_tokens: Vec<u32> = context
             .iter()
             .map(estimate_message)
-            .chain(estimate_messages(system))
+            .chain(estimate_messages(&call.system))
             .collect();
         let overhead = system_tokens.iter().sum::<u32>() + tools;
         let core = with_overhead(&self.core, overhead);
@@ -273,11 +289,7 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
             }
         }
         let history = call.history;
-        let mut messages: Vec<Message> = system
-            .iter()
-            .cloned()
-            .chain(sent.messages(history.messages()))
-            .collect();
+        let mut conversation = sent.messages(history.messages());
         // The transcript has the count of every message the request keeps;
         // only the ones condense wrote are estimated.
         let tokens: Vec<u32> = system_tokens
@@ -290,10 +302,11 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
         // The cache sees the request as the provider does. A summary placed
         // in the context block sits where its pair does, right after the
         // system prompt: the breaks are the same either way.
-        self.cache.send(
-            context.into_iter().chain(messages.clone()).collect(),
-            &tokens,
-        );
+        let request = context
+            .into_iter()
+            .chain(call.system.iter().cloned())
+            .chain(conversation.iter().cloned());
+        self.cache.send(request.collect(), &tokens);
         if let Some(report) = sent.report.guest()
             && sent.report.status() == Status::Compressed
             && report.trigger == Trigger::Compacted
@@ -320,12 +333,11 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
             // The pair is the first two items condense wrote (see the
             // compressor's `assemble`): its summary message becomes the
             // block, its acknowledgement is not needed there.
-            let at = call.system_len + at;
-            let pair: Vec<Message> = messages.drain(at..at + 2).collect();
+            let pair: Vec<Message> = conversation.drain(at..at + 2).collect();
             call.context
                 .set(BlockKind::Compressed, pair[0].joined_text());
         }
-        call.request.messages = messages;
+        call.conversation = Some(conversation);
     }
 }
 
@@ -403,17 +415,17 @@ impl RequestMeter {
 
 impl Hook for RequestMeter {
     fn before_model_call(&mut self, call: &mut Call<'_>) {
-        let system = &call.request.messages[..call.system_len];
         let context = call.context_message();
         let messages: Vec<Message> = context
             .iter()
-            .chain(&call.request.messages)
+            .chain(&call.system)
+            .chain(call.history.messages())
             .cloned()
             .collect();
         let tokens: Vec<u32> = context
             .iter()
             .map(estimate_message)
-            .chain(estimate_messages(system))
+            .chain(estimate_messages(&call.system))
             .chain(call.history.tokens().iter().copied())
             .collect();
         self.inner
