@@ -14,6 +14,10 @@
 //! - `transcript/…`: the component call on a [`Transcript`], the history an
 //!   agent runtime keeps in memory, measured once per message appended: the
 //!   host neither hashes the folded messages again nor counts the tail.
+//! - `runtime/…`: the agent runtime's model call on the same transcript, as
+//!   `Agent` makes it: the middleware chain with condense in it (the
+//!   request's token count, the checkpoint, the cache meter) and the request
+//!   assembled.
 //! - `body/steady`: what `condense compress` and a proxy do between
 //!   compactions on cc-opus-b's request body: parse it, the call, render the
 //!   body to send.
@@ -35,6 +39,8 @@ use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::estimate_messages;
 use condense_model::{Checkpoint, Message, Outcome, Role};
+use condense_runtime::chain::{Call, Chain, Condense};
+use condense_runtime::model::ModelRequest;
 use condense_tests::{TestConfig, config_40k, corpus_dir, embedded_middleware, session};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -111,6 +117,41 @@ fn bench(c: &mut Criterion) {
                         &json,
                         Some(&stored),
                     )
+                })
+            });
+            // The agent runtime's model call as `Agent` makes it: the
+            // chain with condense in it, the request assembled.
+            let mut chain = Chain::new().with(Condense::new(
+                middleware,
+                config.core,
+                json.clone(),
+                Box::new(MemoryStore(Some(stored.clone()))),
+            ));
+            let system: Vec<Message> = history
+                .iter()
+                .take_while(|m| m.role == Role::System)
+                .cloned()
+                .collect();
+            let conversation =
+                Transcript::from_iter(history.iter().filter(|m| m.role != Role::System).cloned());
+            group.bench_function(format!("runtime/{name}{passes}"), |b| {
+                b.iter(|| {
+                    let mut call = Call {
+                        number: 1,
+                        history: &conversation,
+                        context: Default::default(),
+                        system: system.clone(),
+                        conversation: None,
+                        request: ModelRequest {
+                            messages: Vec::new(),
+                            tools: Vec::new(),
+                            max_output_tokens: 8_192,
+                        },
+                        compactions: Vec::new(),
+                    };
+                    chain.before_model_call(&mut call);
+                    assert!(call.compactions.is_empty());
+                    call.request
                 })
             });
             if passes.is_empty() && name == "steady" {

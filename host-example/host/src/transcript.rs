@@ -60,6 +60,11 @@ impl Transcript {
         &self.tokens
     }
 
+    /// [`message_digest`] of each message.
+    pub fn digests(&self) -> &[u128] {
+        &self.digests
+    }
+
     /// [`request_bytes`] of the messages.
     pub fn bytes(&self) -> usize {
         self.bytes

@@ -11,10 +11,11 @@ use crate::journal::Usage;
 use crate::model::{ModelRequest, ModelResponse};
 use crate::policy::{Automatic, Due, Policy};
 use condense_host::body::with_overhead;
-use condense_host::replay::{CacheMeter, ReplayStats, StatsMeter};
+use condense_host::replay::{ReplayStats, StatsMeter};
 use condense_host::{
     CheckpointStore, Compressed, Middleware, SessionCheckpoint, Status, Transcript,
 };
+use condense_model::hash::message_digest;
 use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
 use condense_model::{CoreConfig, Item, Message, Role, Trigger};
 use std::ops::Deref;
@@ -160,7 +161,7 @@ pub struct Condense<M = Arc<Middleware>> {
     stored: Option<Option<SessionCheckpoint>>,
     /// The prompt cache's view of the requests sent, for the cache breaks
     /// each compaction event counts.
-    cache: CacheMeter,
+    cache: CacheBreaks,
     policy: Box<dyn Policy>,
     placement: SummaryPlacement,
 }
@@ -181,7 +182,7 @@ impl<M: Deref<Target = Middleware>> Condense<M> {
             settings,
             store,
             stored: None,
-            cache: CacheMeter::new(),
+            cache: CacheBreaks::default(),
             policy: Box::new(Automatic),
             placement: SummaryPlacement::Message,
         }
@@ -270,12 +271,9 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
             })
             .sum();
         let context = call.context_message();
-        let system_tokens: Vec<u32> = context
-            .iter()
-            .map(estimate_message)
-            .chain(estimate_messages(&call.system))
-            .collect();
-        let overhead = system_tokens.iter().sum::<u32>() + tools;
+        let overhead = context.iter().map(estimate_message).sum::<u32>()
+            + estimate_messages(&call.system).iter().sum::<u32>()
+            + tools;
         let core = with_overhead(&self.core, overhead);
         let sent = self.compress(call.history, &core, overhead, call.number);
         if let Some(checkpoint) = &sent.checkpoint
@@ -290,23 +288,20 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
         }
         let history = call.history;
         let mut conversation = sent.messages(history.messages());
-        // The transcript has the count of every message the request keeps;
-        // only the ones condense wrote are estimated.
-        let tokens: Vec<u32> = system_tokens
-            .into_iter()
-            .chain(sent.items.iter().map(|item| match item {
-                Item::Kept(i) => history.tokens()[*i as usize],
-                other => estimate_message(other.message(history.messages())),
-            }))
-            .collect();
-        // The cache sees the request as the provider does. A summary placed
+        // The cache sees the request as the provider does, by digest: the
+        // transcript has the digest of every message the request keeps, so
+        // only the ones condense wrote or rewrote are hashed. A summary placed
         // in the context block sits where its pair does, right after the
         // system prompt: the breaks are the same either way.
-        let request = context
-            .into_iter()
-            .chain(call.system.iter().cloned())
-            .chain(conversation.iter().cloned());
-        self.cache.send(request.collect(), &tokens);
+        let digests = context
+            .iter()
+            .chain(&call.system)
+            .map(message_digest)
+            .chain(sent.items.iter().map(|item| match item {
+                Item::Kept(i) => history.digests()[*i as usize],
+                other => message_digest(other.message(history.messages())),
+            }));
+        self.cache.send(digests.collect());
         if let Some(report) = sent.report.guest()
             && sent.report.status() == Status::Compressed
             && report.trigger == Trigger::Compacted
@@ -319,7 +314,7 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                 messages_folded: report.newly_folded,
                 passes: report.passes,
                 summary_by: sent.report.summary_by.as_ref().map(ToString::to_string),
-                cache_breaks: self.cache.breaks() as u32,
+                cache_breaks: self.cache.breaks,
                 elapsed_us: sent.report.elapsed_us,
             });
         }
@@ -338,6 +333,28 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                 .set(BlockKind::Compressed, pair[0].joined_text());
         }
         call.conversation = Some(conversation);
+    }
+}
+
+/// Prompt-cache breaks: requests that did not start with the whole request
+/// before them, told by comparing their messages' digests (16 bytes each)
+/// instead of the messages.
+#[derive(Default)]
+struct CacheBreaks {
+    previous: Option<Vec<u128>>,
+    breaks: u32,
+}
+
+impl CacheBreaks {
+    fn send(&mut self, request: Vec<u128>) {
+        if self
+            .previous
+            .as_ref()
+            .is_some_and(|previous| !request.starts_with(previous))
+        {
+            self.breaks += 1;
+        }
+        self.previous = Some(request);
     }
 }
 
