@@ -524,6 +524,34 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
         "{:?}",
         journaled.events
     );
+    // --events: the same compaction events, one JSON line each, every field
+    // there (trigger, tokens, folded, passes, summarizer, breaks, time).
+    let logged: Vec<Compaction> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let journaled_events: Vec<Compaction> = compaction_events(&journaled.events)
+        .into_iter()
+        .cloned()
+        .collect();
+    assert_eq!(logged, journaled_events);
+    let first = std::fs::read_to_string(&events).unwrap();
+    for field in [
+        "\"trigger\":\"threshold\"",
+        "\"tokens_before\"",
+        "\"tokens_after\"",
+        "\"messages_folded\"",
+        "\"passes\"",
+        "\"summary_by\"",
+        "\"cache_breaks\"",
+        "\"elapsed_us\"",
+    ] {
+        assert!(
+            first.lines().next().unwrap().contains(field),
+            "{field}: {first}"
+        );
+    }
 
     // What the server was sent: later requests carry condense's summary
     // instead of the early reads, and none is larger than the threshold
