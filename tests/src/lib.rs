@@ -15,6 +15,9 @@ pub mod guests {
     include!(concat!(env!("OUT_DIR"), "/guests.rs"));
 }
 
+// The survival benchmark of issue 11 (see its module doc).
+pub mod survival;
+
 /// The components built into the host, under the default limits.
 pub fn embedded_middleware() -> &'static Middleware {
     static SHARED: OnceLock<Middleware> = OnceLock::new();

@@ -72,8 +72,13 @@ pub struct Todo {
 
 #[derive(Default)]
 pub struct Digest {
+    /// What the person said that binds the session (rules, limits, values,
+    /// the goal), verbatim, oldest first, the latest of each subject only.
+    pub binding: Vec<crate::binding::Statement>,
     /// User requests verbatim (bounded), with repeat counts; the last is the current task.
     pub requests: Recent<String, u32>,
+    /// What the assistant last said it does next.
+    pub next: Option<String>,
     /// The latest todo list an agent wrote; each new list replaces the previous one.
     pub todos: Vec<Todo>,
     /// Path → the tools that touched it, in first-use order, with counts.

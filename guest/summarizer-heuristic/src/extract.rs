@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use condense_model::tokens::text_millis;
 use condense_model::{Message, Part, Role, ToolCall, ToolResult};
 
+use crate::binding;
 use crate::digest::{Digest, FixedState, Status, Todo, add};
 use crate::text::{cut_to_fit, one_line, strip_reminders, tidy_block};
 use serde_json::Value;
@@ -24,7 +25,8 @@ const ERROR_MAX_CHARS: usize = 200;
 const TODO_MAX_CHARS: usize = 200;
 /// Test runs repeat their failures; a few distinct lines per result say enough.
 const ERRORS_PER_RESULT: usize = 3;
-/// The first sentences of an assistant text state its point; the rest explain.
+/// The first sentences of an assistant text state its point and the last its
+/// conclusion; the rest explain.
 const DECISIONS_PER_TEXT: usize = 3;
 /// Sentences outside this range (thousandths of a token) are fragments or
 /// explanations rather than decisions.
@@ -38,6 +40,8 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
     // result arrives. Commands are recorded with their outcome, so at the result.
     let mut open: HashMap<&str, Option<String>, FixedState> = HashMap::default();
     let mut commands_in_order: Vec<&str> = Vec::new();
+    // Calls that hand a task to another agent (a `prompt` argument).
+    let mut delegated: Vec<&str> = Vec::new();
     for message in messages {
         // condense's own summary message is not a user request; its content
         // arrives as `previous_summary`.
@@ -47,7 +51,15 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
         if message.role == Role::User
             && let Some(request) = request(&message.joined_text())
         {
-            add(&mut digest.requests, request, 1);
+            add(&mut digest.requests, request.clone(), 1);
+            for sentence in said(&request) {
+                if let Some(statement) = binding::classify(sentence) {
+                    let new = statement.clone();
+                    if let Some(old) = binding::add(&mut digest.binding, statement) {
+                        forget(digest, &old, &new);
+                    }
+                }
+            }
         }
         for part in &message.parts {
             match part {
@@ -55,8 +67,14 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
                     for decision in decisions(text) {
                         add(&mut digest.decisions, decision, 1);
                     }
+                    if let Some(next) = next_step(text) {
+                        digest.next = Some(next);
+                    }
                 }
                 Part::ToolCall(call) => {
+                    if delegates(call) {
+                        delegated.push(&call.id);
+                    }
                     let command = read_call(digest, call);
                     if command.is_some() {
                         commands_in_order.push(&call.id);
@@ -65,6 +83,13 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
                 }
                 Part::ToolResult(result) => {
                     let command = open.remove(result.call_id.as_str()).flatten();
+                    // A sub-agent's report is findings, as the assistant's
+                    // own text is.
+                    if delegated.contains(&result.call_id.as_str()) {
+                        for finding in report_findings(&result.content) {
+                            add(&mut digest.decisions, finding, 1);
+                        }
+                    }
                     read_result(digest, result, command);
                 }
                 _ => {}
@@ -75,6 +100,154 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
         if let Some(Some(command)) = open.remove(id) {
             add(&mut digest.commands, (command, NO_RESULT.to_owned()), 1);
         }
+    }
+}
+
+/// The sentences of a request the person said: not a harness speaking as
+/// the user (`<task-notification>…`, `[Request interrupted …]`), not the
+/// code, tables and quotes of a pasted document nor anything after its first
+/// heading, and only its opening lines (a long paste is a document, not
+/// instructions).
+pub(crate) fn said(request: &str) -> Vec<&str> {
+    const SAID_LINES: usize = 20;
+    if request.starts_with(['<', '[']) {
+        return Vec::new();
+    }
+    let mut in_code = false;
+    let mut out = Vec::new();
+    for line in request
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(SAID_LINES)
+    {
+        if line.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        // A heading starts a pasted document (a skill, a spec): what the
+        // person said came before it.
+        if line.starts_with('#') && !in_code {
+            break;
+        }
+        if in_code || line.starts_with(['|', '>', '<', '`']) {
+            continue;
+        }
+        out.extend(sentences(strip_list_marker(line)));
+    }
+    out
+}
+
+/// How many sentences `request` has, pasted documents and all.
+pub(crate) fn sentence_count(request: &str) -> usize {
+    request
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| sentences(strip_list_marker(l)).count())
+        .sum()
+}
+
+/// A call that hands work to another agent: it has a `prompt` argument.
+fn delegates(call: &ToolCall) -> bool {
+    serde_json::from_str::<Value>(&call.arguments)
+        .ok()
+        .and_then(|args| args.get("prompt").map(Value::is_string))
+        .unwrap_or(false)
+}
+
+/// What a sub-agent's report found: its title, and its first and last
+/// statements, without the harness's bookkeeping around it (`agentId: …`,
+/// `<usage>…</usage>`).
+fn report_findings(report: &str) -> Vec<String> {
+    let body: String = report
+        .lines()
+        .take_while(|l| {
+            let l = l.trim();
+            !(l.starts_with("agentId:") || l.starts_with("<usage>"))
+        })
+        .filter(|l| !l.contains("</"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let title = body
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with('#'))
+        .map(|l| l.trim_start_matches('#').trim().trim_matches('*').trim())
+        .filter(|t| !t.is_empty())
+        .map(|t| one_line(t, 200));
+    let mut stated = stated(&body);
+    let last = (stated.len() > 1).then(|| stated.pop()).flatten();
+    stated.truncate(1);
+    title.into_iter().chain(stated).chain(last).collect()
+}
+
+/// What the assistant said it does next: the last sentence of `text` that
+/// announces a step ("Let me now read the key files I'll be modifying.").
+fn next_step(text: &str) -> Option<String> {
+    const CUES: [&str; 9] = [
+        "let me",
+        "now let me",
+        "next",
+        "now i",
+        "i'll",
+        "i will",
+        "then i",
+        "first,",
+        "now ",
+    ];
+    const NEXT_MAX_CHARS: usize = 300;
+    let mut found = None;
+    for line in text.lines().map(str::trim) {
+        for sentence in sentences(strip_list_marker(line)) {
+            // "Good, now let me …": the interjection says nothing.
+            let head = sentence
+                .split_once(", ")
+                .filter(|(interjection, _)| interjection.split_whitespace().count() == 1)
+                .map_or(sentence, |(_, rest)| rest);
+            let lower = head.to_lowercase();
+            if CUES.iter().any(|c| lower.starts_with(c)) && head.split_whitespace().count() >= 4 {
+                found = Some(one_line(head, NEXT_MAX_CHARS));
+            }
+        }
+    }
+    found
+}
+
+/// Takes what `new` updated out of the rest of the digest: the old
+/// statement out of the requests it was part of (a request that was only
+/// that goes), and the assistant's statements that repeat its stale values.
+/// Latest wins everywhere, so the summary never shows the old value as
+/// current.
+fn forget(digest: &mut Digest, old: &binding::Statement, new: &binding::Statement) {
+    let stale = binding::stale_values(old, new);
+    let requests: Vec<(String, u32)> = digest
+        .requests
+        .iter()
+        .map(|(text, &count)| (text.clone(), count))
+        .collect();
+    digest.requests = Default::default();
+    for (text, count) in requests {
+        let text = match text.contains(&old.text) {
+            true => tidy_block(&text.replace(&old.text, "")),
+            false => text,
+        };
+        if !text.is_empty() {
+            add(&mut digest.requests, text, count);
+        }
+    }
+    if stale.is_empty() {
+        return;
+    }
+    let decisions: Vec<(String, u32)> = digest
+        .decisions
+        .iter()
+        .filter(|(text, _)| !stale.iter().any(|v| text.contains(v)))
+        .map(|(text, &count)| (text.clone(), count))
+        .collect();
+    digest.decisions = Default::default();
+    for (text, count) in decisions {
+        add(&mut digest.decisions, text, count);
     }
 }
 
@@ -297,17 +470,47 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
     }
 
     if let Some(command) = command {
-        let outcome = match exit {
+        let status = match exit {
             Some(code) if code != 0 => format!("exit {code}"),
             _ if result.is_error => "failed".to_owned(),
             None if !errors.is_empty() => "error".to_owned(),
             _ => "ok".to_owned(),
+        };
+        // "ok" says little when the output ends "410 tests, 2 failures".
+        let outcome = match tally(&lines) {
+            Some(tally) => format!("{status}: {tally}"),
+            None => status,
         };
         add(&mut digest.commands, (command, outcome), 1);
     }
     for error in errors {
         add(&mut digest.errors, error, 1);
     }
+}
+
+/// The line near the end of a command's output that counts what happened
+/// ("410 tests, 2 failures", "3 passed, 1 failed in 2.1s"), if there is one.
+fn tally(lines: &[&str]) -> Option<String> {
+    // Outcomes, not "running 3 tests".
+    const WORDS: [&str; 11] = [
+        "passed", "failed", "failure", "failures", "errors", "error", "examples", "skipped",
+        "warnings", "pass", "fail",
+    ];
+    const TALLY_MAX_CHARS: usize = 120;
+    lines.iter().rev().take(12).find_map(|line| {
+        let line = strip_wrapping_tags(line);
+        let words: Vec<String> = line
+            .split(|c: char| !c.is_alphanumeric())
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let counted = words.windows(2).any(|w| {
+            w[0].chars().all(|c| c.is_ascii_digit())
+                && !w[0].is_empty()
+                && WORDS.contains(&w[1].as_str())
+        });
+        (counted && line.chars().count() <= TALLY_MAX_CHARS)
+            .then(|| one_line(line, TALLY_MAX_CHARS))
+    })
 }
 
 /// The code of an exit-status line such as `Exit code 1` or `exit status: 2`.
@@ -431,8 +634,21 @@ fn strip_wrapping_tags(line: &str) -> &str {
 }
 
 /// Short sentences of an assistant text that state something, skipping code
-/// blocks, headings, tables and lead-ins to the next tool call.
+/// blocks, headings, tables and lead-ins to the next tool call: the first
+/// ones (what it sets out to do) and the last (a report's conclusion: what
+/// it found, what it will do next).
 fn decisions(text: &str) -> Vec<String> {
+    let mut all = stated(text);
+    if all.len() > DECISIONS_PER_TEXT {
+        let last = all.pop();
+        all.truncate(DECISIONS_PER_TEXT - 1);
+        all.extend(last);
+    }
+    all
+}
+
+/// Every sentence of `text` that states something.
+fn stated(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_code = false;
     for line in text.lines().map(str::trim) {
@@ -446,9 +662,6 @@ fn decisions(text: &str) -> Vec<String> {
         for sentence in sentences(strip_list_marker(line)) {
             if is_decision(sentence) {
                 out.push(one_line(sentence, usize::MAX));
-                if out.len() == DECISIONS_PER_TEXT {
-                    return out;
-                }
             }
         }
     }
@@ -485,7 +698,11 @@ fn sentences(line: &str) -> impl Iterator<Item = &str> {
         while let Some((i, c)) = chars.next() {
             let boundary = match c {
                 '。' | '！' | '？' => true,
-                '.' | '!' | '?' => chars.peek().is_none_or(|&(_, next)| next.is_whitespace()),
+                '.' => {
+                    chars.peek().is_none_or(|&(_, next)| next.is_whitespace())
+                        && !is_abbreviation(&rest_now[..i])
+                }
+                '!' | '?' => chars.peek().is_none_or(|&(_, next)| next.is_whitespace()),
                 _ => false,
             };
             if boundary {
@@ -496,6 +713,20 @@ fn sentences(line: &str) -> impl Iterator<Item = &str> {
         rest = &rest_now[end..];
         Some(&rest_now[..end])
     })
+}
+
+/// Whether the word that `before` ends with, followed by a full stop, is an
+/// initial or an abbreviation ("M. Okafor", "e.g. this") rather than the end
+/// of a sentence.
+fn is_abbreviation(before: &str) -> bool {
+    const ABBREVIATIONS: [&str; 9] = ["e.g", "i.e", "mr", "mrs", "ms", "dr", "vs", "cf", "approx"];
+    let word = before
+        .rsplit(char::is_whitespace)
+        .next()
+        .unwrap_or(before)
+        .trim_start_matches(['(', '"', '\'']);
+    let initial = word.chars().count() == 1 && word.chars().all(|c| c.is_uppercase());
+    initial || ABBREVIATIONS.contains(&word.to_lowercase().as_str())
 }
 
 fn is_decision(sentence: &str) -> bool {
@@ -516,7 +747,9 @@ fn is_decision(sentence: &str) -> bool {
         "alright",
         "now i have",
     ];
-    if sentence.ends_with([':', '：']) || !DECISION_MILLIS.contains(&text_millis(sentence)) {
+    // A label ("**Props needed:**") introduces, it does not state.
+    let label = sentence.trim_end_matches(['*', '_']).ends_with([':', '：']);
+    if label || !DECISION_MILLIS.contains(&text_millis(sentence)) {
         return false;
     }
     let head: String = sentence

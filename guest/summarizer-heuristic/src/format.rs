@@ -1,6 +1,8 @@
 //! The summary's text format, written by `render` and read back by `parse`.
 //!
 //! ```text
+//! ## Rules, limits and values the user set
+//! - Never push to main.
 //! ## User requests
 //! - first request, verbatim
 //!   continuation lines indented by two spaces
@@ -23,13 +25,16 @@
 //! detected language changes. Every item ends with ` (×N)` when seen N > 1
 //! times (files count per tool instead). Entries are ordered by latest mention.
 
+use crate::binding::{self, Class, Statement};
 use crate::budget::{Item, Section};
 use crate::digest::{Digest, Status, Todo, add};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
+    Binding,
     Requests,
     Current,
+    Next,
     Todos,
     Files,
     Commands,
@@ -38,9 +43,11 @@ enum Kind {
 }
 
 /// In display order, which is also the order of each row of `HEADINGS`.
-const KINDS: [Kind; 7] = [
+const KINDS: [Kind; 9] = [
+    Kind::Binding,
     Kind::Requests,
     Kind::Current,
+    Kind::Next,
     Kind::Todos,
     Kind::Files,
     Kind::Commands,
@@ -51,17 +58,17 @@ const KINDS: [Kind; 7] = [
 /// Section headings per BCP-47 primary language tag, in `KINDS` order. The
 /// first row is the fallback.
 #[rustfmt::skip]
-const HEADINGS: [(&str, [&str; 7]); 10] = [
-    ("en", ["User requests", "Current task", "Todo list", "Files", "Commands", "Errors", "Decisions"]),
-    ("de", ["Anfragen des Benutzers", "Aktuelle Aufgabe", "Aufgabenliste", "Dateien", "Befehle", "Fehler", "Entscheidungen"]),
-    ("fr", ["Demandes de l'utilisateur", "Tâche en cours", "Liste de tâches", "Fichiers", "Commandes", "Erreurs", "Décisions"]),
-    ("es", ["Solicitudes del usuario", "Tarea actual", "Lista de tareas", "Archivos", "Comandos", "Errores", "Decisiones"]),
-    ("pt", ["Pedidos do usuário", "Tarefa atual", "Lista de tarefas", "Arquivos", "Comandos", "Erros", "Decisões"]),
-    ("it", ["Richieste dell'utente", "Attività corrente", "Elenco delle attività", "File", "Comandi", "Errori", "Decisioni"]),
-    ("ru", ["Запросы пользователя", "Текущая задача", "Список задач", "Файлы", "Команды", "Ошибки", "Решения"]),
-    ("zh", ["用户请求", "当前任务", "待办事项", "文件", "命令", "错误", "决策"]),
-    ("ja", ["ユーザーの依頼", "現在のタスク", "ToDoリスト", "ファイル", "コマンド", "エラー", "決定事項"]),
-    ("ko", ["사용자 요청", "현재 작업", "할 일 목록", "파일", "명령", "오류", "결정 사항"]),
+const HEADINGS: [(&str, [&str; 9]); 10] = [
+    ("en", ["Rules, limits and values the user set", "User requests", "Current task", "Next step", "Todo list", "Files", "Commands", "Errors", "Decisions"]),
+    ("de", ["Vorgaben, Grenzen und Werte des Benutzers", "Anfragen des Benutzers", "Aktuelle Aufgabe", "Nächster Schritt", "Aufgabenliste", "Dateien", "Befehle", "Fehler", "Entscheidungen"]),
+    ("fr", ["Règles, limites et valeurs fixées par l'utilisateur", "Demandes de l'utilisateur", "Tâche en cours", "Prochaine étape", "Liste de tâches", "Fichiers", "Commandes", "Erreurs", "Décisions"]),
+    ("es", ["Reglas, límites y valores del usuario", "Solicitudes del usuario", "Tarea actual", "Siguiente paso", "Lista de tareas", "Archivos", "Comandos", "Errores", "Decisiones"]),
+    ("pt", ["Regras, limites e valores do usuário", "Pedidos do usuário", "Tarefa atual", "Próximo passo", "Lista de tarefas", "Arquivos", "Comandos", "Erros", "Decisões"]),
+    ("it", ["Regole, limiti e valori dell'utente", "Richieste dell'utente", "Attività corrente", "Prossimo passo", "Elenco delle attività", "File", "Comandi", "Errori", "Decisioni"]),
+    ("ru", ["Правила, ограничения и значения пользователя", "Запросы пользователя", "Текущая задача", "Следующий шаг", "Список задач", "Файлы", "Команды", "Ошибки", "Решения"]),
+    ("zh", ["用户设定的规则、限制与数值", "用户请求", "当前任务", "下一步", "待办事项", "文件", "命令", "错误", "决策"]),
+    ("ja", ["ユーザーが定めたルール・制限・値", "ユーザーの依頼", "現在のタスク", "次のステップ", "ToDoリスト", "ファイル", "コマンド", "エラー", "決定事項"]),
+    ("ko", ["사용자가 정한 규칙·제한·값", "사용자 요청", "현재 작업", "다음 단계", "할 일 목록", "파일", "명령", "오류", "결정 사항"]),
 ];
 
 const HEADING_PREFIX: &str = "## ";
@@ -70,21 +77,69 @@ const CONTINUATION: &str = "  ";
 const COMMAND_PREFIX: &str = "$ ";
 const OUTCOME_SEPARATOR: &str = " → ";
 
-/// Drop classes for the budget, lowest first: what an agent can most easily
-/// re-derive goes first. The current task is pinned (never dropped).
+/// Drop classes for the budget, lowest first, in the order an agent needs
+/// them least: routine requests ("continue"), the files and commands it can
+/// list again, the assistant's findings, errors, the person's requests, the
+/// todo list, and last what the person set — the goal, exact values, rules
+/// ([`binding_class`]). The current task is pinned (never dropped). Repeats
+/// rank by what they say, never higher for being repeated.
 fn drop_class(kind: Kind) -> Option<u8> {
     match kind {
-        Kind::Decisions => Some(0),
         Kind::Commands => Some(1),
         Kind::Files => Some(2),
-        Kind::Errors => Some(3),
-        Kind::Requests => Some(4),
-        Kind::Todos => Some(5),
+        Kind::Decisions => Some(3),
+        Kind::Errors => Some(4),
+        Kind::Requests => Some(5),
+        Kind::Todos => Some(6),
+        Kind::Binding => Some(7),
+        // Where the work stands: with the goal.
+        Kind::Next => Some(7),
         Kind::Current => None,
     }
 }
 
-fn headings(language: &str) -> &'static [&'static str; 7] {
+/// Whether every sentence of `request` is one of `binding`'s statements.
+fn covered(request: &str, binding: &[Statement]) -> bool {
+    let said = crate::extract::said(request);
+    !said.is_empty()
+        && said.len() == crate::extract::sentence_count(request)
+        && said.iter().all(|s| {
+            binding
+                .iter()
+                .any(|b| b.text == crate::text::one_line(s, binding::STATEMENT_MAX_CHARS))
+        })
+}
+
+/// A request of at most this many sentences carries its own rules and
+/// values.
+const CARRIED_SENTENCES: usize = 3;
+
+/// The most recent assistant statements a summary keeps.
+const DECISIONS_KEPT: usize = 12;
+
+/// The class of a request that says nothing to keep ("continue", "ok, go
+/// on"): the first to go.
+const ROUTINE: u8 = 0;
+
+/// A request (as rendered, `- ` and ` (×N)` included) of a few words with
+/// nothing binding in it.
+pub(crate) fn is_routine(item: &str) -> bool {
+    let (body, _) = split_count(item.strip_prefix(ITEM_PREFIX).unwrap_or(item));
+    body.split_whitespace().count() <= 4
+        && !body.contains('\n')
+        && binding::classify(body).is_none()
+}
+
+/// The drop class of a binding statement: above every other kind.
+fn binding_class(class: Class) -> u8 {
+    7 + match class {
+        Class::Goal => 0,
+        Class::Value => 1,
+        Class::Rule => 2,
+    }
+}
+
+fn headings(language: &str) -> &'static [&'static str; 9] {
     let primary = language.split(['-', '_']).next().unwrap_or_default();
     let row = HEADINGS
         .iter()
@@ -154,19 +209,60 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
             items: Vec::new(),
         })
         .collect();
+    let latest = digest.requests.len().saturating_sub(1);
+    // A short request that states rules or values carries them itself, at
+    // their rank: the summary is sent with every request, and says a thing
+    // once. (A long one is a document; its statements are listed on their
+    // own, and the request ranks as requests do.)
+    let carrier = |statement: &Statement| {
+        digest
+            .requests
+            .iter()
+            .enumerate()
+            .position(|(i, (text, _))| {
+                text.contains(&statement.text)
+                    && (i == latest || !covered(text, &digest.binding))
+                    && crate::extract::sentence_count(text) <= CARRIED_SENTENCES
+            })
+    };
+    let mut carried: Vec<Option<u8>> = vec![None; digest.requests.len()];
+    for (i, statement) in digest.binding.iter().enumerate() {
+        let class = binding_class(statement.class);
+        match carrier(statement) {
+            Some(r) => carried[r] = carried[r].max(Some(class)),
+            None => sections[Kind::Binding as usize].items.push(Item {
+                text: bullet(&statement.text, 1),
+                drop_rank: Some((class, i)),
+            }),
+        }
+    }
+    // A request's class is its own when it is routine, its statements' when
+    // it carries them.
     let mut push = |kind: Kind, seq: usize, text: String| {
-        let drop_rank = drop_class(kind).map(|class| (class, seq));
+        let class = match kind {
+            Kind::Requests if is_routine(&text) => Some(ROUTINE),
+            Kind::Requests => drop_class(kind).max(carried[seq]),
+            _ => drop_class(kind),
+        };
+        let drop_rank = class.map(|class| (class, seq));
         sections[kind as usize].items.push(Item { text, drop_rank });
     };
 
-    let latest = digest.requests.len().saturating_sub(1);
     for (i, (text, &count)) in digest.requests.iter().enumerate() {
         let kind = if i == latest {
             Kind::Current
         } else {
             Kind::Requests
         };
+        // A request that only stated rules and values is all in the binding
+        // section, which outranks it: once is enough.
+        if kind == Kind::Requests && covered(text, &digest.binding) {
+            continue;
+        }
         push(kind, i, bullet(text, count));
+    }
+    if let Some(next) = &digest.next {
+        push(Kind::Next, 0, bullet(next, 1));
     }
     // Finished todos go first; open ones from the end of the list, whose items
     // are furthest away.
@@ -209,7 +305,11 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
     for (i, (error, &count)) in digest.errors.iter().enumerate() {
         push(Kind::Errors, i, bullet(error, count));
     }
-    for (i, (decision, &count)) in digest.decisions.iter().enumerate() {
+    // The assistant's statements are many and each is soon stale: the most
+    // recent ones say where the work stands. The summary is sent with every
+    // request, so it carries no more of them than that.
+    let skip = digest.decisions.len().saturating_sub(DECISIONS_KEPT);
+    for (i, (decision, &count)) in digest.decisions.iter().enumerate().skip(skip) {
         push(Kind::Decisions, i, bullet(decision, count));
     }
     sections
@@ -241,6 +341,17 @@ pub fn parse(summary: &str) -> Digest {
         }
     }
     flush(&mut digest, kind, item);
+    // Statements a short request carried are in that request only: read
+    // them back from it, so a later update still finds them.
+    let carried: Vec<Statement> = digest
+        .requests
+        .iter()
+        .flat_map(|(text, _)| crate::extract::said(text))
+        .filter_map(binding::classify)
+        .collect();
+    for statement in carried {
+        let _ = binding::add(&mut digest.binding, statement);
+    }
     digest
 }
 
@@ -248,10 +359,21 @@ fn flush(digest: &mut Digest, kind: Kind, item: Option<String>) {
     let Some(item) = item else { return };
     let item = item.trim_end();
     match kind {
+        Kind::Binding => {
+            // Classified again: the same words give the same class. Text
+            // that no longer reads as binding is kept as a value rather
+            // than lost.
+            let statement = binding::classify(item).unwrap_or(Statement {
+                text: item.to_owned(),
+                class: Class::Value,
+            });
+            let _ = binding::add(&mut digest.binding, statement);
+        }
         Kind::Requests | Kind::Current => {
             let (text, count) = split_count(item);
             add(&mut digest.requests, text.to_owned(), count);
         }
+        Kind::Next => digest.next = Some(item.to_owned()),
         Kind::Todos => {
             let status = STATUSES.into_iter().find(|&s| item.starts_with(mark(s)));
             let text = status.map_or(item, |s| &item[mark(s).len()..]);
@@ -322,10 +444,10 @@ mod tests {
 
     #[test]
     fn language_tags_fall_back_to_english() {
-        assert_eq!(headings("de-AT")[0], HEADINGS[1].1[0]);
-        assert_eq!(headings("ZH_hans")[0], "用户请求");
-        assert_eq!(headings("xx")[0], "User requests");
-        assert_eq!(headings("")[0], "User requests");
+        assert_eq!(headings("de-AT")[1], HEADINGS[1].1[1]);
+        assert_eq!(headings("ZH_hans")[1], "用户请求");
+        assert_eq!(headings("xx")[1], "User requests");
+        assert_eq!(headings("")[1], "User requests");
     }
 
     #[test]

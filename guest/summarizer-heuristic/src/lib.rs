@@ -1,7 +1,9 @@
 //! condense's heuristic summarizer: a deterministic, extractive summary of the
 //! folded history, built for an agent that has to carry on with the task.
 //!
-//! It keeps the user's requests verbatim (the latest as the current task, with
+//! It keeps what the user said that binds the session — rules, limits,
+//! preferences, exact values, the goal — sentence by sentence and ranked above
+//! everything else (see `binding`), the user's requests verbatim (the latest as the current task, with
 //! the agent's latest todo list), the files touched and by which tool, the
 //! commands run with their outcomes, the errors seen and short statements from
 //! the assistant. Each fold parses the previous summary back (see `format`),
@@ -10,6 +12,7 @@
 //!
 //! Everything here is plain Rust; `component` is the wasm glue.
 
+mod binding;
 mod budget;
 mod digest;
 mod extract;

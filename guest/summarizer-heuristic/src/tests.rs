@@ -96,6 +96,22 @@ fn sections(summary: &str) -> Vec<(&str, Vec<&str>)> {
     out
 }
 
+/// [`sections`] with each item whole: its continuation lines joined on.
+fn whole_items(summary: &str) -> Vec<(&str, Vec<String>)> {
+    let mut out: Vec<(&str, Vec<String>)> = Vec::new();
+    for line in summary.lines() {
+        if let Some(title) = line.strip_prefix("## ") {
+            out.push((title, Vec::new()));
+        } else if let Some(item) = line.strip_prefix("- ") {
+            out.last_mut().expect("a heading").1.push(item.to_owned());
+        } else if let Some(item) = out.last_mut().and_then(|s| s.1.last_mut()) {
+            item.push('\n');
+            item.push_str(line.strip_prefix("  ").unwrap_or(line));
+        }
+    }
+    out
+}
+
 /// An index where a new turn starts after all earlier calls were answered.
 fn clean_split(messages: &[Message]) -> usize {
     (messages.len() / 2..messages.len())
@@ -179,9 +195,11 @@ fn errors_and_command_outcomes_appear() {
         "- error: undefined function get/2 (expected SpotterWeb.ProjectReviewLiveTest",
         "- ** (RuntimeError) no :secret_key_base configuration found in SpotterWeb.Endpoint.",
         "- fatal: The current branch spotter-gqc has no upstream branch.",
-        "- File does not exist.",
         "- $ git push 2>&1 → exit 128",
-        "- $ mix test test/spotter_web/live/project_review_live_test.exs 2>&1 → exit 2 (×",
+        "- File does not exist.",
+        // The outcome with the output's own tally, not just "ok".
+        "- $ mix test test/spotter_web/live/project_review_live_test.exs 2>&1 → exit 2: 5 tests, 5 failures (×2)",
+        "- $ mix test test/spotter_web/live/project_review_live_test.exs 2>&1 → ok: 8 tests, 0 failures",
     ] {
         assert!(summary.contains(expected), "missing {expected}\n{summary}");
     }
@@ -226,22 +244,38 @@ fn budget_is_a_hard_cap_and_keeps_the_current_task() {
 
 #[test]
 fn budget_drops_low_value_classes_and_old_items_first() {
-    // Lowest value first; the current task and todo list are not droppable classes here.
-    const ORDER: [&str; 5] = ["Decisions", "Commands", "Files", "Errors", "User requests"];
+    // Lowest value first; the current task and todo list are not droppable
+    // classes here. Routine requests ("continue") go before everything.
+    const ORDER: [&str; 6] = [
+        "Routine requests",
+        "Commands",
+        "Files",
+        "Decisions",
+        "Errors",
+        "User requests",
+    ];
     for name in ["cc-opus-a", "cc-opus-b", "cc-trace-sonnet"] {
         let messages = load(name);
         let full_text = run("", &messages, UNLIMITED, "en");
-        let full = sections(&full_text);
-        let items = |s: &[(&str, Vec<&str>)], title: &str| -> Vec<String> {
+        let full = whole_items(&full_text);
+        let items = |s: &[(&str, Vec<String>)], title: &str| -> Vec<String> {
+            let (heading, routine) = match title {
+                "Routine requests" => ("User requests", Some(true)),
+                "User requests" => ("User requests", Some(false)),
+                other => (other, None),
+            };
             s.iter()
-                .find(|(t, _)| *t == title)
+                .find(|(t, _)| *t == heading)
                 .map_or(Vec::new(), |(_, i)| {
-                    i.iter().map(|x| x.to_string()).collect()
+                    i.iter()
+                        .filter(|x| routine.is_none_or(|r| crate::format::is_routine(x) == r))
+                        .map(|x| x.to_string())
+                        .collect()
                 })
         };
         for budget in (100..estimate_text(&full_text)).step_by(97) {
             let text = run("", &messages, budget, "en");
-            let kept = sections(&text);
+            let kept = whole_items(&text);
             for (rank, title) in ORDER.iter().enumerate() {
                 let (all, some) = (items(&full, title), items(&kept, title));
                 // Whatever survives of a class is its newest items.
@@ -312,7 +346,11 @@ fn two_folds_merge_to_the_same_summary_as_one() {
         fold2.contains("- Work on bead spotter-dov."),
         "first-half request lost:\n{fold2}"
     );
-    assert!(fold2.contains("- continue"), "{fold2}");
+    // "continue" says nothing to keep: it goes before the files do.
+    assert!(
+        !fold2.contains("- continue") || fold2.contains("## Files"),
+        "{fold2}"
+    );
     assert!(
         fold2.contains("<task-notification>"),
         "second-half request lost:\n{fold2}"
@@ -385,4 +423,204 @@ fn todo_list_is_the_latest_one() {
 #[test]
 fn empty_input_gives_empty_summary() {
     assert_eq!(run("", &[], 2_000, "en"), "");
+}
+
+/// Routine turns: "continue", a long assistant report, a file read.
+fn routine(turns: usize, tag: &str) -> Vec<Message> {
+    let mut out = Vec::new();
+    for t in 0..turns {
+        out.push(Message::text(Role::User, "continue"));
+        out.push(Message {
+            role: Role::Assistant,
+            parts: vec![
+                Part::Text(format!(
+                    "Let me look at the parser next. {}",
+                    "The module reads the header, then the records, and checks each length field. "
+                        .repeat(6)
+                )),
+                Part::ToolCall(ToolCall {
+                    id: format!("{tag}{t}"),
+                    name: "Read".into(),
+                    arguments: format!(r#"{{"file_path":"src/{tag}_{t}.rs"}}"#),
+                }),
+            ],
+        });
+        out.push(Message {
+            role: Role::Tool,
+            parts: vec![Part::ToolResult(ToolResult {
+                call_id: format!("{tag}{t}"),
+                content: "fn parse() {}\n".repeat(40),
+                is_error: false,
+            })],
+        });
+    }
+    out
+}
+
+/// Five folds of routine work at a summary budget of a few hundred tokens:
+/// the rules stated in the first fold are re-read from each summary and stay.
+#[test]
+fn a_rule_survives_five_folds() {
+    let mut summary = String::new();
+    for round in 0..5 {
+        let mut messages = Vec::new();
+        if round == 0 {
+            messages.push(Message::text(
+                Role::User,
+                "Fix the parser. Never run git push --force on branch release-K7QX. \
+                 Responses must stay under 637 words.",
+            ));
+        }
+        messages.extend(routine(12, &format!("r{round}_")));
+        summary = run(&summary, &messages, 300, "en");
+        for value in ["release-K7QX", "637 words"] {
+            assert!(
+                summary.contains(value),
+                "round {round}: {value} lost:\n{summary}"
+            );
+        }
+    }
+}
+
+/// Under budget pressure a rule outranks routine lines, repeated or not.
+#[test]
+fn a_rule_outranks_what_is_repeated() {
+    let mut messages = vec![Message::text(
+        Role::User,
+        "Always run make check-8812 before committing.",
+    )];
+    messages.extend(routine(11, "c"));
+    let summary = run("", &messages, 120, "en");
+    assert!(summary.contains("make check-8812"), "{summary}");
+    assert!(!summary.contains("continue (×11)") || summary.contains("check-8812"));
+}
+
+/// A later statement with the same subject and a new value replaces the
+/// earlier one, in the same fold or a later one, plainly or paraphrased.
+#[test]
+fn the_latest_value_wins_across_folds() {
+    let first = [Message::text(
+        Role::User,
+        "The total budget is capped at $4,217.",
+    )];
+    let summary = run("", &first, 1_000, "en");
+    assert!(summary.contains("$4,217"), "{summary}");
+    let update = [Message::text(
+        Role::User,
+        "Actually, make that budget cap $5,090.",
+    )];
+    let summary = run(&summary, &update, 1_000, "en");
+    assert!(
+        summary.contains("$5,090") && !summary.contains("$4,217"),
+        "{summary}"
+    );
+    // Two rules about different tables both stay.
+    let tables = [
+        Message::text(Role::User, "Never delete the table orders_k31."),
+        Message::text(Role::User, "Never delete the table invoices_k32."),
+    ];
+    let summary = run(&summary, &tables, 1_000, "en");
+    assert!(
+        summary.contains("orders_k31") && summary.contains("invoices_k32"),
+        "{summary}"
+    );
+}
+
+/// Rules in German and Japanese are rules: kept through a fold of routine
+/// work at a tight budget, under the heading of the conversation's language.
+#[test]
+fn rules_in_other_languages_survive() {
+    let mut messages = vec![
+        Message::text(
+            Role::User,
+            "Bitte niemals direkt auf den Branch main pushen.",
+        ),
+        Message::text(Role::User, "本番環境の設定は絶対に変更しないでください。"),
+    ];
+    messages.extend(routine(12, "l"));
+    let summary = run("", &messages, 200, "de");
+    assert!(
+        summary.contains("niemals direkt auf den Branch main"),
+        "{summary}"
+    );
+    assert!(summary.contains("絶対に変更しないでください"), "{summary}");
+    assert!(
+        summary.starts_with("## Vorgaben, Grenzen und Werte des Benutzers"),
+        "{summary}"
+    );
+}
+
+/// One item of each rank class, dropped lowest first as the budget shrinks:
+/// routine requests, commands, files, findings, requests, then the goal,
+/// exact values and rules the person set.
+#[test]
+fn each_rank_class_goes_in_its_order() {
+    let call = |id: &str, name: &str, args: &str| {
+        Part::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        })
+    };
+    let result = |id: &str, content: &str| Message {
+        role: Role::Tool,
+        parts: vec![Part::ToolResult(ToolResult {
+            call_id: id.into(),
+            content: content.into(),
+            is_error: false,
+        })],
+    };
+    let messages = vec![
+        Message::text(Role::User, "Never push to main without asking me."),
+        Message::text(Role::User, "The base commit is 3f9c2a71e."),
+        Message::text(Role::User, "The goal is a faster parser."),
+        Message::text(
+            Role::User,
+            "Refactor the parser module so the public interface stays as it is.",
+        ),
+        Message::text(Role::User, "continue"),
+        Message {
+            role: Role::Assistant,
+            parts: vec![
+                Part::Text("The parser reads every record twice, which doubles the time.".into()),
+                call("c1", "Bash", r#"{"command":"cargo test"}"#),
+                call("c2", "Read", r#"{"file_path":"src/parser.rs"}"#),
+            ],
+        },
+        result("c1", "test result: ok. 3 passed; 0 failed"),
+        result("c2", "fn parse() {}"),
+        Message::text(Role::User, "Make it fast."),
+    ];
+    // Lowest class first.
+    let order = [
+        "- continue",
+        "$ cargo test",
+        "src/parser.rs",
+        "reads every record twice",
+        "Refactor the parser module",
+        "a faster parser",
+        "3f9c2a71e",
+        "Never push to main",
+    ];
+    let full = run("", &messages, UNLIMITED, "en");
+    for marker in order {
+        assert!(full.contains(marker), "{marker}: {full}");
+    }
+    let mut dropped_any = false;
+    for budget in (0..=estimate_text(&full)).rev() {
+        let summary = run("", &messages, budget, "en");
+        for (i, low) in order.iter().enumerate() {
+            if summary.contains(low) {
+                for high in &order[i + 1..] {
+                    assert!(
+                        summary.contains(high),
+                        "at {budget}: {high} dropped before {low}:\n{summary}"
+                    );
+                }
+            } else {
+                dropped_any = true;
+            }
+        }
+    }
+    assert!(dropped_any);
 }

@@ -1,0 +1,575 @@
+//! What the person said that binds the rest of the session: rules and
+//! prohibitions, limits, deadlines, required formats, preferences,
+//! corrections, and the exact values the work depends on.
+//!
+//! These are what an agent most needs after a compaction and what people
+//! most hate losing, so they are lifted out of the person's messages
+//! sentence by sentence, kept verbatim, and ranked above everything else the
+//! summary holds. Two rules decide what is current:
+//!
+//! - **latest wins**: a statement that updates an earlier one — the same
+//!   subject with a new value, or a correction ("actually", "now", "make
+//!   that") that shares its subject — replaces it, so a stale value is not
+//!   carried as current;
+//! - statements that only look alike (the same rule about another table, a
+//!   cap on another quantity) both stay: their subjects differ.
+//!
+//! Nothing here depends on English alone: the cue words cover the ten
+//! languages the framing speaks, matched as words where words are spaced
+//! and as substrings in Chinese, Japanese and Korean.
+
+use crate::text::one_line;
+
+/// A binding statement longer than this is cut: it is a sentence, and the
+/// summary must leave room for the others.
+pub const STATEMENT_MAX_CHARS: usize = 400;
+
+/// How a statement binds, most binding last (the budget drops in this
+/// order, lowest first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// The goal, the next step, an open question.
+    Goal,
+    /// An exact value the work depends on.
+    Value,
+    /// A rule, limit, deadline, format, preference or correction.
+    Rule,
+}
+
+/// One statement, verbatim, with what decides whether a later one replaces
+/// it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Statement {
+    pub text: String,
+    pub class: Class,
+}
+
+/// Rules, prohibitions, limits, formats and preferences, per language.
+#[rustfmt::skip]
+const RULE_CUES: &[&str] = &[
+    // en
+    "never", "always", "must", "mustn't", "don't", "do not", "only", "without approval",
+    "without asking", "required", "requires", "make sure", "ensure", "prefer", "avoid",
+    "cap", "capped", "limit", "limited", "at most", "no more than", "maximum", "max",
+    "deadline", "due", "forbidden", "not allowed", "should", "shouldn't", "not",
+    // de
+    "nie", "niemals", "immer", "muss", "müssen", "darf", "dürfen", "nicht", "nur", "ohne",
+    "höchstens", "maximal", "frist", "spätestens", "bevorzuge", "keine", "kein",
+    // fr
+    "jamais", "toujours", "doit", "doivent", "ne pas", "seulement", "uniquement", "sans",
+    "au plus", "maximum", "date limite", "préfère", "interdit", "aucun",
+    // es
+    "nunca", "siempre", "debe", "deben", "no", "solo", "sólo", "sin", "como máximo",
+    "fecha límite", "prefiero", "prohibido",
+    // pt
+    "sempre", "deve", "devem", "não", "só", "apenas", "sem", "no máximo", "prazo",
+    "prefiro", "proibido",
+    // it
+    "mai", "deve", "devono", "non", "soltanto", "senza", "al massimo", "scadenza",
+    "preferisco", "vietato",
+    // ru
+    "никогда", "всегда", "должен", "должна", "должны", "нельзя", "не", "только", "без",
+    "не более", "срок", "предпочитаю", "запрещено",
+];
+
+/// The same for languages written without spaces, matched as substrings.
+#[rustfmt::skip]
+const RULE_CUES_UNSPACED: &[&str] = &[
+    // zh
+    "不要", "永远不要", "绝不", "必须", "总是", "始终", "只能", "只用", "不得", "禁止", "最多", "截止",
+    "不能", "务必",
+    // ja
+    "しないで", "しないこと", "絶対に", "必ず", "常に", "だけ", "禁止", "以内", "締め切り", "してはいけ",
+    "ないでください",
+    // ko
+    "절대", "항상", "반드시", "하지 마", "하지마", "금지", "이내", "마감", "만 사용", "않도록",
+];
+
+/// The goal, the next step, what is still open. (A question the person
+/// asks is no goal: "did you push?")
+#[rustfmt::skip]
+const GOAL_CUES: &[&str] = &[
+    "goal", "next", "then", "todo", "still open", "open question", "plan", "target",
+    "ziel", "als nächstes", "offen", "but", "objectif", "ensuite", "objetivo", "luego",
+    "próximo", "depois", "obiettivo", "poi", "цель", "затем", "дальше",
+    "目标", "下一步", "目標", "次に", "목표", "다음",
+];
+
+/// Words that say a statement corrects or updates an earlier one.
+#[rustfmt::skip]
+const CORRECTION_CUES: &[&str] = &[
+    "actually", "correction", "instead", "update", "updated", "changed", "change", "now",
+    "no longer", "make that", "rather", "revised", "moved", "new", "swap", "switch", "replace",
+    "rotated", "raised", "lowered", "wrong", "sorry", "scratch that", "from now on", "rename",
+    "korrektur", "stattdessen", "jetzt", "nicht mehr", "eigentlich", "geändert",
+    "en fait", "plutôt", "désormais", "maintenant", "corrección", "en realidad", "ahora",
+    "en vez", "correção", "na verdade", "agora", "em vez", "correzione", "in realtà",
+    "ora", "invece", "поправка", "на самом деле", "теперь", "вместо",
+    "更正", "其实", "改为", "现在", "訂正", "やはり", "変更", "今は", "정정", "사실은",
+    "변경", "이제",
+];
+
+/// Lowercase words of `text`: letters, digits and `_`/`-` inside words.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '\''))
+        .map(|w| w.trim_matches(['-', '\'']).to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Whether one of `cues` (single words or short phrases) occurs in `text`
+/// as whole words, or, for the unspaced languages, as a substring.
+fn has_cue(lower: &str, words: &[String], cues: &[&str], unspaced: &[&str]) -> bool {
+    let spaced = cues.iter().any(|cue| {
+        if cue.contains(' ') {
+            let cue_words: Vec<&str> = cue.split(' ').collect();
+            words
+                .windows(cue_words.len())
+                .any(|w| w.iter().zip(&cue_words).all(|(a, b)| a == b))
+        } else {
+            words.iter().any(|w| w == cue)
+        }
+    });
+    spaced || unspaced.iter().any(|cue| lower.contains(cue))
+}
+
+/// A token that is an exact value: it has a digit (an amount, a date, an
+/// id, a version, a hash, a port) or is a path or URL.
+fn is_value_token(token: &str) -> bool {
+    let token = token.trim_matches(|c: char| ".,;:!?()[]{}\"'`“”«»".contains(c));
+    token.chars().any(|c| c.is_ascii_digit())
+        || token.contains("://")
+        || (token.contains('/') && token.chars().any(char::is_alphabetic))
+}
+
+/// An amount, date or time: a value that is the *what* of a statement
+/// ("the cap is $4,217"), not the *which* ("table orders_k31").
+fn is_quantity(token: &str) -> bool {
+    let token = token.trim_matches(|c: char| ".,;:!?()[]{}\"'`“”«»".contains(c));
+    let body = token.trim_start_matches(['$', '€', '£', '¥', '~', '+', '-', '#']);
+    !body.is_empty()
+        && body.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && body
+            .chars()
+            .all(|c| c.is_ascii_digit() || ",.:%-/".contains(c) || c.is_alphabetic())
+        && body.chars().filter(char::is_ascii_digit).count()
+            >= body.chars().filter(|c| c.is_alphabetic()).count()
+}
+
+/// The values of `text`, as written.
+pub fn values(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .filter(|t| is_value_token(t))
+        .map(|t| t.trim_matches(|c: char| ".,;:!?()[]{}\"'`“”«»".contains(c)))
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// Words that carry no subject.
+#[rustfmt::skip]
+const STOPWORDS: &[&str] = &[
+    "the", "a", "an", "is", "are", "be", "to", "of", "in", "on", "at", "for", "and", "or",
+    "it", "this", "that", "with", "by", "as", "we", "you", "i", "our", "your", "my", "please",
+    "will", "should", "must", "now", "not", "no", "so", "from", "into", "than", "then",
+    "actually", "correction", "instead", "make", "made", "set", "use", "keep", "let's",
+    // How a person leads in or signs off, not what they are talking about.
+    "ok", "okay", "quick", "note", "important", "fyi", "also", "btw", "way", "before", "go",
+    "one", "more", "thing", "thanks", "thank", "carry", "continue", "on", "i", "me", "us",
+    "der", "die", "das", "ist", "und", "le", "la", "les", "est", "et", "el", "los", "es",
+    "y", "o", "il", "di", "и", "в", "на",
+];
+
+/// A crude stem: enough that "capped" and "cap", "limits" and "limit" meet.
+fn stem(word: &str) -> String {
+    let mut w = word.to_owned();
+    for suffix in ["ing", "ed", "es", "s"] {
+        if w.chars().count() > suffix.len() + 2
+            && let Some(base) = w.strip_suffix(suffix)
+        {
+            w = base.to_owned();
+            break;
+        }
+    }
+    // "capp" → "cap"
+    let chars: Vec<char> = w.chars().collect();
+    if chars.len() > 3 && chars[chars.len() - 1] == chars[chars.len() - 2] {
+        w = chars[..chars.len() - 1].iter().collect();
+    }
+    w
+}
+
+/// What a statement is about: the stems of its words but the stopwords and
+/// the values.
+fn subject(text: &str) -> Vec<String> {
+    let mut stems: Vec<String> = words(text)
+        .into_iter()
+        .filter(|w| !STOPWORDS.contains(&w.as_str()) && !is_value_token(w))
+        .map(|w| stem(&w))
+        .collect();
+    stems.sort();
+    stems.dedup();
+    stems
+}
+
+/// The values that say *which* thing a statement is about (ids, names,
+/// paths), as opposed to the amounts and dates it states.
+fn entities(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = values(text)
+        .into_iter()
+        .filter(|v| !is_quantity(v))
+        .map(str::to_lowercase)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn jaccard(a: &[String], b: &[String]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 0.0;
+    }
+    let shared = a.iter().filter(|x| b.contains(x)).count();
+    shared as f64 / (a.len() + b.len() - shared) as f64
+}
+
+/// The statement `sentence` makes, if it binds.
+pub fn classify(sentence: &str) -> Option<Statement> {
+    let text = one_line(sentence, STATEMENT_MAX_CHARS);
+    let lower = text.to_lowercase();
+    let words = words(&text);
+    if words.is_empty() {
+        return None;
+    }
+    let class = if has_cue(&lower, &words, RULE_CUES, RULE_CUES_UNSPACED) {
+        Class::Rule
+    } else if !values(&text).is_empty() {
+        Class::Value
+    } else if has_cue(&lower, &words, GOAL_CUES, &[]) {
+        Class::Goal
+    } else {
+        return None;
+    };
+    // A bare "no, thanks" or "ok?" binds nothing (a sentence in an
+    // unspaced language is one long word).
+    let letters = text.chars().filter(|c| c.is_alphanumeric()).count();
+    if words.len() < 3 && letters < 6 && values(&text).is_empty() {
+        return None;
+    }
+    Some(Statement { text, class })
+}
+
+/// What says that two values are values of the same thing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Frame {
+    /// The literal around the variable part: `release-` … `` for
+    /// `release-XUS4`, `db-` … `.internal` for `db-7731.internal`.
+    Literal(String, String),
+    /// Digits as 9 and letters as a: `v9.99.9` for `v5.35.2`.
+    Shape(String),
+    /// The word after a bare number: `words` in "under 732 words".
+    Unit(String),
+    /// A bare number, unit or not.
+    Number,
+}
+
+/// The frames of the values of `text`.
+fn frames(text: &str) -> Vec<Frame> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut out = Vec::new();
+    for (i, raw) in tokens.iter().enumerate() {
+        let value = raw.trim_matches(|c: char| ".,;:!?()[]{}\"'`“”«»".contains(c));
+        if !is_value_token(value) {
+            continue;
+        }
+        let (Some(first), Some(last)) = (
+            value.find(|c: char| c.is_ascii_digit()),
+            value.rfind(|c: char| c.is_ascii_digit()),
+        ) else {
+            continue;
+        };
+        let separators = |c: char| "-_/.:@#".contains(c);
+        let head = value[..first]
+            .rfind(separators)
+            .map_or("", |at| &value[..=at]);
+        let tail = value[last..]
+            .find(separators)
+            .map_or("", |at| &value[last + at..]);
+        if head.len() + tail.len() >= 2 {
+            out.push(Frame::Literal(head.to_lowercase(), tail.to_lowercase()));
+        }
+        // The first segment alone too: `hotfix/` of `hotfix/UF-4728`,
+        // whose `UF-` part is as variable as the number.
+        if let Some(at) = head.find(separators)
+            && at + 1 < head.len()
+            && head[..at].chars().filter(|c| c.is_alphabetic()).count() >= 3
+        {
+            out.push(Frame::Literal(
+                head[..=at].to_lowercase(),
+                tail.to_lowercase(),
+            ));
+        }
+        // A hash is a hash whatever its letters: `hex9` for `48105b870`.
+        let hex = value.len() >= 7 && value.chars().all(|c| c.is_ascii_hexdigit());
+        let shape: String = if hex {
+            format!("hex{}", value.len())
+        } else {
+            value
+                .chars()
+                .map(|c| match c {
+                    c if c.is_ascii_digit() => '9',
+                    c if c.is_alphabetic() => 'a',
+                    c => c,
+                })
+                .collect()
+        };
+        let bare = value
+            .trim_start_matches(['$', '€', '£', '¥'])
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == ',' || c == '.');
+        if bare {
+            // "under 732 words", "$4,217": the unit, or the currency.
+            let unit = tokens
+                .get(i + 1)
+                .map(|w| {
+                    w.trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase()
+                })
+                .filter(|w| w.chars().all(char::is_alphabetic) && !w.is_empty())
+                .map(|w| stem(&w));
+            let currency = value.chars().next().filter(|c| "$€£¥".contains(*c));
+            if let Some(unit) = unit.or(currency.map(String::from)) {
+                out.push(Frame::Unit(unit));
+            }
+            out.push(Frame::Number);
+        } else if shape.len() >= 5 || shape.contains(|c: char| !c.is_ascii_digit()) {
+            out.push(Frame::Shape(shape));
+        }
+    }
+    out
+}
+
+/// How well `new` matches `old` as an update of it, if it is one, higher
+/// for a closer match:
+///
+/// - the same subject word for word and the same things it is about, with
+///   new amounts ("the budget is capped at $4,217" / "… $5,090");
+/// - a value with the same literal frame ("branch release-XUS4" / "the
+///   protected branch is release-KQ77");
+/// - a correction ("actually", "now", "make that") with a value of the same
+///   shape or unit, or a subject that mostly overlaps.
+///
+/// Two statements that differ in what they are about ("table orders_k31" /
+/// "table invoices_k32", "the audit queue" / "the email queue") are not
+/// updates of each other unless a correction says so, and then the closest
+/// one is.
+fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
+    let (new_subject, old_subject) = (subject(&new.text), subject(&old.text));
+    let similarity = jaccard(&new_subject, &old_subject);
+    if similarity == 1.0 && entities(&new.text) == entities(&old.text) {
+        return Some(3.0 + similarity);
+    }
+    let (new_frames, old_frames) = (frames(&new.text), frames(&old.text));
+    let shared =
+        |pick: fn(&Frame) -> bool| new_frames.iter().any(|f| pick(f) && old_frames.contains(f));
+    // Anything less than the same subject needs a correction to say so:
+    // "move the export job to pool-tb31" and "move the import job to
+    // pool-kx40" are two statements, not one updated.
+    let lower = new.text.to_lowercase();
+    if !has_cue(&lower, &words(&new.text), CORRECTION_CUES, &[]) {
+        return None;
+    }
+    if shared(|f| matches!(f, Frame::Literal(..))) && similarity > 0.0 {
+        return Some(2.0 + similarity);
+    }
+    // A unit or a shape says more than a bare number does ("at most" is
+    // shared by every cap).
+    if shared(|f| matches!(f, Frame::Unit(..) | Frame::Shape(..))) && similarity >= 0.1
+        || shared(|f| matches!(f, Frame::Number)) && similarity >= 0.3
+    {
+        return Some(1.0 + similarity);
+    }
+    (similarity >= 0.5).then_some(similarity)
+}
+
+/// Adds `statement` to `kept` (oldest first): it replaces the statement it
+/// updates (the closest, the latest among equals), and an exact repeat
+/// moves to the end. Returns the statement it updated (not a repeat), whose
+/// values are now stale.
+pub fn add(kept: &mut Vec<Statement>, statement: Statement) -> Option<Statement> {
+    let repeat = kept.iter().position(|old| old.text == statement.text);
+    let update = || {
+        kept.iter()
+            .enumerate()
+            .filter_map(|(i, old)| Some((i, update_match(&statement, old)?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+            .map(|(i, _)| i)
+    };
+    let found = repeat.or_else(update);
+    let replaced = found
+        .map(|at| kept.remove(at))
+        .filter(|old| old.text != statement.text);
+    kept.push(statement);
+    replaced
+}
+
+/// The values of `old` that `new` no longer states: what a summary must not
+/// carry on as current.
+pub fn stale_values<'a>(old: &'a Statement, new: &Statement) -> Vec<&'a str> {
+    let current = values(&new.text);
+    values(&old.text)
+        .into_iter()
+        .filter(|v| !current.contains(v))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(text: &str) -> Option<Class> {
+        classify(text).map(|s| s.class)
+    }
+
+    fn kept(statements: &[&str]) -> Vec<String> {
+        let mut kept = Vec::new();
+        for s in statements {
+            let _ = add(&mut kept, classify(s).unwrap());
+        }
+        kept.into_iter().map(|s| s.text).collect()
+    }
+
+    #[test]
+    fn each_class_is_recognised() {
+        assert_eq!(
+            class("Never run git push --force on release."),
+            Some(Class::Rule)
+        );
+        assert_eq!(
+            class("Responses must stay under 637 words."),
+            Some(Class::Rule)
+        );
+        assert_eq!(
+            class("Write it in Python, not JavaScript."),
+            Some(Class::Rule)
+        );
+        assert_eq!(class("The base commit is 3f9c2a71e."), Some(Class::Value));
+        assert_eq!(
+            class("The staging host is db-7731.internal."),
+            Some(Class::Value)
+        );
+        assert_eq!(class("Next, wire the retry handler."), Some(Class::Goal));
+        assert_eq!(class("The goal is a faster parser."), Some(Class::Goal));
+        assert_eq!(class("did you push?"), None);
+        assert_eq!(class("continue"), None);
+        assert_eq!(class("ok, looks good"), None);
+        assert_eq!(class("run the tests again"), None);
+    }
+
+    #[test]
+    fn non_english_rules_are_rules() {
+        assert_eq!(
+            class("Bitte niemals direkt auf main pushen."),
+            Some(Class::Rule)
+        );
+        assert_eq!(
+            class("Ne jamais modifier le fichier de production."),
+            Some(Class::Rule)
+        );
+        assert_eq!(
+            class("Nunca borres la tabla de clientes."),
+            Some(Class::Rule)
+        );
+        assert_eq!(class("Никогда не удаляй базу данных."), Some(Class::Rule));
+        assert_eq!(class("不要修改生产配置文件。"), Some(Class::Rule));
+        assert_eq!(
+            class("本番環境の設定は絶対に変更しないでください。"),
+            Some(Class::Rule)
+        );
+        assert_eq!(
+            class("운영 설정은 절대 수정하지 마세요."),
+            Some(Class::Rule)
+        );
+    }
+
+    #[test]
+    fn the_latest_value_wins() {
+        assert_eq!(
+            kept(&[
+                "The total budget is capped at $4,217.",
+                "The total budget is capped at $5,090."
+            ]),
+            ["The total budget is capped at $5,090."]
+        );
+        // Paraphrased, with a correction cue.
+        assert_eq!(
+            kept(&[
+                "The total budget is capped at $4,217.",
+                "Actually, make that budget cap $5,090."
+            ]),
+            ["Actually, make that budget cap $5,090."]
+        );
+        assert_eq!(
+            kept(&[
+                "The staging DB host is db-7731.internal.",
+                "The staging DB host is now db-8812.internal."
+            ]),
+            ["The staging DB host is now db-8812.internal."]
+        );
+    }
+
+    #[test]
+    fn statements_about_different_things_both_stay() {
+        let both = [
+            "Never delete the table orders_k31.",
+            "Never delete the table invoices_k32.",
+        ];
+        assert_eq!(kept(&both), both);
+        let caps = [
+            "Responses must stay under 637 words.",
+            "The budget is capped at $4,217.",
+        ];
+        assert_eq!(kept(&caps), caps);
+    }
+
+    #[test]
+    fn a_correction_finds_its_statement_by_the_frame_of_its_value() {
+        assert_eq!(
+            kept(&[
+                "Never run git push --force on branch release-XUS4.",
+                "Never delete the table orders_k31.",
+                "Actually, the protected branch is release-KQ77 from now on, so never force-push that one.",
+            ]),
+            [
+                "Never delete the table orders_k31.",
+                "Actually, the protected branch is release-KQ77 from now on, so never force-push that one.",
+            ]
+        );
+        let literal = |h: &str, t: &str| Frame::Literal(h.into(), t.into());
+        assert_eq!(
+            frames("host db-7731.internal")[0],
+            literal("db-", ".internal")
+        );
+        assert_eq!(frames("key sk_test_unxu36")[0], literal("sk_test_", ""));
+        assert_eq!(
+            frames("under 732 words"),
+            [Frame::Unit("word".into()), Frame::Number]
+        );
+        assert_eq!(
+            frames("capped at $4,217."),
+            [Frame::Unit("$".into()), Frame::Number]
+        );
+        assert_eq!(frames("header v5.35.2"), [Frame::Shape("a9.99.9".into())]);
+    }
+
+    #[test]
+    fn an_exact_repeat_is_kept_once() {
+        assert_eq!(
+            kept(&[
+                "Never push to main.",
+                "Always use tabs.",
+                "Never push to main."
+            ]),
+            ["Always use tabs.", "Never push to main."]
+        );
+    }
+}

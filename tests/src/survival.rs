@@ -1,0 +1,2253 @@
+//! The survival benchmark (issue 11): does what the user told the agent survive
+//! successive compactions?
+//!
+//! # Method
+//!
+//! A [`Case`] is a conversation with **canaries** planted in it: user
+//! statements of five kinds ([`CanaryKind`]: rules, constraints, facts, goals,
+//! preferences), phrased naturally from varied templates, each carrying an
+//! unguessable value (`release-K7QX`, `$4,217`, `db-7731.internal`) drawn from a
+//! deterministic PRNG. Four canaries per kind, spread over the conversation:
+//! one early, one in the first three fifths, one superseded (planted early,
+//! updated later with a new value on the same subject, the update never
+//! naming the old value), one late. In two kinds per case the first two are a
+//! **near-duplicate pair**: the same statement about two subjects, two values
+//! that must both stay.
+//!
+//! Two families: [`chat_cases`], generated agent sessions (user turns, tool
+//! calls and long results, reports with file names and numbers that are not
+//! canaries), and [`corpus_cases`], the long recorded coding sessions with the
+//! canary statements inserted as user messages between turns, where a person
+//! may speak without breaking tool pairing or role order. Routine material
+//! dominates: the canary statements are a few percent of the tokens at most.
+//!
+//! Each case is cut into [`ROUNDS`] segments. Round `r` compresses the
+//! conversation so far (segments `1..=r`) through the host with the checkpoint
+//! of round `r - 1`, so the summary of round 5 has been rewritten five times.
+//! Each round is made to compact and to fold everything up to the last safe
+//! cut point (see [`round_config`]), with a summary budget of
+//! `budget_percent` of the tokens of every message folded so far.
+//!
+//! # Honesty rules
+//!
+//! - **Exact values only.** A canary survives a round only if its value is in
+//!   what the model sees ([`condense_host::Compressed::messages`]: every part of every message,
+//!   tool results and the summary included) as a whole token ([`contains_value`]:
+//!   not inside a longer word or number). A paraphrase does not count.
+//! - **Folded-only headline.** [`Report::survival`] counts only canaries whose
+//!   message was folded, i.e. is not among the messages the request keeps
+//!   verbatim (the tail, a pinned turn opener): a canary still in view
+//!   verbatim says nothing about the summary. How many planted canaries were
+//!   still verbatim is reported beside it.
+//! - **Strict stale counting.** Once the update of a superseded canary is
+//!   folded, its old value is *carried* if it appears anywhere in what the
+//!   model sees, whatever the text around it says.
+//! - **Unguessable values.** Every value is drawn again until it occurs nowhere
+//!   else in the case (the recorded session included) and in no template, so
+//!   only the statement that planted it can bring it to the model.
+//! - **Every round compacts as planned**, or the report says which did not
+//!   ([`Report::problems`]); a round that did not fold has no folded canaries,
+//!   so it cannot flatter the figures.
+//!
+//! Deterministic: the same seeds give the same cases, and the same cases the
+//! same report (the components are deterministic too).
+//!
+//! # Use
+//!
+//! ```no_run
+//! use condense_tests::survival::{CanaryKind, chat_cases, corpus_cases, run};
+//!
+//! let mut cases = chat_cases(0..8);
+//! cases.extend(corpus_cases(0));
+//! let report = run(&cases, 20); // summary budget: 20% of the folded text
+//! println!("{}", report.table());
+//! let rules_at_round_5 = report.survival(CanaryKind::Rule, 5);
+//! report.meets(0.9, 5).unwrap(); // names every kind under 90%
+//! assert_eq!(report.stale_carried(), 0);
+//! ```
+//!
+//! The tests (`tests/tests/survival.rs`) check that the cases are what this
+//! says; the bench (`cargo bench -p condense-tests --bench survival`) prints
+//! the full set at 10%, 20% and 30%.
+
+use crate::{embedded_middleware, session, summary_of};
+use condense_compressor::{Settings, assemble, segment};
+use condense_host::{Middleware, SessionCheckpoint, Status};
+use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
+use condense_model::{CoreConfig, Message, Part, Role, ToolCall, ToolResult, Trigger};
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+/// Compactions per case: the conversation is cut into this many segments.
+pub const ROUNDS: usize = 5;
+
+/// The summary budgets the benchmark runs at, in percent of the folded text.
+pub const BUDGET_PERCENTS: [u32; 3] = [10, 20, 30];
+
+/// The long recorded coding sessions the corpus cases are built on.
+pub const CORPUS_SESSIONS: [&str; 3] = ["cc-opus-a", "cc-opus-b", "cc-opus-c"];
+
+/// Canaries planted per kind and case.
+pub const PER_KIND: usize = 4;
+
+// ---------------------------------------------------------------------------
+// The PRNG
+// ---------------------------------------------------------------------------
+
+/// splitmix64: tiny, deterministic on every platform, good enough to vary
+/// phrasing and draw values (no statistical claim rests on it).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`; the modulo bias is irrelevant here).
+    pub fn below(&mut self, n: usize) -> usize {
+        assert!(n > 0, "Rng::below(0)");
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn between(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i + 1));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Canaries
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CanaryKind {
+    /// Safety rules and prohibitions: "Never run `git push --force` on …".
+    Rule,
+    /// Hard limits, caps, deadlines, formats: "The budget is capped at $4,217."
+    Constraint,
+    /// Exact values the work depends on: "The base commit is 3f9c2a71e."
+    Fact,
+    /// The goal state, the next step, an open question.
+    Goal,
+    /// How the user wants things done: "name modules with prefix zq31_".
+    Preference,
+}
+
+impl CanaryKind {
+    pub const ALL: [CanaryKind; 5] = [
+        CanaryKind::Rule,
+        CanaryKind::Constraint,
+        CanaryKind::Fact,
+        CanaryKind::Goal,
+        CanaryKind::Preference,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CanaryKind::Rule => "rule",
+            CanaryKind::Constraint => "constraint",
+            CanaryKind::Fact => "fact",
+            CanaryKind::Goal => "goal",
+            CanaryKind::Preference => "preference",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One statement of a canary: where it is and the value it carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Statement {
+    /// Index in [`Case::messages`] of the user message saying it.
+    pub message: usize,
+    pub value: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Canary {
+    pub kind: CanaryKind,
+    /// The statement that planted it.
+    pub planted: Statement,
+    /// A later statement giving the same subject a new value: once it is in
+    /// the conversation, its value is the one that must survive and
+    /// `planted.value` is stale.
+    pub update: Option<Statement>,
+}
+
+impl Canary {
+    /// The statement in force in a conversation of `len` messages, if the
+    /// canary is planted in it.
+    pub fn current(&self, len: usize) -> Option<&Statement> {
+        match &self.update {
+            Some(update) if update.message < len => Some(update),
+            _ => (self.planted.message < len).then_some(&self.planted),
+        }
+    }
+
+    /// The superseded statement, once the update is in a conversation of
+    /// `len` messages.
+    pub fn stale(&self, len: usize) -> Option<&Statement> {
+        self.update
+            .as_ref()
+            .filter(|u| u.message < len)
+            .map(|_| &self.planted)
+    }
+
+    /// Every statement of this canary.
+    pub fn statements(&self) -> impl Iterator<Item = &Statement> {
+        std::iter::once(&self.planted).chain(&self.update)
+    }
+}
+
+/// One generated conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    /// `chat-SEED` or the recorded session's name.
+    pub name: String,
+    pub messages: Vec<Message>,
+    /// `messages[..segment_ends[r - 1]]` is the conversation at round `r`;
+    /// the last is `messages.len()`.
+    pub segment_ends: [usize; ROUNDS],
+    pub canaries: Vec<Canary>,
+    /// Near-duplicate pairs, as indices into `canaries`.
+    pub near_duplicates: Vec<(usize, usize)>,
+}
+
+impl Case {
+    /// The segment (1-based) holding message `index`.
+    pub fn segment_of(&self, index: usize) -> usize {
+        1 + self
+            .segment_ends
+            .iter()
+            .take_while(|&&e| e <= index)
+            .count()
+    }
+
+    /// Indices of the messages in which `value` occurs (as a whole token).
+    pub fn occurrences(&self, value: &str) -> Vec<usize> {
+        self.messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| contains_value(&message_text(m), value))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Estimated tokens of the canary statements, and of the whole case.
+    pub fn canary_tokens(&self) -> (u64, u64) {
+        let planted: HashSet<usize> = self
+            .canaries
+            .iter()
+            .flat_map(|c| c.statements().map(|s| s.message))
+            .collect();
+        let tokens = estimate_messages(&self.messages);
+        let canary = planted.iter().map(|&i| u64::from(tokens[i])).sum();
+        (canary, tokens.iter().map(|&t| u64::from(t)).sum())
+    }
+}
+
+/// Everything a model reads of a message: text, reasoning, tool calls (name
+/// and arguments), tool results, opaque parts.
+pub fn message_text(message: &Message) -> String {
+    let mut out = String::new();
+    for part in &message.parts {
+        let text = match part {
+            Part::Text(t) | Part::Opaque(t) => t.as_str(),
+            Part::Thinking(t) => t.text.as_str(),
+            Part::ToolCall(c) => {
+                out.push_str(&c.name);
+                out.push(' ');
+                c.arguments.as_str()
+            }
+            Part::ToolResult(r) => r.content.as_str(),
+        };
+        out.push_str(text);
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether `value` occurs in `text` as a whole token: an edge of the value
+/// that is a letter or digit must not touch another letter or digit, so
+/// `6541` is not found in `16541` (nor `q-4410` in `q-44107`).
+pub fn contains_value(text: &str, value: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric();
+    let check_left = value.chars().next().is_some_and(word);
+    let check_right = value.chars().next_back().is_some_and(word);
+    text.match_indices(value).any(|(i, _)| {
+        (!check_left || !text[..i].chars().next_back().is_some_and(word))
+            && (!check_right || !text[i + value.len()..].chars().next().is_some_and(word))
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Templates
+// ---------------------------------------------------------------------------
+
+/// A canary statement. `{v}` is where the value goes; `shape` is how the
+/// value looks: `#` a digit, `!` a digit 1–9, `~` a digit 0–5, `@` a
+/// lowercase letter, `%` an uppercase letter, `^` a hex digit, `*` a lowercase
+/// letter or digit, any other character itself.
+struct Template {
+    text: &'static str,
+    shape: &'static str,
+    /// Statements giving the same subject a new value (`{v}`). They never
+    /// name the old value: a correction quoting it would make the stale value
+    /// part of the update itself.
+    updates: [&'static str; 2],
+}
+
+/// A statement made twice about two subjects (`{s}`): the near-duplicate
+/// pairs. `shape` may contain `{s}` too.
+struct Twin {
+    text: &'static str,
+    shape: &'static str,
+    subjects: &'static [&'static str],
+}
+
+const fn t(text: &'static str, shape: &'static str, updates: [&'static str; 2]) -> Template {
+    Template {
+        text,
+        shape,
+        updates,
+    }
+}
+
+const RULES: &[Template] = &[
+    t(
+        "Never run `git push --force` on branch {v}.",
+        "release-%%%!",
+        [
+            "Correction: the branch you must never force-push is now {v}.",
+            "Actually, the protected branch is {v} from now on, so never force-push that one.",
+        ],
+    ),
+    t(
+        "Don't touch the file {v} without asking me first.",
+        "config/prod-*^^!.yaml",
+        [
+            "Update: the config file you must not touch without asking is {v} now.",
+            "Scratch that, the hands-off file is {v}; ask me before editing it.",
+        ],
+    ),
+    t(
+        "Always run `{v}` before committing.",
+        "make check-!###",
+        [
+            "Change of plan: the command to run before every commit is now `{v}`.",
+            "From now on run `{v}` before each commit instead.",
+        ],
+    ),
+    t(
+        "Never call the live payments API; use the sandbox key {v} for every request.",
+        "sk_test_****!#",
+        [
+            "The sandbox key was rotated: use {v} for payment requests from now on.",
+            "Swap the payments sandbox key for {v}.",
+        ],
+    ),
+    t(
+        "Do not delete anything under {v}, those are the only copies.",
+        "/srv/archive/@@!#",
+        [
+            "Correction: the directory you must not delete from is {v}.",
+            "Actually the only copies moved, so the protected directory is {v} now.",
+        ],
+    ),
+    t(
+        "Never restart the service {v} during business hours.",
+        "svc-@@@-!#",
+        [
+            "Update: the service that must not be restarted during business hours is {v}.",
+            "Make that {v}: that is the one not to restart during the day.",
+        ],
+    ),
+    t(
+        "Don't merge anything into {v} until QA signs off.",
+        "hotfix/%%-!###",
+        [
+            "The QA-gated branch is now {v}; nothing goes in without sign-off.",
+            "Correction: the branch frozen until QA signs off is {v}.",
+        ],
+    ),
+    t(
+        "Never disable the feature flag {v}, other teams depend on it.",
+        "ff_@@@@_!#",
+        [
+            "Update: the flag that must stay enabled is {v}.",
+            "Actually the flag nobody may turn off is {v} now.",
+        ],
+    ),
+    t(
+        "You must not rotate the credentials at vault path {v} yourself, ping security instead.",
+        "secret/team-!#@/db",
+        [
+            "The credentials you must leave to security moved to vault path {v}.",
+            "Correction on the vault path you must not rotate: it is {v}.",
+        ],
+    ),
+];
+
+const CONSTRAINTS: &[Template] = &[
+    t(
+        "The total budget is capped at {v}.",
+        "$!,###",
+        [
+            "Correction: the budget cap is now {v}.",
+            "Actually, make that cap {v}.",
+        ],
+    ),
+    t(
+        "Responses must stay under {v} words.",
+        "!##",
+        [
+            "New limit: keep responses under {v} words.",
+            "Let's change the word limit for responses to {v}.",
+        ],
+    ),
+    t(
+        "The deadline is {v} UTC.",
+        "2026-0!-1# 1!:~5",
+        [
+            "The deadline moved to {v} UTC.",
+            "Correction: we now have until {v} UTC.",
+        ],
+    ),
+    t(
+        "Keep the p99 latency of the checkout endpoint below {v} ms.",
+        "!#!",
+        [
+            "Tighter target: checkout p99 latency must now stay below {v} ms.",
+            "The checkout latency bound at p99 is {v} ms from now on.",
+        ],
+    ),
+    t(
+        "The Docker image must not exceed {v} MB.",
+        "!#!",
+        [
+            "The image size limit changed to {v} MB.",
+            "Correction: the Docker image may be at most {v} MB.",
+        ],
+    ),
+    t(
+        "We can make at most {v} calls per hour to the vendor API.",
+        "!,#!#",
+        [
+            "The vendor raised our quota: at most {v} API calls per hour now.",
+            "Correction on the vendor quota: {v} calls per hour.",
+        ],
+    ),
+    t(
+        "Each worker may use at most {v} MiB of memory.",
+        "!#!#",
+        [
+            "The memory limit per worker is now {v} MiB.",
+            "Make the per-worker memory cap {v} MiB instead.",
+        ],
+    ),
+    t(
+        "Test coverage must stay at or above {v}%.",
+        "!#.!",
+        [
+            "The coverage floor is now {v}%.",
+            "Correction: coverage may not drop below {v}%.",
+        ],
+    ),
+    t(
+        "Batches are fixed at {v} rows, no more.",
+        "!,!#0",
+        [
+            "Change the fixed batch size to {v} rows.",
+            "Update: batches are {v} rows from now on.",
+        ],
+    ),
+];
+
+const FACTS: &[Template] = &[
+    t(
+        "The base commit is {v}.",
+        "^^^^^^^^^",
+        [
+            "I rebased: the base commit is now {v}.",
+            "Correction, base the work on commit {v}.",
+        ],
+    ),
+    t(
+        "The staging DB host is {v}.",
+        "db-!###.internal",
+        [
+            "Staging DB moved, the host is {v} now.",
+            "The staging database now lives at {v}.",
+        ],
+    ),
+    t(
+        "Ticket {v} owns this work.",
+        "PROJ-!###",
+        [
+            "This work moved to ticket {v}.",
+            "Track it under ticket {v} instead.",
+        ],
+    ),
+    t(
+        "The customer account for the repro is {v}.",
+        "acct_*****!",
+        [
+            "Use the customer account {v} for the repro instead.",
+            "Correction: the repro account is {v}.",
+        ],
+    ),
+    t(
+        "The failing CI job is number {v}.",
+        "!#####",
+        [
+            "The CI job to look at is now number {v}.",
+            "Sorry, wrong job: the failing one is {v}.",
+        ],
+    ),
+    t(
+        "Send the header X-Api-Version: {v} with every request.",
+        "v!.!#.!",
+        [
+            "The API version header value is now {v}.",
+            "Correction: X-Api-Version must be {v}.",
+        ],
+    ),
+    t(
+        "Build artifacts go to the bucket {v}.",
+        "art-@@@@-!##",
+        [
+            "The artifact bucket was renamed to {v}.",
+            "Artifacts go to {v} now, not the old bucket.",
+        ],
+    ),
+    t(
+        "The on-call alias for this service is {v}.",
+        "@@@-oncall-!#",
+        [
+            "On-call changed, the alias is {v} now.",
+            "Page {v} instead, that is the new on-call alias.",
+        ],
+    ),
+    t(
+        "The staging cluster's kube context is {v}.",
+        "stg-@@!-%%#",
+        [
+            "The staging kube context is now {v}.",
+            "Correction: use the kube context {v} for staging.",
+        ],
+    ),
+];
+
+const GOALS: &[Template] = &[
+    t(
+        "The goal is to migrate the billing service to queue {v}.",
+        "q-!###",
+        [
+            "Change of goal: migrate billing to queue {v} instead.",
+            "Correction: the queue billing should end up on is {v}.",
+        ],
+    ),
+    t(
+        "Next, wire the retry handler to endpoint {v}.",
+        "/v2/hooks/!###",
+        [
+            "Actually wire the retry handler to {v}.",
+            "The retry handler's endpoint is {v} now.",
+        ],
+    ),
+    t(
+        "Still open: do we deploy to region {v} or keep the current one?",
+        "eu-west-@!#",
+        [
+            "On the open region question: the candidate region is {v} now.",
+            "For the region decision, consider {v} instead.",
+        ],
+    ),
+    t(
+        "The end state we want is every job reporting to dashboard {v}.",
+        "dash-%%%!#",
+        [
+            "The dashboard every job should report to is {v} now.",
+            "Change of target: jobs report to dashboard {v}.",
+        ],
+    ),
+    t(
+        "When that's done, the next step is to cut release {v}.",
+        "!.!#.!-rc!",
+        [
+            "The release to cut next is {v} now.",
+            "Correction: after that we cut {v}.",
+        ],
+    ),
+    t(
+        "Open question for later: should the endpoint {v} be deprecated?",
+        "/legacy/@@!#",
+        [
+            "The deprecation question is about {v} now, not the other endpoint.",
+            "Correction on the open question: it's whether to deprecate {v}.",
+        ],
+    ),
+    t(
+        "Our milestone is to get the flaky test {v} green.",
+        "test_@@@@_!#",
+        [
+            "The milestone changed: get the flaky test {v} green.",
+            "The flaky test we need green is {v} now.",
+        ],
+    ),
+    t(
+        "The plan is to replace the cron job {v} with a queue consumer.",
+        "cron-@@@-!#",
+        [
+            "The cron job to replace with a consumer is {v}.",
+            "Correction: replace cron job {v} instead.",
+        ],
+    ),
+];
+
+const PREFERENCES: &[Template] = &[
+    t(
+        "Write it in Python, not JavaScript; name modules with prefix {v}.",
+        "@@!#_",
+        [
+            "Let's use the module prefix {v} instead.",
+            "Rename the module prefix to {v}.",
+        ],
+    ),
+    t(
+        "Sign off every summary as '{v}'.",
+        "M. Okafor-!##",
+        [
+            "Sign off as '{v}' from now on.",
+            "Change the sign-off to '{v}'.",
+        ],
+    ),
+    t(
+        "Name feature branches {v}/<short-description>.",
+        "feat-@@!#",
+        [
+            "Use {v}/<short-description> for branch names instead.",
+            "The branch prefix is {v} now.",
+        ],
+    ),
+    t(
+        "Put generated files under the directory {v}.",
+        "gen_@@@!",
+        [
+            "Generated files go under {v} now.",
+            "Move the generated output to {v} instead.",
+        ],
+    ),
+    t(
+        "Start every commit message with {v}.",
+        "[%%%-!##]",
+        [
+            "The commit message prefix is {v} now.",
+            "Switch the commit prefix to {v}.",
+        ],
+    ),
+    t(
+        "I'd like the PRs you open labelled {v}.",
+        "team-@@@@-!",
+        [
+            "Label the PRs {v} instead.",
+            "The PR label is {v} from now on.",
+        ],
+    ),
+    t(
+        "In examples, call the test database {v}.",
+        "testdb_@@@!",
+        [
+            "Use {v} as the example database name instead.",
+            "Rename the example test database to {v}.",
+        ],
+    ),
+    t(
+        "Tag log lines from the new code with {v}.",
+        "LOG-%%%!",
+        [
+            "The log tag for the new code is {v} now.",
+            "Change the log tag to {v}.",
+        ],
+    ),
+];
+
+const TWINS: [&[Twin]; 5] = [
+    &[
+        Twin {
+            text: "Never delete the table {v}.",
+            shape: "{s}_@@!#",
+            subjects: &["orders", "invoices", "customers", "payments", "refunds"],
+        },
+        Twin {
+            text: "Never drop the {s} replica {v} without a snapshot.",
+            shape: "rep-@@!#",
+            subjects: &["primary", "analytics", "reporting", "archive"],
+        },
+    ],
+    &[
+        Twin {
+            text: "The {s} queue may hold at most {v} messages.",
+            shape: "!,#!#",
+            subjects: &["email", "sms", "webhook", "export", "audit"],
+        },
+        Twin {
+            text: "Uploads to the {s} bucket are limited to {v} MB each.",
+            shape: "!#!",
+            subjects: &["images", "logs", "backups", "reports"],
+        },
+    ],
+    &[
+        Twin {
+            text: "The {s} service listens on port {v}.",
+            shape: "!#!#",
+            subjects: &["auth", "search", "billing", "reports", "gateway"],
+        },
+        Twin {
+            text: "The {s} team's channel is {v}.",
+            shape: "{s}-team-@@!!",
+            subjects: &["data", "infra", "mobile", "payments"],
+        },
+    ],
+    &[
+        Twin {
+            text: "Next, move the {s} job to worker pool {v}.",
+            shape: "pool-@@!#",
+            subjects: &["nightly", "export", "cleanup", "reindex"],
+        },
+        Twin {
+            text: "Open question: should the {s} endpoint move to {v}?",
+            shape: "/api/v!/{s}-@@!",
+            subjects: &["orders", "users", "search", "billing"],
+        },
+    ],
+    &[
+        Twin {
+            text: "Prefix {s} test files with {v}.",
+            shape: "@@@!_",
+            subjects: &["unit", "integration", "e2e", "smoke"],
+        },
+        Twin {
+            text: "Name {s} branches {v}-<ticket>.",
+            shape: "{s}-@@!#",
+            subjects: &["feature", "bugfix", "release", "chore"],
+        },
+    ],
+];
+
+fn templates(kind: CanaryKind) -> &'static [Template] {
+    match kind {
+        CanaryKind::Rule => RULES,
+        CanaryKind::Constraint => CONSTRAINTS,
+        CanaryKind::Fact => FACTS,
+        CanaryKind::Goal => GOALS,
+        CanaryKind::Preference => PREFERENCES,
+    }
+}
+
+/// What a person says around a statement, so it is not always a message of
+/// its own words alone.
+const LEAD_INS: &[&str] = &[
+    "",
+    "",
+    "",
+    "",
+    "One more thing: ",
+    "Also, ",
+    "Before you go on: ",
+    "Quick note: ",
+    "FYI, ",
+    "Important: ",
+    "Ok, and ",
+    "By the way, ",
+];
+const TRAILERS: &[&str] = &[
+    "",
+    "",
+    "",
+    " Thanks.",
+    " Carry on.",
+    " Then continue.",
+    " Ok?",
+];
+
+/// The assistant's answer to a statement, when the conversation needs one
+/// before the next user message. Never repeats the value.
+const ACKS: &[&str] = &[
+    "Noted.",
+    "Understood.",
+    "Got it.",
+    "OK, I'll keep that in mind.",
+    "Understood, continuing.",
+    "Noted, I'll follow that.",
+    "Will do.",
+];
+
+/// A statement as a person might say it: a lead-in, the template with its
+/// value, a trailer.
+fn phrase(rng: &mut Rng, text: &str, subject: &str, value: &str) -> String {
+    let body = text.replace("{s}", subject).replace("{v}", value);
+    let lead = *rng.pick(LEAD_INS);
+    let mut chars = body.chars();
+    // "Also, the budget …", but "Also, Ticket PROJ-…" stays as written: only
+    // an ordinary capitalised word is lowercased after a lead-in.
+    let body = match (chars.next(), chars.next()) {
+        (Some(first), Some(second))
+            if !lead.is_empty() && first.is_uppercase() && second.is_lowercase() =>
+        {
+            format!("{}{}", first.to_lowercase(), &body[first.len_utf8()..])
+        }
+        _ => body,
+    };
+    format!("{lead}{body}{}", rng.pick(TRAILERS))
+}
+
+/// Draws a value of `shape` (see [`Template`]).
+fn render_shape(rng: &mut Rng, shape: &str, subject: &str) -> String {
+    const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+    const UPPER: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    const HEX: &[u8] = b"0123456789abcdef";
+    const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut out = String::new();
+    for (i, piece) in shape.split("{s}").enumerate() {
+        if i > 0 {
+            out.push_str(subject);
+        }
+        for c in piece.chars() {
+            let drawn = match c {
+                '#' => char::from(b'0' + rng.below(10) as u8),
+                '!' => char::from(b'1' + rng.below(9) as u8),
+                '~' => char::from(b'0' + rng.below(6) as u8),
+                '@' => char::from(*rng.pick(LOWER)),
+                '%' => char::from(*rng.pick(UPPER)),
+                '^' => char::from(*rng.pick(HEX)),
+                '*' => char::from(*rng.pick(ALNUM)),
+                other => other,
+            };
+            out.push(drawn);
+        }
+    }
+    out
+}
+
+/// Every fixed text a statement or an acknowledgement can contain: a value
+/// must not occur in any of them.
+fn template_text() -> String {
+    let mut all = String::new();
+    for kind in CanaryKind::ALL {
+        for t in templates(kind) {
+            for text in std::iter::once(t.text).chain(t.updates) {
+                all.push_str(text);
+                all.push('\n');
+            }
+        }
+        for twin in TWINS[kind.index()] {
+            all.push_str(twin.text);
+            all.push('\n');
+            for s in twin.subjects {
+                all.push_str(s);
+                all.push('\n');
+            }
+        }
+    }
+    for text in LEAD_INS.iter().chain(TRAILERS).chain(ACKS) {
+        all.push_str(text);
+        all.push('\n');
+    }
+    all
+}
+
+/// Draws values that occur nowhere in `haystack` and do not overlap each
+/// other, so that only the statement carrying a value can show it.
+struct Values<'a> {
+    haystack: &'a str,
+    fixed: String,
+    taken: Vec<String>,
+}
+
+impl Values<'_> {
+    fn draw(&mut self, rng: &mut Rng, shape: &str, subject: &str) -> String {
+        for _ in 0..10_000 {
+            let value = render_shape(rng, shape, subject);
+            let fresh = !contains_value(self.haystack, &value)
+                && !contains_value(&self.fixed, &value)
+                && self
+                    .taken
+                    .iter()
+                    .all(|t| !t.contains(value.as_str()) && !value.contains(t.as_str()));
+            if fresh {
+                self.taken.push(value.clone());
+                return value;
+            }
+        }
+        panic!("no fresh value of shape {shape:?}: the haystack holds them all");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Planting canaries into a base conversation
+// ---------------------------------------------------------------------------
+
+/// A user message to insert before `base[point]`.
+struct Plant {
+    point: usize,
+    text: String,
+    /// The canary it states, and whether it is its update.
+    canary: usize,
+    update: bool,
+}
+
+/// Where a person's message may be inserted before `base[p]` without breaking
+/// anything: no tool call in flight before it, not in front of a tool result,
+/// not right after another person's message (two user messages in a row);
+/// `base[p]` is an assistant message or a turn opener (then an
+/// acknowledgement follows the statement).
+fn insertion_points(base: &[Message]) -> Vec<bool> {
+    let mut ok = vec![false; base.len() + 1];
+    let mut open: HashSet<&str> = HashSet::new();
+    for p in 0..base.len() {
+        if p > 0 {
+            let next = &base[p];
+            let previous = &base[p - 1];
+            ok[p] = open.is_empty()
+                && !next.is_result_carrier()
+                && (next.role == Role::Assistant || next.opens_turn())
+                && !previous.opens_turn();
+        }
+        for r in base[p].tool_results() {
+            open.remove(r.call_id.as_str());
+        }
+        open.extend(base[p].tool_calls().map(|c| c.id.as_str()));
+    }
+    ok
+}
+
+/// The plan of one canary: kind, statement templates and segments.
+struct Planned {
+    kind: CanaryKind,
+    text: &'static str,
+    shape: &'static str,
+    subject: &'static str,
+    segment: usize,
+    update: Option<(&'static str, usize)>,
+}
+
+/// Which canaries a case gets and in which segments (`Planned::segment` is
+/// 0-based; 1-based here): per kind, one early (segment 1), one in segments
+/// 2–3, one superseded (planted in 1–2, updated one or two segments later, by
+/// segment 4 so that round 5 folds the update), one late (4–5). In two kinds
+/// the first two are a near-duplicate pair instead, the first early, the
+/// second in the same segment or the next.
+fn plan(rng: &mut Rng, twin_kinds: [CanaryKind; 2]) -> (Vec<Planned>, Vec<(usize, usize)>) {
+    let mut planned = Vec::new();
+    let mut pairs = Vec::new();
+    for kind in CanaryKind::ALL {
+        let mut order: Vec<&'static Template> = templates(kind).iter().collect();
+        rng.shuffle(&mut order);
+        let plain = |template: &'static Template, segment| Planned {
+            kind,
+            text: template.text,
+            shape: template.shape,
+            subject: "",
+            segment,
+            update: None,
+        };
+        if twin_kinds.contains(&kind) {
+            let twin = rng.pick(TWINS[kind.index()]);
+            let mut subjects = twin.subjects.to_vec();
+            rng.shuffle(&mut subjects);
+            for (subject, segment) in [(subjects[0], 0), (subjects[1], rng.below(2))] {
+                planned.push(Planned {
+                    kind,
+                    text: twin.text,
+                    shape: twin.shape,
+                    subject,
+                    segment,
+                    update: None,
+                });
+            }
+            pairs.push((planned.len() - 2, planned.len() - 1));
+        } else {
+            planned.push(plain(order[0], 0));
+            planned.push(plain(order[1], rng.between(1, 2)));
+        }
+        let superseded = order[2];
+        let segment = rng.between(0, 1);
+        let updated = (segment + rng.between(1, 2)).min(ROUNDS - 2);
+        planned.push(Planned {
+            update: Some((*rng.pick(&superseded.updates), updated)),
+            ..plain(superseded, segment)
+        });
+        planned.push(plain(order[3], rng.between(3, 4)));
+    }
+    (planned, pairs)
+}
+
+/// Plants the canaries of `plan` into `base`, whose segments end at
+/// `base_ends`, at random insertion points of their segments; values are
+/// drawn fresh against `base` and the templates.
+fn build_case(
+    name: String,
+    rng: &mut Rng,
+    base: Vec<Message>,
+    base_ends: [usize; ROUNDS],
+    twin_kinds: [CanaryKind; 2],
+) -> Case {
+    let (planned, near_duplicates) = plan(rng, twin_kinds);
+    let haystack: String = base.iter().map(message_text).collect();
+    let mut values = Values {
+        haystack: &haystack,
+        fixed: template_text(),
+        taken: Vec::new(),
+    };
+
+    // Free insertion points per segment, each used once while there are
+    // enough, so the statements spread over their segment.
+    let ok = insertion_points(&base);
+    let mut free: Vec<Vec<usize>> = (0..ROUNDS)
+        .map(|s| {
+            let start = if s == 0 { 1 } else { base_ends[s - 1] };
+            (start..base_ends[s]).filter(|&p| ok[p]).collect()
+        })
+        .collect();
+    let mut point_in = |rng: &mut Rng, segment: usize| -> usize {
+        let points = &mut free[segment];
+        assert!(
+            !points.is_empty(),
+            "{name}: no insertion point in segment {}",
+            segment + 1
+        );
+        if points.len() > 1 {
+            points.swap_remove(rng.below(points.len()))
+        } else {
+            points[0]
+        }
+    };
+
+    let mut plants = Vec::new();
+    let mut drawn = Vec::new();
+    for (canary, p) in planned.iter().enumerate() {
+        let value = values.draw(rng, p.shape, p.subject);
+        plants.push(Plant {
+            point: point_in(rng, p.segment),
+            text: phrase(rng, p.text, p.subject, &value),
+            canary,
+            update: false,
+        });
+        let update = p.update.map(|(text, segment)| {
+            let value = values.draw(rng, p.shape, p.subject);
+            plants.push(Plant {
+                point: point_in(rng, segment),
+                text: phrase(rng, text, p.subject, &value),
+                canary,
+                update: true,
+            });
+            value
+        });
+        drawn.push((value, update));
+    }
+    // Stable: statements planted at the same point keep their plan order, so
+    // an update never precedes what it updates (they are in later segments
+    // anyway).
+    plants.sort_by_key(|p| p.point);
+
+    let mut messages = Vec::with_capacity(base.len() + 2 * plants.len());
+    let mut segment_ends = [0; ROUNDS];
+    let mut at = vec![(0, None); planned.len()];
+    let mut next_plant = plants.iter().peekable();
+    for (p, original) in base.iter().enumerate() {
+        // Statements inserted before base[base_ends[s]] open segment s + 1.
+        for (s, &end) in base_ends.iter().enumerate() {
+            if end == p {
+                segment_ends[s] = messages.len();
+            }
+        }
+        while let Some(plant) = next_plant.next_if(|plant| plant.point == p) {
+            let index = messages.len();
+            messages.push(Message::text(Role::User, plant.text.clone()));
+            if plant.update {
+                at[plant.canary].1 = Some(index);
+            } else {
+                at[plant.canary].0 = index;
+            }
+            // The next message must be the assistant's, or the person would
+            // speak twice in a row.
+            let followed_by_plant = next_plant.peek().is_some_and(|n| n.point == p);
+            if followed_by_plant || original.role != Role::Assistant {
+                messages.push(Message::text(Role::Assistant, *rng.pick(ACKS)));
+            }
+        }
+        messages.push(original.clone());
+    }
+    segment_ends[ROUNDS - 1] = messages.len();
+
+    let canaries = planned
+        .iter()
+        .zip(drawn)
+        .zip(at)
+        .map(|((p, (value, update)), (planted, updated))| Canary {
+            kind: p.kind,
+            planted: Statement {
+                message: planted,
+                value,
+            },
+            update: update.map(|value| Statement {
+                message: updated.expect("every update is planted"),
+                value,
+            }),
+        })
+        .collect();
+    Case {
+        name,
+        messages,
+        segment_ends,
+        canaries,
+        near_duplicates,
+    }
+}
+
+/// The two kinds with near-duplicate pairs in case number `n`: every kind
+/// gets its turn over consecutive cases.
+fn twin_kinds(n: u64) -> [CanaryKind; 2] {
+    let first = (n % 5) as usize;
+    [CanaryKind::ALL[first], CanaryKind::ALL[(first + 2) % 5]]
+}
+
+fn case_rng(family: u64, seed: u64, index: u64) -> Rng {
+    let mut mix = Rng::new(family ^ seed.wrapping_mul(0xA076_1D64_78BD_642F) ^ index);
+    Rng::new(mix.next_u64())
+}
+
+// ---------------------------------------------------------------------------
+// Chat-style cases
+// ---------------------------------------------------------------------------
+
+/// Generated agent sessions, one per seed: a system prompt, a task, then
+/// routine turns (short requests, tool calls with long results, reports of
+/// 150–400 words full of file names and numbers), about 5k tokens per
+/// segment, with the canaries planted between them.
+pub fn chat_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    seeds
+        .map(|seed| {
+            let mut rng = case_rng(0xC0FF_EE00, seed, 0);
+            let (base, ends) = chat_base(&mut rng, true);
+            build_case(
+                format!("chat-{seed}"),
+                &mut rng,
+                base,
+                ends,
+                twin_kinds(seed),
+            )
+        })
+        .collect()
+}
+
+/// Chat-style sessions without tools: routine chatter ("continue", "ok")
+/// answered by replies and reports, the canaries among it. With no tool
+/// output to fold, a budget of a fifth of the folded text is tight: the
+/// conversation the issue measured.
+pub fn talk_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    seeds
+        .map(|seed| {
+            let mut rng = case_rng(0x7A1C_0000, seed, 0);
+            let (base, ends) = chat_base(&mut rng, false);
+            build_case(
+                format!("talk-{seed}"),
+                &mut rng,
+                base,
+                ends,
+                twin_kinds(seed),
+            )
+        })
+        .collect()
+}
+
+const PROJECTS: &[&str] = &["ledger", "dispatch", "harbor", "quarry", "beacon", "atlas"];
+const TASKS: &[&str] = &[
+    "the invoice export is slow and sometimes times out, please find out why and fix it",
+    "add retries with backoff to the webhook sender and cover them with tests",
+    "the nightly reindex job leaks connections; track it down",
+    "refactor the config loading so every service reads the same file",
+    "clean up the warnings in the worker crate and get CI green again",
+];
+const USER_FILLER: &[&str] = &[
+    "continue",
+    "ok, next file",
+    "looks good",
+    "run the tests again",
+    "go on",
+    "keep going",
+    "ok",
+    "next",
+    "fine, what's next?",
+    "show me what changed",
+    "try that again",
+    "sounds good, proceed",
+    "can you check the logs?",
+    "and the other module?",
+    "yes",
+    "do it",
+    "hmm, ok",
+    "great, continue with the rest",
+];
+const DIRS: &[&str] = &[
+    "src/billing",
+    "src/api",
+    "src/db",
+    "src/worker",
+    "lib/queue",
+    "tests/integration",
+    "web/src/components",
+    "services/export",
+];
+const VERBS: &[&str] = &[
+    "parse", "load", "flush", "apply", "send", "open", "compute", "retry", "validate", "merge",
+    "render", "fetch",
+];
+const NOUNS: &[&str] = &[
+    "header", "config", "batch", "discount", "session", "webhook", "invoice", "token", "cursor",
+    "snapshot", "row", "payload",
+];
+const EXTS: &[&str] = &[".rs", ".py", ".ts", ".go", ".ex"];
+const CRATES: &[&str] = &["billing", "api", "worker", "storage", "gateway"];
+const TYPES: &[&str] = &[
+    "u64",
+    "&str",
+    "Vec<Row>",
+    "Option<Cursor>",
+    "Duration",
+    "Config",
+];
+
+fn file(rng: &mut Rng) -> String {
+    format!("{}/{}{}", rng.pick(DIRS), rng.pick(NOUNS), rng.pick(EXTS))
+}
+
+fn ident(rng: &mut Rng) -> String {
+    format!("{}_{}", rng.pick(VERBS), rng.pick(NOUNS))
+}
+
+fn type_name(rng: &mut Rng) -> String {
+    let noun = rng.pick(NOUNS);
+    let suffix = rng.pick(&["Error", "Builder", "State", "Handle", "Options"]);
+    format!("{}{}{suffix}", noun[..1].to_uppercase(), &noun[1..])
+}
+
+fn code_line(rng: &mut Rng) -> String {
+    let arg = *rng.pick(NOUNS);
+    match rng.below(11) {
+        0 => format!(
+            "pub fn {}(&self, {arg}: {}) -> Result<{}, Error> {{",
+            ident(rng),
+            rng.pick(TYPES),
+            type_name(rng)
+        ),
+        1 => format!("    let {arg} = self.{}.get(&{arg})?;", ident(rng)),
+        2 => format!("    if {arg}.len() > {} {{", rng.between(2, 512)),
+        3 => format!("        return Err(Error::{}({arg}));", type_name(rng)),
+        4 => "    }".to_owned(),
+        5 => "}".to_owned(),
+        6 => format!(
+            "    // {} the {arg} before the {} is {}.",
+            rng.pick(&["Check", "Validate", "Flush", "Reset"]),
+            rng.pick(NOUNS),
+            rng.pick(&["sent", "closed", "read", "merged"])
+        ),
+        7 => format!("    {arg}.{}({arg}, {});", ident(rng), rng.below(100)),
+        8 => String::new(),
+        9 => format!("use crate::{}::{};", rng.pick(CRATES), type_name(rng)),
+        _ => format!(
+            "    tracing::debug!(\"{} took {{}} ms\", started.elapsed().as_millis());",
+            ident(rng)
+        ),
+    }
+}
+
+/// A tool the assistant calls: its name, JSON arguments and the result.
+fn tool_use(rng: &mut Rng) -> (&'static str, String, String, bool) {
+    match rng.below(5) {
+        0 | 1 => {
+            let path = file(rng);
+            let start = rng.between(1, 400);
+            let lines = rng.between(25, 90);
+            let listing = (0..lines)
+                .map(|i| format!("{:>5}\t{}", start + i, code_line(rng)))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let args = serde_json::json!({ "path": path }).to_string();
+            ("read_file", args, listing, false)
+        }
+        2 => {
+            let krate = *rng.pick(CRATES);
+            let args = serde_json::json!({ "command": format!("cargo test -p {krate}") });
+            let tests = rng.between(8, 30);
+            let mut out = format!(
+                "   Compiling {krate} v0.{}.{}\nrunning {tests} tests\n",
+                rng.below(9),
+                rng.below(20)
+            );
+            let mut failed = 0;
+            for _ in 0..tests {
+                let fail = rng.chance(4);
+                failed += usize::from(fail);
+                let _ = writeln!(
+                    out,
+                    "test {}::tests::{} ... {}",
+                    rng.pick(NOUNS),
+                    ident(rng),
+                    if fail { "FAILED" } else { "ok" }
+                );
+            }
+            let _ = write!(
+                out,
+                "\ntest result: {}. {} passed; {failed} failed; {} ignored; finished in {}.{:02}s",
+                if failed == 0 { "ok" } else { "FAILED" },
+                tests - failed,
+                rng.below(4),
+                rng.below(30),
+                rng.below(100)
+            );
+            ("run_command", args.to_string(), out, failed > 0)
+        }
+        3 => {
+            let pattern = ident(rng);
+            let args = serde_json::json!({ "pattern": pattern, "path": "." }).to_string();
+            let hits = (0..rng.between(3, 15))
+                .map(|_| format!("{}:{}:{}", file(rng), rng.between(1, 900), code_line(rng)))
+                .collect::<Vec<_>>()
+                .join("\n");
+            ("search", args, hits, false)
+        }
+        _ => {
+            let path = file(rng);
+            let args = serde_json::json!({
+                "path": path,
+                "old_text": code_line(rng),
+                "new_text": code_line(rng),
+            })
+            .to_string();
+            let result = format!(
+                "Edited {path}: 1 replacement, {} lines changed.",
+                rng.between(1, 12)
+            );
+            ("edit_file", args, result, false)
+        }
+    }
+}
+
+const SHORT_REPLIES: &[&str] = &[
+    "Done. {file} now passes its checks.",
+    "I updated `{ident}` in {file}; {n} tests pass.",
+    "That file is fine as it is; moving on to {file}.",
+    "The build is green again after the change to {file}.",
+    "Fixed the warning in {file} (unused variable in `{ident}`).",
+    "Nothing to change there. Next up is {file}.",
+    "I reverted my last edit to {file}, it broke {n} tests.",
+];
+const REPORT_SENTENCES: &[&str] = &[
+    "I went through {file} and refactored `{ident}` so that it no longer allocates on every call.",
+    "The test suite for the {crate} crate now reports {n} passed, {k} ignored and 0 failed.",
+    "There is still a TODO at {file}:{n} about the {noun} handling, which I left alone for now.",
+    "The function `{ident}` in {file} had an off-by-one error in its loop bound, which explains the flaky result.",
+    "I also renamed `{ident}` to `{ident2}` in {k} places to match the naming in {file}.",
+    "Coverage of {file} went from {k}% to {p}% with the new cases.",
+    "The benchmark for `{ident}` went from {n} µs to {n2} µs on my machine.",
+    "I checked {file} for other callers of `{ident}`; there are {k}, all updated.",
+    "The migration in {file} is idempotent now, so running it twice is safe.",
+    "One open point: {file} still depends on the old {noun} module, which we may want to replace later.",
+    "Lint is clean except for a pedantic warning in {file} that I left a comment on.",
+    "I kept the public API of the {crate} crate unchanged, so no downstream changes are needed.",
+    "The error path in `{ident}` now returns a typed error instead of panicking.",
+    "Logs from the last run show {n} retries in {k} minutes, all of them for the {noun} step.",
+];
+
+/// Fills `{file}`, `{ident}`, `{n}` … of a filler sentence.
+fn fill(rng: &mut Rng, template: &str) -> String {
+    let mut out = template.to_owned();
+    for (key, value) in [
+        ("{file}", file(rng)),
+        ("{ident2}", ident(rng)),
+        ("{ident}", ident(rng)),
+        ("{crate}", (*rng.pick(CRATES)).to_owned()),
+        ("{noun}", (*rng.pick(NOUNS)).to_owned()),
+        ("{n2}", rng.between(10, 999).to_string()),
+        ("{n}", rng.between(10, 999).to_string()),
+        ("{k}", rng.between(2, 60).to_string()),
+        ("{p}", rng.between(61, 99).to_string()),
+    ] {
+        out = out.replace(key, &value);
+    }
+    out
+}
+
+/// A report of 150–400 words, as an agent writes at the end of a step.
+fn long_report(rng: &mut Rng) -> String {
+    let words = rng.between(150, 400);
+    let mut out = String::from("Here is where things stand.\n\n");
+    while out.split_whitespace().count() < words {
+        let template = *rng.pick(REPORT_SENTENCES);
+        let sentence = fill(rng, template);
+        if rng.chance(30) {
+            out.push_str("\n- ");
+        } else if !out.ends_with("\n\n") {
+            out.push(' ');
+        }
+        out.push_str(&sentence);
+    }
+    out
+}
+
+/// One routine turn: a short request, maybe a few tool steps, a reply.
+fn chat_turn(rng: &mut Rng, calls: &mut usize, out: &mut Vec<Message>, tools: bool) {
+    out.push(Message::text(Role::User, *rng.pick(USER_FILLER)));
+    let steps = if tools && rng.chance(60) {
+        rng.between(1, 4)
+    } else {
+        0
+    };
+    for _ in 0..steps {
+        let mut parts = Vec::new();
+        if rng.chance(50) {
+            parts.push(Part::Text(fill(rng, "Let me look at {file}.")));
+        }
+        let mut results = Vec::new();
+        // Now and then a parallel batch of two calls.
+        for _ in 0..if rng.chance(20) { 2 } else { 1 } {
+            let (name, arguments, content, is_error) = tool_use(rng);
+            let id = format!("call_{:05}", *calls);
+            *calls += 1;
+            parts.push(Part::ToolCall(ToolCall {
+                id: id.clone(),
+                name: name.to_owned(),
+                arguments,
+            }));
+            results.push(Message {
+                role: Role::Tool,
+                parts: vec![Part::ToolResult(ToolResult {
+                    call_id: id,
+                    content,
+                    is_error,
+                })],
+            });
+        }
+        out.push(Message {
+            role: Role::Assistant,
+            parts,
+        });
+        out.extend(results);
+    }
+    let reply = if rng.chance(35) {
+        long_report(rng)
+    } else {
+        let template = *rng.pick(SHORT_REPLIES);
+        fill(rng, template)
+    };
+    out.push(Message::text(Role::Assistant, reply));
+}
+
+/// A chat session of [`ROUNDS`] segments of 4.5k–6.5k tokens each, every
+/// segment ending with an assistant reply.
+fn chat_base(rng: &mut Rng, tools: bool) -> (Vec<Message>, [usize; ROUNDS]) {
+    let project = *rng.pick(PROJECTS);
+    let mut messages = vec![
+        Message::text(
+            Role::System,
+            format!(
+                "You are a coding agent working in the repository acme/{project}. \
+                 Use the tools to read, search and edit files and to run commands. \
+                 Be concise."
+            ),
+        ),
+        Message::text(Role::User, format!("In {project}: {}.", rng.pick(TASKS))),
+        Message::text(Role::Assistant, "I'll start by looking at the code."),
+    ];
+    let mut calls = 0;
+    let mut tokens: u64 = messages
+        .iter()
+        .map(|m| u64::from(estimate_message(m)))
+        .sum();
+    let mut ends = [0; ROUNDS];
+    for end in &mut ends {
+        let goal = tokens + 4_500 + rng.below(2_000) as u64;
+        while tokens < goal {
+            let start = messages.len();
+            chat_turn(rng, &mut calls, &mut messages, tools);
+            tokens += messages[start..]
+                .iter()
+                .map(|m| u64::from(estimate_message(m)))
+                .sum::<u64>();
+        }
+        *end = messages.len();
+    }
+    (messages, ends)
+}
+
+// ---------------------------------------------------------------------------
+// Corpus cases
+// ---------------------------------------------------------------------------
+
+/// The long recorded sessions ([`CORPUS_SESSIONS`]) with the canaries
+/// inserted as user messages between turns, one case per session.
+pub fn corpus_cases(seed: u64) -> Vec<Case> {
+    CORPUS_SESSIONS
+        .iter()
+        .map(|name| corpus_case(name, seed))
+        .collect()
+}
+
+/// One recorded session with canaries planted: its segments are fifths of
+/// its tokens, each ending where nothing is in flight and the next message is
+/// not a tool result.
+pub fn corpus_case(name: &str, seed: u64) -> Case {
+    let index = CORPUS_SESSIONS.iter().position(|n| *n == name).unwrap_or(9) as u64;
+    let mut rng = case_rng(0xC0_4905, seed, index + 1);
+    let base = session(name);
+    let tokens = estimate_messages(&base);
+    let total: u64 = tokens.iter().map(|&t| u64::from(t)).sum();
+    let mut ends = [base.len(); ROUNDS];
+    let mut open: HashSet<&str> = HashSet::new();
+    let mut sum = 0u64;
+    let mut segment = 0;
+    for (p, m) in base.iter().enumerate() {
+        if segment < ROUNDS - 1
+            && sum * ROUNDS as u64 >= total * (segment as u64 + 1)
+            && open.is_empty()
+            && !m.is_result_carrier()
+        {
+            ends[segment] = p;
+            segment += 1;
+        }
+        sum += u64::from(tokens[p]);
+        for r in m.tool_results() {
+            open.remove(r.call_id.as_str());
+        }
+        open.extend(m.tool_calls().map(|c| c.id.as_str()));
+    }
+    assert_eq!(
+        segment,
+        ROUNDS - 1,
+        "{name}: could not cut {ROUNDS} segments"
+    );
+    build_case(
+        name.to_owned(),
+        &mut rng,
+        base,
+        ends,
+        twin_kinds(seed + index),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Running the rounds
+// ---------------------------------------------------------------------------
+
+/// Counts of one kind (or of all) in one round.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Canaries planted in the conversation so far.
+    pub planted: usize,
+    /// Of those, folded: not among the messages kept verbatim.
+    pub folded: usize,
+    /// Folded canaries whose value is in what the model sees.
+    pub survived: usize,
+    /// Planted canaries whose value is in what the model sees (verbatim ones
+    /// included).
+    pub seen: usize,
+}
+
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        self.planted += other.planted;
+        self.folded += other.folded;
+        self.survived += other.survived;
+        self.seen += other.seen;
+    }
+
+    /// `survived / folded`; NaN when nothing was folded.
+    pub fn rate(&self) -> f64 {
+        if self.folded == 0 {
+            f64::NAN
+        } else {
+            self.survived as f64 / self.folded as f64
+        }
+    }
+}
+
+/// Everything measured in one round, summed over the cases.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RoundFigures {
+    /// Indexed by [`CanaryKind`] (`kind as usize`).
+    pub kinds: [Tally; 5],
+    /// By the segment (1-based, index `s - 1`) the canary's statement is in.
+    pub by_segment: [Tally; ROUNDS],
+    /// Compress calls made, and those that compacted at the planned boundary.
+    pub calls: usize,
+    pub compacted: usize,
+    /// Rounds whose budget (`budget_percent` of the folded text) did not fit
+    /// the request and was lowered to the room the request had.
+    pub budget_capped: usize,
+    /// Summary budgets given and summary tokens written (the summary text's
+    /// estimate), summed.
+    pub summary_budget: u64,
+    pub summary_tokens: u64,
+    /// Superseded canaries whose update is folded, and of those, how many
+    /// still show the old value.
+    pub stale_checked: usize,
+    pub stale_carried: usize,
+    /// Near-duplicate pairs with both statements folded, and of those, how
+    /// many show both values.
+    pub pairs_folded: usize,
+    pub pairs_kept: usize,
+    /// Folded canaries that survived the previous round and not this one:
+    /// dropped while the summary was rewritten, not at their first fold.
+    pub dropped: usize,
+}
+
+impl RoundFigures {
+    fn add(&mut self, other: &RoundFigures) {
+        for (a, b) in self.kinds.iter_mut().zip(&other.kinds) {
+            a.add(b);
+        }
+        for (a, b) in self.by_segment.iter_mut().zip(&other.by_segment) {
+            a.add(b);
+        }
+        self.calls += other.calls;
+        self.compacted += other.compacted;
+        self.budget_capped += other.budget_capped;
+        self.summary_budget += other.summary_budget;
+        self.summary_tokens += other.summary_tokens;
+        self.stale_checked += other.stale_checked;
+        self.stale_carried += other.stale_carried;
+        self.pairs_folded += other.pairs_folded;
+        self.pairs_kept += other.pairs_kept;
+        self.dropped += other.dropped;
+    }
+
+    /// All kinds together.
+    pub fn all(&self) -> Tally {
+        let mut all = Tally::default();
+        for k in &self.kinds {
+            all.add(k);
+        }
+        all
+    }
+}
+
+/// A folded canary whose value was not in what the model saw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lost {
+    pub case: String,
+    pub round: usize,
+    pub kind: CanaryKind,
+    pub value: String,
+    /// The statement as the person said it.
+    pub statement: String,
+    /// The segment it was planted in.
+    pub segment: usize,
+}
+
+/// The figures of [`run`]: per round (1..=[`ROUNDS`]) and kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub budget_percent: u32,
+    pub cases: usize,
+    /// `rounds[r - 1]` is round `r`.
+    pub rounds: Vec<RoundFigures>,
+    /// Every folded canary lost, in case and round order.
+    pub lost: Vec<Lost>,
+    /// Every stale value still in what the model saw after its update was
+    /// folded (the statement is the superseded one).
+    pub stale: Vec<Lost>,
+    /// Rounds that did not compact as planned (failed open, did not compact,
+    /// cut elsewhere), each named with its case and why. Their canaries count
+    /// as verbatim, never as folded.
+    pub problems: Vec<String>,
+}
+
+impl Report {
+    fn empty(budget_percent: u32) -> Report {
+        Report {
+            budget_percent,
+            cases: 0,
+            rounds: vec![RoundFigures::default(); ROUNDS],
+            lost: Vec::new(),
+            stale: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Adds another report's figures (of the same budget) to these.
+    pub fn merge(&mut self, other: &Report) {
+        assert_eq!(self.budget_percent, other.budget_percent, "merging budgets");
+        self.cases += other.cases;
+        for (a, b) in self.rounds.iter_mut().zip(&other.rounds) {
+            a.add(b);
+        }
+        self.lost.extend(other.lost.iter().cloned());
+        self.stale.extend(other.stale.iter().cloned());
+        self.problems.extend(other.problems.iter().cloned());
+    }
+
+    fn round(&self, round: usize) -> &RoundFigures {
+        assert!(
+            (1..=ROUNDS).contains(&round),
+            "round {round} is not in 1..={ROUNDS}"
+        );
+        &self.rounds[round - 1]
+    }
+
+    /// The headline: the share of the folded canaries of `kind` whose exact
+    /// value the model sees at round `round` (1-based). NaN when none was
+    /// folded.
+    pub fn survival(&self, kind: CanaryKind, round: usize) -> f64 {
+        self.round(round).kinds[kind.index()].rate()
+    }
+
+    /// The same, all kinds together.
+    pub fn overall(&self, round: usize) -> f64 {
+        self.round(round).all().rate()
+    }
+
+    /// The lowest [`Report::survival`] over the kinds with folded canaries at
+    /// `round`; NaN when no kind has any.
+    pub fn min_survival_at_round(&self, round: usize) -> f64 {
+        CanaryKind::ALL
+            .iter()
+            .map(|&k| self.survival(k, round))
+            .filter(|s| !s.is_nan())
+            .reduce(f64::min)
+            .unwrap_or(f64::NAN)
+    }
+
+    /// Stale values carried, over every round: superseded canaries whose
+    /// update was folded and whose old value was still in what the model saw.
+    pub fn stale_carried(&self) -> usize {
+        self.rounds.iter().map(|r| r.stale_carried).sum()
+    }
+
+    /// Stale checks made (superseded canaries with their update folded),
+    /// over every round.
+    pub fn stale_checked(&self) -> usize {
+        self.rounds.iter().map(|r| r.stale_checked).sum()
+    }
+
+    /// The share of near-duplicate pairs, both folded, that kept both values,
+    /// over every round; NaN when no pair was folded.
+    pub fn near_duplicates_kept(&self) -> f64 {
+        let folded: usize = self.rounds.iter().map(|r| r.pairs_folded).sum();
+        let kept: usize = self.rounds.iter().map(|r| r.pairs_kept).sum();
+        if folded == 0 {
+            f64::NAN
+        } else {
+            kept as f64 / folded as f64
+        }
+    }
+
+    /// (rounds that compacted as planned, rounds run).
+    pub fn rounds_compacted(&self) -> (usize, usize) {
+        let compacted = self.rounds.iter().map(|r| r.compacted).sum();
+        (compacted, self.rounds.iter().map(|r| r.calls).sum())
+    }
+
+    /// Whether every round compacted as planned and, at `round`, every kind
+    /// has folded canaries of which at least `min_survival` survived; the
+    /// error names each failure.
+    pub fn meets(&self, min_survival: f64, round: usize) -> Result<(), String> {
+        let mut failures: Vec<String> = self.problems.clone();
+        let figures = self.round(round);
+        for kind in CanaryKind::ALL {
+            let tally = figures.kinds[kind.index()];
+            if tally.folded == 0 {
+                failures.push(format!("{}: no canary folded", kind.name()));
+            } else if tally.rate() < min_survival {
+                failures.push(format!(
+                    "{}: {}/{} survived ({:.1}% < {:.1}%)",
+                    kind.name(),
+                    tally.survived,
+                    tally.folded,
+                    100.0 * tally.rate(),
+                    100.0 * min_survival
+                ));
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "survival at round {round}, summary budget {}%: {}",
+                self.budget_percent,
+                failures.join("; ")
+            ))
+        }
+    }
+
+    /// A one-line summary: every round's overall survival, stale and
+    /// near-duplicate figures.
+    pub fn summary_line(&self) -> String {
+        let rounds: Vec<String> = (1..=ROUNDS).map(|r| percent(self.overall(r))).collect();
+        let (compacted, calls) = self.rounds_compacted();
+        format!(
+            "budget {:>2}%: folded canaries surviving by round {}; min kind at round {ROUNDS} {}; \
+             stale carried {}/{}; near-duplicates kept {}; {compacted}/{calls} rounds compacted",
+            self.budget_percent,
+            rounds.join(" "),
+            percent(self.min_survival_at_round(ROUNDS)),
+            self.stale_carried(),
+            self.stale_checked(),
+            percent(self.near_duplicates_kept()),
+        )
+    }
+
+    /// The figures as a table: one row per kind, one column per round, each
+    /// cell `survived/folded share`; then the verbatim, stale, near-duplicate,
+    /// summary and per-segment lines.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let (compacted, calls) = self.rounds_compacted();
+        let capped: usize = self.rounds.iter().map(|r| r.budget_capped).sum();
+        let _ = writeln!(
+            out,
+            "Survival at a summary budget of {}% of the folded text: {} case(s), \
+             {compacted}/{calls} rounds compacted as planned, budget capped by the request in {capped}.",
+            self.budget_percent, self.cases
+        );
+        let _ = writeln!(
+            out,
+            "Folded canaries whose exact value is in what the model sees (survived/folded):"
+        );
+        let cell = |t: &Tally| {
+            if t.folded == 0 {
+                "-".to_owned()
+            } else {
+                format!("{}/{} {}", t.survived, t.folded, percent(t.rate()))
+            }
+        };
+        let row = |out: &mut String, label: &str, cells: Vec<String>| {
+            let _ = write!(out, "  {label:<22}");
+            for c in cells {
+                let _ = write!(out, "{c:>16}");
+            }
+            out.push('\n');
+        };
+        row(
+            &mut out,
+            "",
+            (1..=ROUNDS).map(|r| format!("round {r}")).collect(),
+        );
+        for kind in CanaryKind::ALL {
+            row(
+                &mut out,
+                kind.name(),
+                self.rounds
+                    .iter()
+                    .map(|r| cell(&r.kinds[kind.index()]))
+                    .collect(),
+            );
+        }
+        row(
+            &mut out,
+            "all",
+            self.rounds.iter().map(|r| cell(&r.all())).collect(),
+        );
+        row(
+            &mut out,
+            "still verbatim/planted",
+            self.rounds
+                .iter()
+                .map(|r| {
+                    let all = r.all();
+                    format!("{}/{}", all.planted - all.folded, all.planted)
+                })
+                .collect(),
+        );
+        row(
+            &mut out,
+            "seen/planted",
+            self.rounds
+                .iter()
+                .map(|r| {
+                    let all = r.all();
+                    format!("{}/{}", all.seen, all.planted)
+                })
+                .collect(),
+        );
+        row(
+            &mut out,
+            "dropped on rewrite",
+            self.rounds.iter().map(|r| r.dropped.to_string()).collect(),
+        );
+        row(
+            &mut out,
+            "stale carried/checked",
+            self.rounds
+                .iter()
+                .map(|r| format!("{}/{}", r.stale_carried, r.stale_checked))
+                .collect(),
+        );
+        row(
+            &mut out,
+            "near-dups kept/folded",
+            self.rounds
+                .iter()
+                .map(|r| format!("{}/{}", r.pairs_kept, r.pairs_folded))
+                .collect(),
+        );
+        row(
+            &mut out,
+            "summary tokens/budget",
+            self.rounds
+                .iter()
+                .map(|r| {
+                    let n = r.calls.max(1) as u64;
+                    format!("{}/{}", r.summary_tokens / n, r.summary_budget / n)
+                })
+                .collect(),
+        );
+        let last = &self.rounds[ROUNDS - 1];
+        let _ = writeln!(
+            out,
+            "  at round {ROUNDS}, by segment planted: {}",
+            last.by_segment
+                .iter()
+                .enumerate()
+                .map(|(s, t)| format!("{}: {}", s + 1, cell(t)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for problem in &self.problems {
+            let _ = writeln!(out, "  problem: {problem}");
+        }
+        out
+    }
+}
+
+fn percent(share: f64) -> String {
+    if share.is_nan() {
+        "-".to_owned()
+    } else {
+        format!("{:.0}%", 100.0 * share)
+    }
+}
+
+/// Runs every case's rounds through the embedded host components at a
+/// summary budget of `budget_percent` of the folded text. Cases run in
+/// parallel; the report is the same whatever the order.
+pub fn run(cases: &[Case], budget_percent: u32) -> Report {
+    run_with(embedded_middleware(), cases, budget_percent)
+}
+
+/// [`run`] through another middleware (another summarizer, say).
+pub fn run_with(middleware: &Middleware, cases: &[Case], budget_percent: u32) -> Report {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(cases.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut reports: Vec<(usize, Report)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(case) = cases.get(i) else { break };
+                        done.push((i, run_case(middleware, case, budget_percent)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a survival worker panicked"))
+            .collect()
+    });
+    reports.sort_by_key(|(i, _)| *i);
+    let mut report = Report::empty(budget_percent);
+    for (_, r) in &reports {
+        report.merge(r);
+    }
+    report
+}
+
+/// The config of one round, and what it was derived from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoundConfig {
+    pub core: CoreConfig,
+    /// The boundary the config makes the compressor choose: the last safe cut.
+    pub boundary: usize,
+    /// `budget_percent` of the folded tokens, before capping.
+    pub budget: u32,
+    /// The budget was lowered to the room the request had.
+    pub capped: bool,
+}
+
+/// The config that makes a round compact and fold everything up to the last
+/// safe cut point of `history`, given the request as it stands (`current`
+/// tokens: the previous summary pair and everything after it):
+///
+/// - `token_threshold` just under `current`, so the call compacts;
+/// - `keep_recent_tokens` 1, `recent_turns` 0, and a `target_tokens` no
+///   request with a summary can fit (one above the summary budget): no cut
+///   fits the target, so the compressor takes the latest cut keeping its
+///   1-token floor, which is the last safe cut;
+/// - `summary_max_tokens` `budget_percent` of the tokens of every message
+///   folded by that cut (the pinned opener and system messages are not
+///   folded), at least 64 — lowered, when it does not fit, to the room the
+///   request has under the threshold with the pair's framing, the pinned
+///   opener and the tail: a larger budget could not be spent anyway, and the
+///   compressor would otherwise cut elsewhere to stay under the threshold.
+///
+/// `None` when `history` has no safe cut after `previous_boundary` or no room
+/// for a 64-token summary.
+pub fn round_config(
+    history: &[Message],
+    previous_boundary: usize,
+    current: u32,
+    budget_percent: u32,
+) -> Option<RoundConfig> {
+    let boundary = *segment::safe_cut_points(history)
+        .last()
+        .filter(|&&b| b > previous_boundary)?;
+    let tokens = estimate_messages(history);
+    let pinned = segment::opener_before(history, boundary);
+    let mut folded = 0u64;
+    let mut head = 0u64;
+    for (i, m) in history[..boundary].iter().enumerate() {
+        if m.role == Role::System || Some(i) == pinned {
+            head += u64::from(tokens[i]);
+        } else {
+            folded += u64::from(tokens[i]);
+        }
+    }
+    let tail: u64 = tokens[boundary..].iter().map(|&t| u64::from(t)).sum();
+    let budget = u32::try_from(folded * u64::from(budget_percent) / 100)
+        .unwrap_or(u32::MAX)
+        .max(64);
+    // What the compressor adds to the summary budget for the pair (the
+    // longest framing and its join slack), plus a margin of our own.
+    let framing: u64 = assemble::LANGUAGES
+        .iter()
+        .map(|lang| {
+            assemble::summary_pair("", lang)
+                .iter()
+                .map(|m| u64::from(estimate_message(m)))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0)
+        + 2
+        + 8;
+    let threshold = current.checked_sub(1)?;
+    let room = u64::from(threshold).checked_sub(head + framing + tail)?;
+    let room = u32::try_from(room).unwrap_or(u32::MAX);
+    let summary_max_tokens = budget.min(room);
+    let core = CoreConfig {
+        token_threshold: threshold,
+        target_tokens: summary_max_tokens.checked_add(1)?,
+        recent_turns: 0,
+        keep_recent_tokens: 1,
+        summary_max_tokens,
+    };
+    core.validate().ok()?;
+    Some(RoundConfig {
+        core,
+        boundary,
+        budget,
+        capped: room < budget,
+    })
+}
+
+/// The request the previous checkpoint gives `history`, in tokens: a call
+/// that cannot compact (an unreachable threshold) returns it as it stands.
+fn current_tokens(
+    middleware: &Middleware,
+    history: &[Message],
+    settings: &str,
+    checkpoint: Option<&SessionCheckpoint>,
+) -> Result<u32, String> {
+    let probe = CoreConfig {
+        token_threshold: u32::MAX,
+        target_tokens: u32::MAX - 1,
+        recent_turns: 0,
+        keep_recent_tokens: 1,
+        summary_max_tokens: 64,
+    };
+    let out = middleware.compress(history, &probe, settings, checkpoint);
+    match out.report.guest() {
+        Some(report) if out.report.status() != Status::FailedOpen => Ok(report.tokens_after),
+        _ => Err(format!(
+            "measuring the request failed: {:?}",
+            out.report.reason()
+        )),
+    }
+}
+
+fn run_case(middleware: &Middleware, case: &Case, budget_percent: u32) -> Report {
+    let mut report = Report::empty(budget_percent);
+    report.cases = 1;
+    // The passes stay off: this measures the summary, and the passes never
+    // touch a person's words anyway.
+    let settings = Settings::default().to_json();
+    let mut checkpoint: Option<SessionCheckpoint> = None;
+    // Per canary, the statement that was folded and seen in the previous
+    // round, to tell a value dropped when the summary was rewritten from one
+    // lost at its first fold.
+    let mut survived_before: Vec<Option<usize>> = vec![None; case.canaries.len()];
+    for round in 1..=ROUNDS {
+        let history = &case.messages[..case.segment_ends[round - 1]];
+        let len = history.len();
+        let figures = &mut report.rounds[round - 1];
+        figures.calls += 1;
+        let previous_boundary = checkpoint
+            .as_ref()
+            .map_or(0, |c| c.checkpoint.boundary as usize);
+        let at = format!("{} round {round}", case.name);
+
+        let planned = current_tokens(middleware, history, &settings, checkpoint.as_ref()).and_then(
+            |current| {
+                round_config(history, previous_boundary, current, budget_percent)
+                    .ok_or_else(|| format!("no config compacts a request of {current} tokens"))
+            },
+        );
+        // What the model sees, and which history messages it sees verbatim.
+        let (request, kept): (Vec<Message>, HashSet<usize>) = match planned {
+            Ok(config) => {
+                let out =
+                    middleware.compress(history, &config.core, &settings, checkpoint.as_ref());
+                let problem = match out.report.guest() {
+                    _ if out.report.status() == Status::FailedOpen => Some(format!(
+                        "failed open: {}",
+                        out.report.reason().unwrap_or("")
+                    )),
+                    None => Some("no report from the compressor".to_owned()),
+                    Some(g) if g.trigger != Trigger::Compacted => {
+                        Some(format!("did not compact: {:?}", g.trigger))
+                    }
+                    Some(g) if g.boundary as usize != config.boundary => Some(format!(
+                        "cut at {} instead of {}",
+                        g.boundary, config.boundary
+                    )),
+                    Some(_) => None,
+                };
+                match problem {
+                    None => figures.compacted += 1,
+                    Some(p) => report.problems.push(format!("{at}: {p}")),
+                }
+                figures.budget_capped += usize::from(config.capped);
+                figures.summary_budget += u64::from(config.core.summary_max_tokens);
+                if out.report.status() != Status::FailedOpen
+                    && let Some(c) = &out.checkpoint
+                {
+                    figures.summary_tokens += u64::from(estimate_text(&summary_of(c)));
+                }
+                let kept = out.items.iter().filter_map(|i| i.origin()).collect();
+                let request = out.messages(history);
+                // On failure the host hands back the checkpoint it was given.
+                checkpoint = out.checkpoint;
+                (request, kept)
+            }
+            Err(problem) => {
+                // Nothing compacted: the model would see the history as it is.
+                report.problems.push(format!("{at}: {problem}"));
+                (history.to_vec(), (0..len).collect())
+            }
+        };
+        let seen: String = request.iter().map(message_text).collect();
+
+        let mut survived_now = vec![None; case.canaries.len()];
+        for (c, canary) in case.canaries.iter().enumerate() {
+            let Some(current) = canary.current(len) else {
+                continue;
+            };
+            let folded = !kept.contains(&current.message);
+            let present = contains_value(&seen, &current.value);
+            let segment = case.segment_of(current.message);
+            for tally in [
+                &mut figures.kinds[canary.kind.index()],
+                &mut figures.by_segment[segment - 1],
+            ] {
+                tally.planted += 1;
+                tally.seen += usize::from(present);
+                if folded {
+                    tally.folded += 1;
+                    tally.survived += usize::from(present);
+                }
+            }
+            if !folded {
+                continue;
+            }
+            if present {
+                survived_now[c] = Some(current.message);
+            } else {
+                figures.dropped += usize::from(survived_before[c] == Some(current.message));
+                report.lost.push(Lost {
+                    case: case.name.clone(),
+                    round,
+                    kind: canary.kind,
+                    value: current.value.clone(),
+                    statement: case.messages[current.message].joined_text(),
+                    segment,
+                });
+            }
+            if let Some(stale) = canary.stale(len) {
+                figures.stale_checked += 1;
+                let carried = contains_value(&seen, &stale.value);
+                figures.stale_carried += usize::from(carried);
+                if carried {
+                    report.stale.push(Lost {
+                        case: case.name.clone(),
+                        round,
+                        kind: canary.kind,
+                        value: stale.value.clone(),
+                        // Where the model saw it, which says what kept it.
+                        statement: seen
+                            .lines()
+                            .find(|l| contains_value(l, &stale.value))
+                            .unwrap_or_default()
+                            .to_owned(),
+                        segment: case.segment_of(stale.message),
+                    });
+                }
+            }
+        }
+        for &(a, b) in &case.near_duplicates {
+            let both = [a, b].map(|c| case.canaries[c].current(len));
+            if let [Some(x), Some(y)] = both
+                && !kept.contains(&x.message)
+                && !kept.contains(&y.message)
+            {
+                figures.pairs_folded += 1;
+                figures.pairs_kept +=
+                    usize::from(contains_value(&seen, &x.value) && contains_value(&seen, &y.value));
+            }
+        }
+        survived_before = survived_now;
+    }
+    report
+}
