@@ -133,10 +133,13 @@ fn has_cue(lower: &str, words: &[String], cues: &[&str], unspaced: &[&str]) -> b
     spaced || unspaced.iter().any(|cue| lower.contains(cue))
 }
 
+/// What may stick to a value in running text ("at $4,217.", "(v5.35.2)").
+const PUNCTUATION: &str = ".,;:!?()[]{}\"'`“”«»";
+
 /// A token that is an exact value: it has a digit (an amount, a date, an
 /// id, a version, a hash, a port) or is a path or URL.
 fn is_value_token(token: &str) -> bool {
-    let token = token.trim_matches(|c: char| ".,;:!?()[]{}\"'`“”«»".contains(c));
+    let token = token.trim_matches(|c: char| PUNCTUATION.contains(c));
     token.chars().any(|c| c.is_ascii_digit())
         || token.contains("://")
         || (token.contains('/') && token.chars().any(char::is_alphabetic))
@@ -145,7 +148,7 @@ fn is_value_token(token: &str) -> bool {
 /// An amount, date or time: a value that is the *what* of a statement
 /// ("the cap is $4,217"), not the *which* ("table orders_k31").
 fn is_quantity(token: &str) -> bool {
-    let token = token.trim_matches(|c: char| ".,;:!?()[]{}\"'`“”«»".contains(c));
+    let token = token.trim_matches(|c: char| PUNCTUATION.contains(c));
     let body = token.trim_start_matches(['$', '€', '£', '¥', '~', '+', '-', '#']);
     !body.is_empty()
         && body.chars().next().is_some_and(|c| c.is_ascii_digit())
@@ -160,7 +163,7 @@ fn is_quantity(token: &str) -> bool {
 pub fn values(text: &str) -> Vec<&str> {
     text.split_whitespace()
         .filter(|t| is_value_token(t))
-        .map(|t| t.trim_matches(|c: char| ".,;:!?()[]{}\"'`“”«»".contains(c)))
+        .map(|t| t.trim_matches(|c: char| PUNCTUATION.contains(c)))
         .filter(|t| !t.is_empty())
         .collect()
 }
@@ -174,7 +177,7 @@ const STOPWORDS: &[&str] = &[
     "actually", "correction", "instead", "make", "made", "set", "use", "keep", "let's",
     // How a person leads in or signs off, not what they are talking about.
     "ok", "okay", "quick", "note", "important", "fyi", "also", "btw", "way", "before", "go",
-    "one", "more", "thing", "thanks", "thank", "carry", "continue", "on", "i", "me", "us",
+    "one", "more", "thing", "thanks", "thank", "carry", "continue", "me", "us",
     "der", "die", "das", "ist", "und", "le", "la", "les", "est", "et", "el", "los", "es",
     "y", "o", "il", "di", "и", "в", "на",
 ];
@@ -277,7 +280,7 @@ fn frames(text: &str) -> Vec<Frame> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
     let mut out = Vec::new();
     for (i, raw) in tokens.iter().enumerate() {
-        let value = raw.trim_matches(|c: char| ".,;:!?()[]{}\"'`“”«»".contains(c));
+        let value = raw.trim_matches(|c: char| PUNCTUATION.contains(c));
         if !is_value_token(value) {
             continue;
         }
