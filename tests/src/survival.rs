@@ -71,7 +71,7 @@
 //! the full set at 10%, 20% and 30%.
 
 use crate::{embedded_middleware, session, summary_of};
-use condense_compressor::{Settings, assemble, segment};
+use condense_compressor::{Settings, segment};
 use condense_host::{Middleware, SessionCheckpoint, Status};
 use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
 use condense_model::{CoreConfig, Message, Part, Role, ToolCall, ToolResult, Trigger};
@@ -2051,18 +2051,7 @@ pub fn round_config(
         .max(64);
     // What the compressor adds to the summary budget for the pair (the
     // longest framing and its join slack), plus a margin of our own.
-    let framing: u64 = assemble::LANGUAGES
-        .iter()
-        .map(|lang| {
-            assemble::summary_pair("", lang)
-                .iter()
-                .map(|m| u64::from(estimate_message(m)))
-                .sum::<u64>()
-        })
-        .max()
-        .unwrap_or(0)
-        + 2
-        + 8;
+    let framing = condense_compressor::max_pair_tokens(0) + 8;
     let threshold = current.checked_sub(1)?;
     let room = u64::from(threshold).checked_sub(head + framing + tail)?;
     let room = u32::try_from(room).unwrap_or(u32::MAX);

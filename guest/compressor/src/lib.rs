@@ -510,7 +510,7 @@ struct Fold {
 /// longest framing, plus a margin: the estimator does not promise that the
 /// joined text costs no more than its parts (the test below finds no case
 /// that needs it).
-fn max_pair_tokens(summary_tokens: u32) -> u64 {
+pub fn max_pair_tokens(summary_tokens: u32) -> u64 {
     const JOIN_SLACK: u64 = 2;
     let framing = assemble::LANGUAGES
         .iter()
