@@ -9,7 +9,6 @@ use condense_host::FileStore;
 use condense_runtime::agent::{Agent, Step};
 use condense_runtime::chain::{Chain, Condense, UsageMeter};
 use condense_runtime::context::{BlockKind, ContextCompiler};
-use condense_runtime::events::EventLog;
 use condense_runtime::journal::{Contents, Journal};
 use condense_runtime::model::{
     AnthropicConfig, AnthropicModel, Model, OpenAiConfig, OpenAiModel, key_from_env,
@@ -63,11 +62,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     );
     let model = model(run)?;
     let context = context(&settings.runtime, &workspace, &run.task)?;
-    let events = run
-        .events
-        .as_ref()
-        .map(|path| EventLog::open(path).with_context(|| format!("--events {}", path.display())))
-        .transpose()?;
+    let events = crate::session::events_log(run.events.as_deref())?;
     let middleware = settings.middleware()?;
     let (journal, journaled) = if run.resume {
         Journal::resume(&run.session)?

@@ -14,7 +14,7 @@ use condense_host::body::{self, BodyConfig, MemoryStore};
 use condense_host::{HostReport, Status};
 use condense_model::tokens::estimate_total;
 use condense_model::{CoreConfig, Message, Role, Trigger};
-use condense_runtime::events::{Cause, Compaction, EventLog};
+use condense_runtime::events::{Cause, Compaction};
 use condense_runtime::journal::{Event, Journal};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -58,11 +58,7 @@ fn forced(core: &CoreConfig, tokens: u64) -> Result<CoreConfig> {
 pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result<()> {
     let session = SessionFile::read(&run.session)?;
     let (dest, backup) = destination(run)?;
-    let events = run
-        .events
-        .as_ref()
-        .map(|path| EventLog::open(path).with_context(|| format!("--events {}", path.display())))
-        .transpose()?;
+    let events = crate::session::events_log(run.events.as_deref())?;
     let middleware = settings.middleware()?;
     let json = settings.compressor_json();
     let before = session.messages().to_vec();

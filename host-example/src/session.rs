@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use condense_host::body;
 use condense_host::formats::Parsed;
 use condense_model::Message;
+use condense_runtime::events::EventLog;
 use std::path::Path;
 
 /// A session file, read.
@@ -54,4 +55,10 @@ impl SessionFile {
             SessionFile::Body(parsed) => parsed.messages().to_vec(),
         }
     }
+}
+
+/// The `--events FILE` a command appends compaction events to, if given.
+pub fn events_log(path: Option<&Path>) -> Result<Option<EventLog>> {
+    path.map(|path| EventLog::open(path).with_context(|| format!("--events {}", path.display())))
+        .transpose()
 }
