@@ -1,7 +1,6 @@
 //! The survival benchmark of issue 11 (`condense_tests::survival`), the full
-//! set: 8 generated chat sessions with tools, 8 without (talk only) and the 3
-//! long recorded coding sessions with
-//! canaries planted, five successive compactions each, at summary budgets of
+//! set: 8 generated chat sessions with tools, 8 without (talk only), 8 of
+//! terse turns and the 3 long recorded coding sessions with canaries planted, five successive compactions each, at summary budgets of
 //! 10%, 20% and 30% of the folded text. Prints, per budget, the table of each
 //! family, the folded canaries lost at the last round, and a one-line summary
 //! of all cases together.
@@ -13,10 +12,9 @@
 //! another summarizer component (a third party's, or an earlier build of the
 //! heuristic one) in place of the embedded one.
 
-use condense_host::{ComponentSource, Limits, Middleware, Runtime};
-use condense_tests::embedded_middleware;
+use condense_tests::summarizer_from_env;
 use condense_tests::survival::{
-    BUDGET_PERCENTS, ROUNDS, Report, chat_cases, corpus_cases, run_with, talk_cases,
+    BUDGET_PERCENTS, ROUNDS, Report, chat_cases, corpus_cases, run_with, talk_cases, terse_cases,
 };
 use std::time::Instant;
 
@@ -68,44 +66,32 @@ fn budgets() -> Vec<u32> {
     }
 }
 
-/// The embedded summarizer, or the component `SURVIVAL_SUMMARIZER` names
-/// (another summarizer, or an earlier build of this one, to compare).
-fn summarizer() -> &'static Middleware {
-    let Ok(path) = std::env::var("SURVIVAL_SUMMARIZER") else {
-        return embedded_middleware();
-    };
-    println!("summarizer: {path}");
-    let runtime = Runtime::new(
-        Limits::default(),
-        ComponentSource::Embedded(condense::embedded::COMPRESSOR),
-        ComponentSource::Path(path.into()),
-    )
-    .unwrap_or_else(|e| panic!("SURVIVAL_SUMMARIZER: {e:#}"));
-    Box::leak(Box::new(Middleware::new(runtime)))
-}
-
 fn main() {
     let started = Instant::now();
     let chat = chat_cases(CHAT_SEEDS);
     let talk = talk_cases(CHAT_SEEDS);
+    let terse = terse_cases(CHAT_SEEDS);
     let corpus = corpus_cases(CORPUS_SEED);
     println!(
-        "survival: {} chat cases with tools and {} without (seeds {CHAT_SEEDS:?}), {} corpus \
-         cases (seed {CORPUS_SEED}), {ROUNDS} compactions each; cases built in {:.1?}",
+        "survival: {} chat cases with tools, {} without, {} terse (seeds {CHAT_SEEDS:?}), {} \
+         corpus cases (seed {CORPUS_SEED}), {ROUNDS} compactions each; cases built in {:.1?}",
         chat.len(),
         talk.len(),
+        terse.len(),
         corpus.len(),
         started.elapsed()
     );
-    let middleware = summarizer();
+    let middleware = summarizer_from_env("SURVIVAL_SUMMARIZER");
     let mut summaries = Vec::new();
     for percent in budgets() {
         let started = Instant::now();
         let chat_report = run_with(middleware, &chat, percent);
         let talk_report = run_with(middleware, &talk, percent);
+        let terse_report = run_with(middleware, &terse, percent);
         let corpus_report = run_with(middleware, &corpus, percent);
         let mut all = chat_report.clone();
         all.merge(&talk_report);
+        all.merge(&terse_report);
         all.merge(&corpus_report);
         println!(
             "\n===== summary budget {percent}% ({:.1?})",
@@ -113,6 +99,7 @@ fn main() {
         );
         show("chat-style, with tools", &chat_report);
         show("chat-style, talk only", &talk_report);
+        show("chat-style, terse turns", &terse_report);
         show("corpus", &corpus_report);
         println!("--- all: {}", all.summary_line());
         summaries.push(all.summary_line());

@@ -18,6 +18,9 @@ pub mod guests {
 // The survival benchmark of issue 11 (see its module doc).
 pub mod survival;
 
+// Key facts kept at the end of a replay (see its module doc).
+pub mod recall;
+
 /// The components built into the host, under the default limits.
 pub fn embedded_middleware() -> &'static Middleware {
     static SHARED: OnceLock<Middleware> = OnceLock::new();
@@ -63,6 +66,23 @@ pub fn hostile_middleware() -> &'static Middleware {
             ComponentSource::Path(guests::TEST_SUMMARIZER_HOSTILE.into()),
         )
     })
+}
+
+/// The embedded summarizer, or the component the environment variable `var`
+/// names (another summarizer, or an earlier build of this one, to compare):
+/// how the benchmarks measure a summarizer against another.
+pub fn summarizer_from_env(var: &str) -> &'static Middleware {
+    let Ok(path) = std::env::var(var) else {
+        return embedded_middleware();
+    };
+    println!("summarizer: {path}");
+    let runtime = Runtime::new(
+        Limits::default(),
+        ComponentSource::Embedded(embedded::COMPRESSOR),
+        ComponentSource::Path(path.into()),
+    )
+    .unwrap_or_else(|e| panic!("{var}: {e:#}"));
+    Box::leak(Box::new(Middleware::new(runtime)))
 }
 
 fn middleware(

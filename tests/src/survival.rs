@@ -14,12 +14,15 @@
 //! **near-duplicate pair**: the same statement about two subjects, two values
 //! that must both stay.
 //!
-//! Two families: [`chat_cases`], generated agent sessions (user turns, tool
+//! Four families: [`chat_cases`], generated agent sessions (user turns, tool
 //! calls and long results, reports with file names and numbers that are not
-//! canaries), and [`corpus_cases`], the long recorded coding sessions with the
+//! canaries); [`talk_cases`], the same chatter without tools; [`terse_cases`],
+//! short turns that each say something, where the budget binds; and
+//! [`corpus_cases`], the long recorded coding sessions with the
 //! canary statements inserted as user messages between turns, where a person
 //! may speak without breaking tool pairing or role order. Routine material
-//! dominates: the canary statements are a few percent of the tokens at most.
+//! dominates: the canary statements are a few percent of the tokens (under a
+//! tenth in the terse family, where every other line is short too).
 //!
 //! Each case is cut into [`ROUNDS`] segments. Round `r` compresses the
 //! conversation so far (segments `1..=r`) through the host with the checkpoint
@@ -1152,12 +1155,38 @@ fn case_rng(family: u64, seed: u64, index: u64) -> Rng {
 /// 150–400 words full of file names and numbers), about 5k tokens per
 /// segment, with the canaries planted between them.
 pub fn chat_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(Style::Tools, seeds)
+}
+
+/// Chat-style sessions without tools: routine chatter ("continue", "ok")
+/// answered by replies and reports, the canaries among it.
+pub fn talk_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(Style::Talk, seeds)
+}
+
+/// Chat-style sessions of about 125 short turns, each saying something: the
+/// person asks for one specific thing in a sentence or says "ok", the
+/// assistant answers in a sentence. Nothing long is folded, so the person's
+/// other requests and the assistant's findings are most of the text and
+/// compete with the canaries for the budget: at 10–30% of the folded text
+/// it binds, and what is kept is decided by the ranking (the conversation
+/// the issue measured, where routine lines pushed out the rules).
+pub fn terse_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(Style::Terse, seeds)
+}
+
+fn generated_cases(style: Style, seeds: std::ops::Range<u64>) -> Vec<Case> {
+    let (family, name) = match style {
+        Style::Tools => (0xC0FF_EE00, "chat"),
+        Style::Talk => (0x7A1C_0000, "talk"),
+        Style::Terse => (0x7E55_E000, "terse"),
+    };
     seeds
         .map(|seed| {
-            let mut rng = case_rng(0xC0FF_EE00, seed, 0);
-            let (base, ends) = chat_base(&mut rng, true);
+            let mut rng = case_rng(family, seed, 0);
+            let (base, ends) = chat_base(&mut rng, style);
             build_case(
-                format!("chat-{seed}"),
+                format!("{name}-{seed}"),
                 &mut rng,
                 base,
                 ends,
@@ -1167,24 +1196,15 @@ pub fn chat_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
         .collect()
 }
 
-/// Chat-style sessions without tools: routine chatter ("continue", "ok")
-/// answered by replies and reports, the canaries among it. With no tool
-/// output to fold, a budget of a fifth of the folded text is tight: the
-/// conversation the issue measured.
-pub fn talk_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
-    seeds
-        .map(|seed| {
-            let mut rng = case_rng(0x7A1C_0000, seed, 0);
-            let (base, ends) = chat_base(&mut rng, false);
-            build_case(
-                format!("talk-{seed}"),
-                &mut rng,
-                base,
-                ends,
-                twin_kinds(seed),
-            )
-        })
-        .collect()
+/// What a generated session is made of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// Routine requests, tool calls with their results, replies and reports.
+    Tools,
+    /// Routine requests answered by replies and reports, no tools.
+    Talk,
+    /// Short turns that each say something, no tools.
+    Terse,
 }
 
 const PROJECTS: &[&str] = &["ledger", "dispatch", "harbor", "quarry", "beacon", "atlas"];
@@ -1214,6 +1234,24 @@ const USER_FILLER: &[&str] = &[
     "do it",
     "hmm, ok",
     "great, continue with the rest",
+];
+/// What a person asks for in a terse session: one specific thing, with no
+/// rule, limit or exact value in it (those are the canaries).
+const TERSE_REQUESTS: &[&str] = &[
+    "now look at the {noun} handling in the {crate} crate",
+    "can you check why `{ident}` is so slow?",
+    "rename `{ident}` to something clearer",
+    "add a test for the empty {noun} case",
+    "what does `{ident}` do when the {noun} is missing?",
+    "move the {noun} parsing out of `{ident}`",
+    "please explain how the {noun} gets retried",
+    "simplify the error handling in `{ident}`",
+    "is the {noun} cache still used anywhere?",
+    "split `{ident}` into two smaller functions",
+    "check the logs for the {noun} step again",
+    "make the {noun} message clearer for users",
+    "why does the {crate} build print a warning about `{ident}`?",
+    "go through the {noun} module and tidy it up",
 ];
 const DIRS: &[&str] = &[
     "src/billing",
@@ -1423,9 +1461,15 @@ fn long_report(rng: &mut Rng) -> String {
 }
 
 /// One routine turn: a short request, maybe a few tool steps, a reply.
-fn chat_turn(rng: &mut Rng, calls: &mut usize, out: &mut Vec<Message>, tools: bool) {
-    out.push(Message::text(Role::User, *rng.pick(USER_FILLER)));
-    let steps = if tools && rng.chance(60) {
+fn chat_turn(rng: &mut Rng, calls: &mut usize, out: &mut Vec<Message>, style: Style) {
+    let request = if style == Style::Terse && rng.chance(60) {
+        let template = *rng.pick(TERSE_REQUESTS);
+        fill(rng, template)
+    } else {
+        (*rng.pick(USER_FILLER)).to_owned()
+    };
+    out.push(Message::text(Role::User, request));
+    let steps = if style == Style::Tools && rng.chance(60) {
         rng.between(1, 4)
     } else {
         0
@@ -1461,7 +1505,15 @@ fn chat_turn(rng: &mut Rng, calls: &mut usize, out: &mut Vec<Message>, tools: bo
         });
         out.extend(results);
     }
-    let reply = if rng.chance(35) {
+    let reply = if style == Style::Terse {
+        let replies = if rng.chance(50) {
+            SHORT_REPLIES
+        } else {
+            REPORT_SENTENCES
+        };
+        let template = *rng.pick(replies);
+        fill(rng, template)
+    } else if rng.chance(35) {
         long_report(rng)
     } else {
         let template = *rng.pick(SHORT_REPLIES);
@@ -1470,9 +1522,13 @@ fn chat_turn(rng: &mut Rng, calls: &mut usize, out: &mut Vec<Message>, tools: bo
     out.push(Message::text(Role::Assistant, reply));
 }
 
-/// A chat session of [`ROUNDS`] segments of 4.5k–6.5k tokens each, every
-/// segment ending with an assistant reply.
-fn chat_base(rng: &mut Rng, tools: bool) -> (Vec<Message>, [usize; ROUNDS]) {
+/// A chat session of [`ROUNDS`] segments of 4.5k–6.5k tokens each (terse:
+/// 1.6k–2.4k, about 25 turns), every segment ending with an assistant reply.
+fn chat_base(rng: &mut Rng, style: Style) -> (Vec<Message>, [usize; ROUNDS]) {
+    let (least, spread) = match style {
+        Style::Terse => (1_600, 800),
+        Style::Tools | Style::Talk => (4_500, 2_000),
+    };
     let project = *rng.pick(PROJECTS);
     let mut messages = vec![
         Message::text(
@@ -1493,10 +1549,10 @@ fn chat_base(rng: &mut Rng, tools: bool) -> (Vec<Message>, [usize; ROUNDS]) {
         .sum();
     let mut ends = [0; ROUNDS];
     for end in &mut ends {
-        let goal = tokens + 4_500 + rng.below(2_000) as u64;
+        let goal = tokens + least + rng.below(spread) as u64;
         while tokens < goal {
             let start = messages.len();
-            chat_turn(rng, &mut calls, &mut messages, tools);
+            chat_turn(rng, &mut calls, &mut messages, style);
             tokens += messages[start..]
                 .iter()
                 .map(|m| u64::from(estimate_message(m)))

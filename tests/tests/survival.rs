@@ -11,14 +11,17 @@ use condense_model::invariants::check_pairs;
 use condense_tests::survival::{
     CORPUS_SESSIONS, Canary, CanaryKind, Case, PER_KIND, ROUNDS, Report, Statement, Tally,
     chat_cases, contains_value, corpus_case, corpus_cases, message_text, run, run_with, talk_cases,
+    terse_cases,
 };
 use condense_tests::{custom_summarizer_middleware, session};
 use std::collections::HashSet;
 
-/// What the small run uses: two chat seeds and the smallest long session.
+/// What the small run uses: two seeds of each generated family and the
+/// smallest long session.
 fn small_cases() -> Vec<Case> {
     let mut cases = chat_cases(0..2);
     cases.extend(talk_cases(0..2));
+    cases.extend(terse_cases(0..2));
     cases.push(corpus_case("cc-opus-c", 0));
     cases
 }
@@ -56,6 +59,8 @@ fn generation_is_deterministic() {
 #[test]
 fn cases_are_sound() {
     let mut cases = chat_cases(0..4);
+    cases.extend(talk_cases(0..2));
+    cases.extend(terse_cases(0..2));
     cases.extend(corpus_cases(0));
     for case in &cases {
         let name = &case.name;
@@ -176,11 +181,13 @@ fn cases_are_sound() {
             );
         }
 
-        // Canaries are a small share of the text.
+        // Canaries are a small share of the text: a twentieth, a tenth
+        // where every turn is short.
         let (canary, total) = case.canary_tokens();
+        let share = if name.starts_with("terse") { 10 } else { 20 };
         assert!(
-            canary * 20 <= total,
-            "{name}: canaries are {canary} of {total} tokens (over 5%)"
+            canary * share <= total,
+            "{name}: canaries are {canary} of {total} tokens (over 1/{share})"
         );
     }
 }

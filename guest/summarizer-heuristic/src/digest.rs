@@ -45,6 +45,12 @@ impl<K: Clone + Eq + Hash, V: Default> Recent<K, V> {
         value
     }
 
+    /// Takes `key` out, returning its value.
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        let slot = self.index.remove(key)?;
+        self.slots[slot].take().map(|(_, v)| v)
+    }
+
     /// Oldest mention first.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
         self.slots.iter().flatten().map(|(k, v)| (k, v))
@@ -90,13 +96,53 @@ pub struct Digest {
 }
 
 impl Digest {
+    /// Records `count` uses of `path` by `tool`. A relative path and the one
+    /// absolute path it ends are one file (an agent reads
+    /// `/home/me/app/src/x.rs` and runs `cargo fmt -- src/x.rs`): it is
+    /// listed once, under the absolute path.
     pub fn add_file(&mut self, path: String, tool: &str, count: u32) {
-        let tools = self.files.touch(path);
-        match tools.iter_mut().find(|(t, _)| t == tool) {
-            Some((_, n)) => *n += count,
-            None => tools.push((tool.to_owned(), count)),
+        let ends = |long: &str, short: &str| {
+            long.len() > short.len()
+                && long.ends_with(short)
+                && long[..long.len() - short.len()].ends_with('/')
+        };
+        let mut tools = Vec::new();
+        let path = if is_absolute(&path) {
+            let relatives: Vec<String> = self
+                .files
+                .iter()
+                .map(|(k, _)| k)
+                .filter(|k| !is_absolute(k) && ends(&path, k))
+                .cloned()
+                .collect();
+            for relative in relatives {
+                tools.extend(self.files.remove(&relative).unwrap_or_default());
+            }
+            path
+        } else {
+            let mut absolutes = self
+                .files
+                .iter()
+                .map(|(k, _)| k)
+                .filter(|k| is_absolute(k) && ends(k, &path));
+            match (absolutes.next(), absolutes.next()) {
+                (Some(absolute), None) => absolute.clone(),
+                _ => path,
+            }
+        };
+        tools.push((tool.to_owned(), count));
+        let entry = self.files.touch(path);
+        for (tool, count) in tools {
+            match entry.iter_mut().find(|(t, _)| *t == tool) {
+                Some((_, n)) => *n += count,
+                None => entry.push((tool, count)),
+            }
         }
     }
+}
+
+fn is_absolute(path: &str) -> bool {
+    path.starts_with(['/', '~'])
 }
 
 /// Adds `count` mentions of `key`, moving it to the end.
@@ -117,5 +163,39 @@ mod tests {
         let order: Vec<_> = r.iter().map(|(k, v)| (*k, *v)).collect();
         assert_eq!(order, [("b", 1), ("a", 3)]);
         assert_eq!(r.len(), 2);
+    }
+
+    #[test]
+    fn a_relative_path_is_the_absolute_path_it_ends() {
+        let mut digest = Digest::default();
+        digest.add_file("/w/app/src/x.rs".into(), "Read", 1);
+        digest.add_file("src/x.rs".into(), "Bash", 1);
+        digest.add_file("lib/y.rs".into(), "Bash", 2);
+        digest.add_file("/w/app/lib/y.rs".into(), "Edit", 1);
+        // Not a path it ends: a different file of the same name.
+        digest.add_file("rc/x.rs".into(), "Bash", 1);
+        // Two absolute paths end with it: which file is meant is unknown.
+        digest.add_file("/w/other/src/x.rs".into(), "Read", 1);
+        digest.add_file("src/x.rs".into(), "Bash", 1);
+        let files: Vec<_> = digest
+            .files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.clone()))
+            .collect();
+        let tools = |t: &[(&str, u32)]| {
+            t.iter()
+                .map(|&(n, c)| (n.to_owned(), c))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            files,
+            [
+                ("/w/app/src/x.rs", tools(&[("Read", 1), ("Bash", 1)])),
+                ("/w/app/lib/y.rs", tools(&[("Bash", 2), ("Edit", 1)])),
+                ("rc/x.rs", tools(&[("Bash", 1)])),
+                ("/w/other/src/x.rs", tools(&[("Read", 1)])),
+                ("src/x.rs", tools(&[("Bash", 1)])),
+            ]
+        );
     }
 }

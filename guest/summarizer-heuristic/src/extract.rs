@@ -52,6 +52,18 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
             && let Some(request) = request(&message.joined_text())
         {
             add(&mut digest.requests, request.clone(), 1);
+            // A notice the harness wrote after the person's latest request is
+            // no new task: that request stays last, the current task.
+            if by_harness(&request)
+                && let Some(current) = digest
+                    .requests
+                    .iter()
+                    .filter(|(r, _)| !by_harness(r))
+                    .last()
+                    .map(|(r, _)| r.clone())
+            {
+                add(&mut digest.requests, current, 0);
+            }
             for sentence in said(&request) {
                 if let Some(statement) = binding::classify(sentence) {
                     let new = statement.clone();
@@ -110,7 +122,7 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
 /// instructions).
 pub(crate) fn said(request: &str) -> Vec<&str> {
     const SAID_LINES: usize = 20;
-    if request.starts_with(['<', '[']) {
+    if by_harness(request) {
         return Vec::new();
     }
     let mut in_code = false;
@@ -136,6 +148,13 @@ pub(crate) fn said(request: &str) -> Vec<&str> {
         out.extend(sentences(strip_list_marker(line)));
     }
     out
+}
+
+/// Whether a harness wrote `request` in the person's place: tagged
+/// (`<task-notification>`) or bracketed (`[Request interrupted by user]`, and
+/// the lines [`harness_written`] makes).
+pub(crate) fn by_harness(request: &str) -> bool {
+    request.starts_with(['<', '['])
 }
 
 /// How many sentences `request` has, pasted documents and all.
@@ -257,10 +276,56 @@ fn request(text: &str) -> Option<String> {
     if text.is_empty() {
         return None;
     }
+    if let Some(written) = harness_written(&text) {
+        return written;
+    }
     if let Some(Cow::Owned(head)) = cut_to_fit(&text, REQUEST_MAX_MILLIS, 1) {
         return Some(head);
     }
     Some(text)
+}
+
+/// What stands for a user message a harness wrote in the person's place
+/// (Claude Code's slash commands, background-task notices, pasted skills,
+/// local command output), or `None` if the person wrote it. What the person
+/// typed (a slash command and its arguments) stays a request; what the
+/// harness says is one bracketed line, which `said` never reads as the
+/// person's words; its own chatter is nothing.
+fn harness_written(text: &str) -> Option<Option<String>> {
+    const SKILL: &str = "Base directory for this skill:";
+    const CHATTER: [&str; 4] = [
+        "local-command-caveat",
+        "local-command-stdout",
+        "bash-stdout",
+        "bash-stderr",
+    ];
+    if text.starts_with(SKILL) {
+        let line = text.lines().next().unwrap_or(text);
+        return Some(Some(format!("[{}]", one_line(line, PATH_MAX_CHARS))));
+    }
+    let tag = text.strip_prefix('<')?.split_once('>')?.0;
+    if let Some(name) = tag_text(text, "command-name") {
+        let args = tag_text(text, "command-args").unwrap_or_default();
+        return Some(Some(tidy_block(&format!("{name} {args}"))).filter(|r| !r.is_empty()));
+    }
+    if let Some(command) = tag_text(text, "bash-input") {
+        return Some(Some(format!(
+            "[! {}]",
+            one_line(command, COMMAND_MAX_CHARS)
+        )));
+    }
+    if tag == "task-notification" {
+        let notice = tag_text(text, "summary").unwrap_or("background task");
+        return Some(Some(format!("[{}]", one_line(notice, ERROR_MAX_CHARS))));
+    }
+    CHATTER.contains(&tag).then_some(None)
+}
+
+/// The text between `<tag>` and `</tag>`, trimmed.
+fn tag_text<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
+    let start = text.find(&format!("<{tag}>"))? + tag.len() + 2;
+    let end = text[start..].find(&format!("</{tag}>"))?;
+    Some(text[start..start + end].trim())
 }
 
 /// What an argument key says about its value.
@@ -580,7 +645,12 @@ fn looks_like_error(line: &str) -> bool {
         "fatal:",
         "Fatal",
     ];
-    (MARKERS.iter().any(|m| has_marker(line, m)) || line.ends_with(" failed")) && !is_listing(line)
+    // A list item is prose (an issue's acceptance criteria, a commit
+    // message, a plan): "- Rescue any exception and log it" happened nowhere.
+    let prose = line.starts_with("- ") || line.starts_with("* ");
+    (MARKERS.iter().any(|m| has_marker(line, m)) || line.ends_with(" failed"))
+        && !prose
+        && !is_listing(line)
 }
 
 /// `marker` occurs as a word: not glued to a following word (`Errors`,
@@ -961,6 +1031,8 @@ mod tests {
             "def record_exception(ctx)",
             "0 Errors found",
             "{:error, _} ->",
+            "- Rescue any setup exception, log a warning, continue.",
+            "* Error outcomes are marked with the span's error status.",
         ] {
             assert!(!looks_like_error(line), "{line}");
         }
@@ -981,6 +1053,48 @@ mod tests {
         ]);
         let requests: Vec<_> = digest.requests.iter().map(|(r, _)| r.as_str()).collect();
         assert_eq!(requests, ["fix the bug"]);
+    }
+
+    #[test]
+    fn what_a_harness_writes_as_the_user_is_one_line_or_nothing() {
+        let digest = digest_of(&[
+            Message::text(
+                Role::User,
+                "<local-command-caveat>Caveat: generated by local commands.</local-command-caveat>",
+            ),
+            Message::text(
+                Role::User,
+                "<command-name>/compact</command-name>\n<command-message>compact</command-message>\n\
+                 <command-args>and keep the 5 retries</command-args>",
+            ),
+            Message::text(
+                Role::User,
+                "<local-command-stdout>Compacted\n# Beads Workflow Context\n...</local-command-stdout>",
+            ),
+            Message::text(
+                Role::User,
+                "<task-notification>\n<task-id>b7636e2</task-id>\n<status>completed</status>\n\
+                 <summary>Background command \"Run tests\" completed (exit code 0)</summary>\n\
+                 </task-notification>\nRead the output file to retrieve the result: /tmp/b.output",
+            ),
+            Message::text(
+                Role::User,
+                "Base directory for this skill: /skills/hex-docs\n\n# Hex Documentation Search\n\nNever guess.",
+            ),
+        ]);
+        let requests: Vec<_> = digest.requests.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(
+            requests,
+            [
+                "[Background command \"Run tests\" completed (exit code 0)]",
+                "[Base directory for this skill: /skills/hex-docs]",
+                // The person's latest request stays the current task.
+                "/compact and keep the 5 retries",
+            ]
+        );
+        // The person's arguments are what they said; the harness's lines are not.
+        let binding: Vec<_> = digest.binding.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(binding, ["/compact and keep the 5 retries"]);
     }
 
     #[test]

@@ -125,9 +125,10 @@ const ROUTINE: u8 = 0;
 /// nothing binding in it.
 pub(crate) fn is_routine(item: &str) -> bool {
     let (body, _) = split_count(item.strip_prefix(ITEM_PREFIX).unwrap_or(item));
-    body.split_whitespace().count() <= 4
-        && !body.contains('\n')
-        && binding::classify(body).is_none()
+    crate::extract::by_harness(body)
+        || (body.split_whitespace().count() <= 4
+            && !body.contains('\n')
+            && binding::classify(body).is_none())
 }
 
 /// The drop class of a binding statement: above every other kind.
