@@ -175,31 +175,112 @@ fn delegates(call: &ToolCall) -> bool {
         .unwrap_or(false)
 }
 
-/// What a sub-agent's report found: its title, and its first and last
-/// statements, without the harness's bookkeeping around it (`agentId: …`,
-/// `<usage>…</usage>`).
+/// What a sub-agent's report found, without the harness's bookkeeping
+/// around it (`agentId: …`, `<usage>…</usage>`): its title, its first
+/// statement, and its conclusion — the opening statements of its last
+/// section headed as one ("Key insights", "Summary", "Conclusion"), else its
+/// last statement outside the reference lists that end many reports
+/// ("Relevant file paths").
 fn report_findings(report: &str) -> Vec<String> {
-    let body: String = report
+    const CONCLUDED: usize = 2;
+    let body: Vec<&str> = report
         .lines()
         .take_while(|l| {
             let l = l.trim();
             !(l.starts_with("agentId:") || l.starts_with("<usage>"))
         })
         .filter(|l| !l.contains("</"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let title = body
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with('#'))
-        .map(|l| l.trim_start_matches('#').trim().trim_matches('*').trim())
+        .collect();
+    // Sections: (heading, lines under it); text before any heading has none.
+    let mut sections: Vec<(Option<&str>, Vec<&str>)> = vec![(None, Vec::new())];
+    let mut in_code = false;
+    for &line in &body {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
+            in_code = !in_code;
+        }
+        match trimmed.strip_prefix('#') {
+            Some(heading) if !in_code => {
+                let heading = heading
+                    .trim_start_matches('#')
+                    .trim()
+                    .trim_matches('*')
+                    .trim();
+                sections.push((Some(heading), Vec::new()));
+            }
+            _ => sections
+                .last_mut()
+                .expect("one section at least")
+                .1
+                .push(line),
+        }
+    }
+    let title = sections
+        .iter()
+        .find_map(|(h, _)| *h)
         .filter(|t| !t.is_empty())
         .map(|t| one_line(t, 200));
-    let mut stated = stated(&body);
-    let last = (stated.len() > 1).then(|| stated.pop()).flatten();
-    stated.truncate(1);
-    title.into_iter().chain(stated).chain(last).collect()
+    let first = stated(&body.join("\n")).into_iter().next();
+    let heading_has = |cues: &[&str], heading: Option<&str>| {
+        heading.is_some_and(|h| {
+            let h = h.to_lowercase();
+            cues.iter().any(|c| h.contains(c))
+        })
+    };
+    let conclusion: Vec<String> = match sections
+        .iter()
+        .rev()
+        .find(|(h, _)| heading_has(&CONCLUSION_HEADINGS, *h))
+    {
+        // Its points, not their sub-points.
+        Some((_, lines)) => {
+            let points: Vec<&str> = lines
+                .iter()
+                .copied()
+                .filter(|l| !l.starts_with([' ', '\t']))
+                .collect();
+            stated(&points.join("\n"))
+                .into_iter()
+                .take(CONCLUDED)
+                .collect()
+        }
+        None => sections
+            .iter()
+            .rev()
+            .filter(|(h, _)| !heading_has(&REFERENCE_HEADINGS, *h))
+            .find_map(|(_, lines)| stated(&lines.join("\n")).pop())
+            .into_iter()
+            .collect(),
+    };
+    let mut out: Vec<String> = title.into_iter().chain(first).collect();
+    for finding in conclusion {
+        if !out.contains(&finding) {
+            out.push(finding);
+        }
+    }
+    out
 }
+
+/// Headings of the section that concludes a report, lowercase.
+const CONCLUSION_HEADINGS: [&str; 14] = [
+    "insight",
+    "conclusion",
+    "summary",
+    "finding",
+    "recommendation",
+    "takeaway",
+    "tl;dr",
+    "key point",
+    "root cause",
+    "answer",
+    "fazit",
+    "zusammenfassung",
+    "résumé",
+    "resumen",
+];
+
+/// Headings of the lists of files and links many reports end with, lowercase.
+const REFERENCE_HEADINGS: [&str; 6] = ["file", "path", "reference", "source", "link", "appendix"];
 
 /// What the assistant said it does next: the last sentence of `text` that
 /// announces a step ("Let me now read the key files I'll be modifying.").
@@ -1095,6 +1176,45 @@ mod tests {
         // The person's arguments are what they said; the harness's lines are not.
         let binding: Vec<_> = digest.binding.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(binding, ["/compact and keep the 5 retries"]);
+    }
+
+    #[test]
+    fn a_report_gives_its_title_opening_and_conclusion() {
+        let report = "Perfect! Now I have all the information needed.\n\n\
+            ## Exploration Report: Transcript Rendering\n\n\
+            ### 1. How the views render\n\
+            - Loads messages via `load_session_messages/1` filtering by subagent.\n\
+            - Calls the renderer with the session's working directory.\n\n\
+            ### Key Insights\n\
+            1. **Core duplication:** the row loop is the same in both views.\n\
+            2. **Flags needed:**\n   - `show_debug` (the overlay)\n\
+            3. Both views need the same debug toggles.\n\
+            4. The hooks differ only in name.\n\n\
+            ### Relevant File Paths\n\
+            - `/w/lib/session_live.ex` (776 lines in all)\n\
+            agentId: a2898e3 (for resuming)\n<usage>total_tokens: 1</usage>";
+        assert_eq!(
+            report_findings(report),
+            [
+                "Exploration Report: Transcript Rendering",
+                "Loads messages via `load_session_messages/1` filtering by subagent.",
+                "**Core duplication:** the row loop is the same in both views.",
+                "Both views need the same debug toggles.",
+            ]
+        );
+        // Without a concluding section: the last statement outside the
+        // reference list.
+        let report = "# Audit\nThe config loader reads three files.\n\
+            The cache is never invalidated, which explains the stale reads.\n\
+            ## Files\n- `/w/src/config.rs` (the loader, 210 lines)";
+        assert_eq!(
+            report_findings(report),
+            [
+                "Audit",
+                "The config loader reads three files.",
+                "The cache is never invalidated, which explains the stale reads.",
+            ]
+        );
     }
 
     #[test]
