@@ -1,4 +1,5 @@
-//! Builds the test guests (`tests/guests/*`) for wasm32-wasip2 and writes their
+//! Builds the test guests (`tests/guests/*`) and the SDK's example
+//! (`guest/examples/summarizer-minimal`) for wasm32-wasip2 and writes their
 //! paths as consts, `include!`d by src/lib.rs. The default components come
 //! embedded in condense-host, whose own build script builds them.
 
@@ -7,6 +8,7 @@ fn main() {
         "test-summarizer-custom",
         "test-compressor-hostile",
         "test-summarizer-hostile",
+        "summarizer-minimal",
     ]);
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("guests.rs");
     std::fs::write(out, condense_guest_builder::path_consts(&artifacts)).unwrap();

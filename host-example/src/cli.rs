@@ -92,6 +92,24 @@ enum Command {
                 replaces request.json, the original kept as request.json.bak"
     )]
     Compact(CompactArgs),
+    /// Fold a whole session (or its first N messages) with a summarizer and print the
+    /// summary, its size and its time: the way to try a summarizer out.
+    #[command(
+        long_about = "Fold a whole session (or its first N messages) with a summarizer and \
+            print the summary, its size and its time: the way to try a summarizer out.\n\n\
+            Every message but the system ones goes to the summarizer in one fold, as a \
+            compaction of the whole session would send it, with an empty previous summary. The \
+            summarizer is the embedded heuristic one, or --summarizer (or the --config's \
+            [components] summarizer, the first of a chain); --settings gives it its own \
+            settings, a JSON or TOML file it reads into its settings type. Nothing is written \
+            but the summary and a line of figures.",
+        after_help = "Examples:\n  \
+            condense summarize session.json\n      \
+                the embedded heuristic summarizer, at the configured summary_max_tokens\n  \
+            condense summarize fix.jsonl --summarizer mine.wasm --settings mine.toml --upto 120\n      \
+                a summarizer of your own, its settings, the first 120 messages"
+    )]
+    Summarize(SummarizeArgs),
     /// Print the config file's JSON Schema (--schema), or the effective configuration
     /// as TOML (--show).
     #[command(
@@ -280,6 +298,28 @@ struct CompactArgs {
 }
 
 #[derive(Args)]
+struct SummarizeArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The summarizer's own settings: a JSON or TOML (.toml) file holding an object.
+    #[arg(long, value_name = "FILE")]
+    settings: Option<PathBuf>,
+    /// Fold only the first N messages of the session.
+    #[arg(long, value_name = "N")]
+    upto: Option<usize>,
+    /// The summary's token budget. Default: summary_max_tokens of the config (2000).
+    #[arg(long, value_name = "TOKENS")]
+    max_tokens: Option<u32>,
+    /// The conversation's language tag (en, de, zh, ...). Default: detected from the
+    /// person's messages, as the compressor does.
+    #[arg(long, value_name = "TAG")]
+    language: Option<String>,
+    /// The session: a journal (.jsonl) or a request body / message list.
+    #[arg(value_name = "SESSION")]
+    session: PathBuf,
+}
+
+#[derive(Args)]
 struct DemoArgs {
     #[command(flatten)]
     common: Common,
@@ -372,6 +412,17 @@ pub fn run_on(
                 events: args.events,
             };
             crate::compact::run(&settings, &run, stdout)
+        }
+        Command::Summarize(args) => {
+            let settings = args.common.settings(Settings::default())?;
+            let run = crate::summarize::SummarizeRun {
+                session: args.session,
+                upto: args.upto,
+                settings: args.settings,
+                max_tokens: args.max_tokens,
+                language: args.language,
+            };
+            crate::summarize::run(&settings, &run, stdout)
         }
         Command::Config(args) => config(args, stdout),
     }

@@ -1,10 +1,11 @@
 //! The `condense` command line, on top of the `condense-host` library:
 //!
 //! - [`cli`]: the commands (`compress`, `replay`, `demo`, `agent`, `compact`,
-//!   `config`);
+//!   `summarize`, `config`);
 //! - [`agent`]: `condense agent`, the runtime assembled from the command line;
 //! - [`compact`]: `condense compact`, a compaction now, written to a file;
 //! - [`demo`]: `condense demo`, a real session through the agent runtime;
+//! - [`summarize`]: `condense summarize`, one fold by a summarizer, to try it;
 //! - [`session`]: the session files the commands read (journals, bodies);
 //! - [`plot`]: the chart of a replay (`--plot`);
 //! - [`settings`]: the configuration file (TOML), validated once at start-up;
@@ -18,3 +19,4 @@ pub mod embedded;
 pub mod plot;
 pub mod session;
 pub mod settings;
+pub mod summarize;

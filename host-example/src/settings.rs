@@ -62,14 +62,144 @@ pub struct Components {
     pub summarizer: Option<PathBuf>,
     /// A chain of summarizers, tried in order: an error, a trap or running
     /// out of its share of the time falls through to the next. Each entry is
-    /// `heuristic` (the embedded summarizer) or the path of a component,
-    /// relative to the config file's directory: `["mine.wasm", "heuristic"]`.
+    /// `heuristic` (the embedded summarizer), `llm` (the embedded LLM
+    /// summarizer, asking the model of `[llm]`) or the path of a component,
+    /// relative to the config file's directory: `["llm", "heuristic"]`.
     /// Instead of `summarizer`.
     pub summarizers: Option<Vec<PathBuf>>,
 }
 
 /// The name that stands for the embedded summarizer in `summarizers`.
 pub const EMBEDDED_SUMMARIZER: &str = "heuristic";
+
+/// The name that stands for the embedded LLM summarizer in `summarizers`.
+pub const LLM_SUMMARIZER: &str = "llm";
+
+/// Whether a `summarizers` entry names an embedded summarizer, not a path.
+fn is_builtin(entry: &Path) -> bool {
+    entry.as_os_str() == EMBEDDED_SUMMARIZER || entry.as_os_str() == LLM_SUMMARIZER
+}
+
+/// The model an LLM summarizer asks (`summarizers = ["llm", "heuristic"]`):
+/// any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM,
+/// the llama.cpp server, a gateway). The host makes the calls; the
+/// summarizer never sees the endpoint or the key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSettings {
+    /// The API root, up to and including the version:
+    /// `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (Ollama).
+    pub base_url: Option<String>,
+    /// The model id, sent as `model`.
+    pub model: Option<String>,
+    /// The environment variable holding the API key: read by the host when
+    /// it starts, sent only as the `Authorization` header, never shown to a
+    /// guest, logged or reported. Unset: no key (a local server).
+    pub api_key_env: Option<String>,
+    /// Time one model call may take (its retries included), in ms.
+    pub timeout_ms: u32,
+    /// Time all the model calls of one compaction may take together, in ms;
+    /// past it the LLM summarizer fails and the chain falls through. Not
+    /// counted against `[limits] timeout_ms`.
+    pub budget_ms: u32,
+    /// The most tokens an answer may have.
+    pub max_output_tokens: u32,
+    /// Sent as `temperature` (0 to 2). Unset: the server's default.
+    pub temperature: Option<f64>,
+    /// How often a 429 or 5xx answer is retried.
+    pub max_retries: u32,
+    /// The model's context in tokens: longer input is summarized in chunks
+    /// that fit it, oldest first.
+    pub context_tokens: u32,
+    /// Failed calls in a row after which the host stops calling the model
+    /// for `breaker_cooldown_ms` (the chain's next summarizer writes the
+    /// summaries meanwhile).
+    pub breaker_failures: u32,
+    /// How long calls stay stopped after `breaker_failures`, in ms.
+    pub breaker_cooldown_ms: u32,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        let limits = condense_host::llm::LlmLimits::default();
+        LlmSettings {
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            timeout_ms: limits.call_timeout.as_millis() as u32,
+            budget_ms: limits.compaction_budget.as_millis() as u32,
+            max_output_tokens: limits.max_output_tokens,
+            temperature: None,
+            max_retries: 2,
+            context_tokens: 32_000,
+            breaker_failures: limits.breaker_failures,
+            breaker_cooldown_ms: limits.breaker_cooldown.as_millis() as u32,
+        }
+    }
+}
+
+/// The ranges of the `[llm]` keys, enforced by [`Settings::validate`] and
+/// published by [`json_schema`].
+pub const LLM_RANGES: &[(&str, u32, u32)] = &[
+    ("timeout_ms", 100, 3_600_000),
+    ("budget_ms", 100, 3_600_000),
+    ("max_output_tokens", 64, 1_000_000),
+    ("max_retries", 0, 10),
+    ("context_tokens", 2_000, 10_000_000),
+    ("breaker_failures", 1, 1_000),
+    ("breaker_cooldown_ms", 0, 86_400_000),
+];
+
+impl LlmSettings {
+    fn value(&self, key: &str) -> u32 {
+        match key {
+            "timeout_ms" => self.timeout_ms,
+            "budget_ms" => self.budget_ms,
+            "max_output_tokens" => self.max_output_tokens,
+            "max_retries" => self.max_retries,
+            "context_tokens" => self.context_tokens,
+            "breaker_failures" => self.breaker_failures,
+            "breaker_cooldown_ms" => self.breaker_cooldown_ms,
+            _ => unreachable!("LLM_RANGES names a key LlmSettings does not have: {key}"),
+        }
+    }
+
+    /// The model, its limits and its breaker, for the runtime; reads the key
+    /// from `api_key_env`.
+    fn llm(&self) -> Result<condense_host::llm::Llm> {
+        use condense_runtime::model::{OpenAiConfig, OpenAiLlm, key_from_env};
+        use std::time::Duration;
+        let (Some(base_url), Some(model)) = (&self.base_url, &self.model) else {
+            bail!(
+                "components.summarizers names `llm`: set [llm] base_url and model (an \
+                 OpenAI-compatible endpoint, e.g. base_url = \"http://127.0.0.1:11434/v1\")"
+            );
+        };
+        let api_key = match &self.api_key_env {
+            Some(var) => {
+                Some(key_from_env(var).map_err(|e| anyhow::anyhow!("llm.api_key_env: {e}"))?)
+            }
+            None => None,
+        };
+        let model = OpenAiLlm::new(OpenAiConfig {
+            api_key,
+            max_retries: self.max_retries,
+            temperature: self.temperature.map(|t| t as f32),
+            ..OpenAiConfig::new(base_url.clone(), model.clone())
+        });
+        let limits = condense_host::llm::LlmLimits {
+            call_timeout: Duration::from_millis(self.timeout_ms.into()),
+            compaction_budget: Duration::from_millis(self.budget_ms.into()),
+            max_output_tokens: self.max_output_tokens,
+            breaker_failures: self.breaker_failures,
+            breaker_cooldown: Duration::from_millis(self.breaker_cooldown_ms.into()),
+        };
+        Ok(condense_host::llm::Llm::new(
+            std::sync::Arc::new(model),
+            limits,
+        ))
+    }
+}
 
 /// Sandbox limits per guest call, and the largest request accepted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -208,6 +338,8 @@ pub struct Settings {
     pub limits: LimitSettings,
     /// How `condense agent` runs.
     pub runtime: RuntimeSettings,
+    /// The model LLM summarizers ask.
+    pub llm: LlmSettings,
 }
 
 /// The core keys as a file gives them: each one unset falls back to its
@@ -338,21 +470,39 @@ impl Settings {
         let summarizers = match &self.components.summarizers {
             Some(chain) => chain
                 .iter()
-                .map(|entry| {
-                    if entry.as_os_str() == EMBEDDED_SUMMARIZER {
-                        ComponentSource::Embedded(embedded::SUMMARIZER)
-                    } else {
-                        ComponentSource::Path(entry.clone())
+                .map(|entry| match entry.to_str() {
+                    Some(EMBEDDED_SUMMARIZER) => ComponentSource::Embedded(embedded::SUMMARIZER),
+                    Some(LLM_SUMMARIZER) => {
+                        ComponentSource::Named(LLM_SUMMARIZER, embedded::LLM_SUMMARIZER)
                     }
+                    _ => ComponentSource::Path(entry.clone()),
                 })
                 .collect(),
             None => vec![source(&self.components.summarizer, embedded::SUMMARIZER)],
         };
-        let runtime = Runtime::with_summarizers(
+        let mut runtime = Runtime::with_summarizers(
             self.sandbox_limits(),
             source(&self.components.compressor, embedded::COMPRESSOR),
             summarizers,
         )?;
+        // The LLM summarizer: the host's model behind its `llm` import, and
+        // the model's context in its settings.
+        let llm_at: Vec<usize> = self
+            .components
+            .summarizers
+            .iter()
+            .flatten()
+            .enumerate()
+            .filter(|(_, p)| p.as_os_str() == LLM_SUMMARIZER)
+            .map(|(i, _)| i)
+            .collect();
+        if !llm_at.is_empty() {
+            runtime = runtime.with_llm(self.llm.llm()?);
+            let settings = serde_json::json!({ "context_tokens": self.llm.context_tokens });
+            for i in llm_at {
+                runtime = runtime.with_summarizer_settings(i, settings.to_string());
+            }
+        }
         // The embedded compressor's keys are checked natively (`validate`,
         // the same code); a compressor from a path checks its own.
         if let Some(path) = &self.components.compressor {
@@ -387,7 +537,7 @@ impl Settings {
             {
                 let host: Vec<String> = CORE_KEYS
                     .iter()
-                    .chain(&["components", "limits", "runtime", "agents"])
+                    .chain(&["components", "limits", "runtime", "llm", "agents"])
                     .map(|k| format!("`{k}`"))
                     .collect();
                 bail!(
@@ -402,6 +552,15 @@ impl Settings {
             if !(min..=max).contains(&value) {
                 bail!("limits.{key} = {value}: must be between {min} and {max}");
             }
+        }
+        for &(key, min, max) in LLM_RANGES {
+            let value = self.llm.value(key);
+            if !(min..=max).contains(&value) {
+                bail!("llm.{key} = {value}: must be between {min} and {max}");
+            }
+        }
+        if let Some(t) = self.llm.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
+            bail!("llm.temperature = {t}: must be between 0 and 2");
         }
         self.runtime
             .budgets
@@ -464,7 +623,7 @@ impl Settings {
             let entries = chain
                 .iter()
                 .map(|p| {
-                    let p = if p.as_os_str() == EMBEDDED_SUMMARIZER {
+                    let p = if is_builtin(p) {
                         p.clone()
                     } else {
                         std::path::absolute(p).unwrap_or_else(|_| p.clone())
@@ -496,6 +655,24 @@ impl Settings {
         }
         out.push_str("\n[runtime.budgets]\n");
         out.push_str(&toml::to_string(&runtime.budgets)?);
+        out.push_str("\n[llm]\n");
+        out.push_str(&toml::to_string(&self.llm)?);
+        for (key, example, unset) in [
+            ("base_url", "\"http://127.0.0.1:11434/v1\"", "no model"),
+            ("model", "\"qwen2.5-coder\"", "no model"),
+            ("api_key_env", "\"OPENAI_API_KEY\"", "no key"),
+            ("temperature", "0.2", "the server's default"),
+        ] {
+            let set = match key {
+                "base_url" => self.llm.base_url.is_some(),
+                "model" => self.llm.model.is_some(),
+                "api_key_env" => self.llm.api_key_env.is_some(),
+                _ => self.llm.temperature.is_some(),
+            };
+            if !set {
+                out.push_str(&format!("# {key} = {example}  (unset: {unset})\n"));
+            }
+        }
         Ok(out)
     }
 
@@ -505,7 +682,7 @@ impl Settings {
             .summarizers
             .iter_mut()
             .flatten()
-            .filter(|p| p.as_os_str() != EMBEDDED_SUMMARIZER);
+            .filter(|p| !is_builtin(p));
         for p in [
             &mut self.components.compressor,
             &mut self.components.summarizer,
@@ -663,7 +840,7 @@ fn merge(base: &mut toml::Table, overrides: toml::Table) {
 fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     // A scalar or list where a table belongs would otherwise be reported as
     // a struct decoded from a sequence: say plainly what is expected.
-    for key in ["components", "limits", "runtime"] {
+    for key in ["components", "limits", "runtime", "llm"] {
         if let Some(value) = table.get(key).filter(|v| !v.is_table()) {
             bail!(
                 "{at}{key}: must be a table ([{at}{key}]), not {}",
@@ -681,6 +858,7 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     let components = decode_table(sub_table("components"), &format!("{at}components."))?;
     let limits = decode_table(sub_table("limits"), &format!("{at}limits."))?;
     let runtime = decode_table(sub_table("runtime"), &format!("{at}runtime."))?;
+    let llm = decode_table(sub_table("llm"), &format!("{at}llm."))?;
     let mut core = toml::Table::new();
     for key in CORE_KEYS {
         if let Some(value) = table.remove(*key) {
@@ -699,6 +877,7 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
         components,
         limits,
         runtime,
+        llm,
     })
 }
 
@@ -752,6 +931,9 @@ struct HostKeys {
     /// How `condense agent` runs: its system prompt and its compaction policy.
     #[schemars(default)]
     runtime: RuntimeSettings,
+    /// The model LLM summarizers ask (`summarizers = ["llm", "heuristic"]`).
+    #[schemars(default)]
+    llm: LlmSettings,
 }
 
 /// The JSON Schema (draft 2020-12) of the config file, generated from the
@@ -785,6 +967,8 @@ pub fn json_schema_with(compressor: &serde_json::Value) -> serde_json::Value {
     }
     let limits = def_of(&mut schema, "limits");
     apply_ranges(limits, LIMIT_RANGES);
+    let llm = def_of(&mut schema, "llm");
+    apply_ranges(llm, LLM_RANGES);
 
     let mut agent = serde_json::Map::new();
     agent.insert(

@@ -85,6 +85,25 @@ pub fn summarizer_from_env(var: &str) -> &'static Middleware {
     Box::leak(Box::new(Middleware::new(runtime)))
 }
 
+/// An OpenAI Chat Completions answer whose content is `text`, for a
+/// scripted model server.
+pub fn chat_answer(text: &str) -> condense_scripted_server::Reply {
+    condense_scripted_server::Reply::json(
+        200,
+        serde_json::json!({
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        })
+        .to_string(),
+    )
+}
+
 fn middleware(
     limits: Limits,
     compressor: ComponentSource,

@@ -1,9 +1,18 @@
-//! What every Rust guest of condense shares: the WIT `types` interface,
-//! generated here once, and lossless conversions between those types and
-//! `condense_model`, where the guests' logic lives. A component crate generates
-//! its own world with
-//! `with: { "condense:middleware/types@0.2.0": condense_guest_sdk::types }`
-//! so its bindings use these types, and converts with `.into()`.
+//! The guest SDK: what a Rust component of condense needs, and all a
+//! summarizer needs.
+//!
+//! - **Writing a summarizer** ([`summarizer`]): implement [`Summarizer`] over
+//!   plain Rust types ([`Message`], [`Request`]), read its settings with
+//!   serde, hold the text to its budget with [`cut_to_tokens`] and the
+//!   token estimator ([`tokens`]), and export it with [`export_summarizer!`].
+//!   The WIT is embedded here: nothing to copy, no wit-bindgen call of your
+//!   own.
+//! - **Other components** (the compressor): the WIT `types` interface,
+//!   generated here once, and lossless conversions between those types and
+//!   `condense_model`, where the guests' logic lives. Such a crate generates
+//!   its own world with
+//!   `with: { "condense:middleware/types@0.2.0": condense_guest_sdk::types }`
+//!   so its bindings use these types, and converts with `.into()`.
 
 wit_bindgen::generate!({
     inline: "
@@ -19,35 +28,27 @@ pub use condense::middleware::types;
 
 condense_model::wit_conversions!(crate::types);
 
-#[cfg(test)]
-mod tests {
-    use super::types as wit;
-    use condense_model as model;
+pub mod summarizer;
 
-    #[test]
-    fn messages_round_trip() {
-        let m = model::Message {
-            role: model::Role::Assistant,
-            parts: vec![
-                model::Part::Text("t".into()),
-                model::Part::Thinking(model::Thinking {
-                    text: "k".into(),
-                    signature: Some("s".into()),
-                }),
-                model::Part::ToolCall(model::ToolCall {
-                    id: "1".into(),
-                    name: "n".into(),
-                    arguments: "{}".into(),
-                }),
-                model::Part::ToolResult(model::ToolResult {
-                    call_id: "1".into(),
-                    content: "c".into(),
-                    is_error: true,
-                }),
-                model::Part::Opaque("{\"type\":\"image\"}".into()),
-            ],
-        };
-        let w: wit::Message = (&m).into();
-        assert_eq!(model::Message::from(w), m);
-    }
+pub use condense_model::tokens;
+pub use condense_model::{Message, Part, Role, Thinking, ToolCall, ToolResult};
+pub use summarizer::{NoSettings, Request, Summarizer, cut_to_tokens};
+
+pub mod llm;
+
+/// The bindings [`export_summarizer!`] exports through: the world
+/// `llm-summarizer-world`, which exports `summarizer` and imports the host's
+/// `llm`. A component imports `llm` only if it calls [`llm::chat`] (unused
+/// imports are left out when the component is made), so one that does not
+/// is a plain `summarizer-world` component.
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "llm-summarizer-world",
+        path: "../../wit",
+        with: { "condense:middleware/types@0.2.0": crate::types },
+        pub_export_macro: true,
+        export_macro_name: "__export_summarizer_world",
+        default_bindings_module: "condense_guest_sdk::bindings",
+    });
 }

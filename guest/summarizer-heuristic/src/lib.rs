@@ -10,7 +10,9 @@
 //! merges the new facts in and writes the result within the token budget,
 //! dropping the least valuable lines first (see `budget`).
 //!
-//! Everything here is plain Rust; `component` is the wasm glue.
+//! Everything here is plain Rust; the component is
+//! `condense-summarizer-heuristic-component`, a crate of its own so that
+//! other components (the LLM summarizer) can link this library.
 
 mod binding;
 mod budget;
@@ -19,13 +21,38 @@ mod extract;
 mod format;
 mod text;
 
-#[cfg(target_arch = "wasm32")]
-mod component;
-
 #[cfg(test)]
 mod tests;
 
 use condense_model::SummaryRequest;
+
+/// What a summary of `messages` must keep word for word, most binding first:
+/// the person's rules, limits and preferences, the exact values they gave,
+/// their goals (the latest of each subject, as this summarizer keeps them),
+/// then the current task and the next step the assistant announced. Another
+/// summarizer (the LLM one) checks its text against these and appends what
+/// it left out.
+pub fn must_keep(messages: &[condense_model::Message]) -> Vec<String> {
+    let mut digest = digest::Digest::default();
+    extract::absorb(&mut digest, messages);
+    let mut binding = digest.binding.clone();
+    // Stable: within a class, the order they were said in.
+    binding.sort_by_key(|s| std::cmp::Reverse(s.class));
+    let mut out: Vec<String> = binding.into_iter().map(|s| s.text).collect();
+    let current = digest
+        .requests
+        .iter()
+        .map(|(text, _)| text)
+        .filter(|text| !extract::by_harness(text))
+        .last()
+        .cloned();
+    for text in current.into_iter().chain(digest.next.clone()) {
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
+}
 
 /// The summary of `request.previous_summary` plus `request.messages`, headed in
 /// `request.language` and estimated at most `request.max_tokens` tokens by

@@ -19,10 +19,13 @@ pub mod compressor_world {
     });
 }
 
-/// Bindings of `summarizer-world`: the host calls the `summarizer` export.
+/// Bindings of `llm-summarizer-world`: the host calls the `summarizer`
+/// export and provides the `llm` import. Every summarizer is loaded with
+/// them; one that does not import `llm` (a `summarizer-world` component)
+/// simply never calls it.
 pub mod summarizer_world {
     wasmtime::component::bindgen!({
-        world: "summarizer-world",
+        world: "llm-summarizer-world",
         path: "../../wit",
         with: { "condense:middleware/types": super::compressor_world::condense::middleware::types },
     });

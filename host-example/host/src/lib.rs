@@ -36,6 +36,7 @@
 
 pub mod body;
 mod convert;
+pub mod llm;
 pub mod middleware;
 pub mod replay;
 pub mod runtime;

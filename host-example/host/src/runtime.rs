@@ -6,9 +6,12 @@
 //! comes back as a [`GuestFailure`] that names the component at fault.
 
 use crate::convert::compressor_world::{CompressorWorld, CompressorWorldPre};
-use crate::convert::summarizer_world::{SummarizerWorld, SummarizerWorldPre};
-use crate::convert::{compressor_world, wit};
-use crate::sandbox::{Limits, Sandbox, StoreData};
+use crate::convert::summarizer_world::{
+    LlmSummarizerWorld as SummarizerWorld, LlmSummarizerWorldPre as SummarizerWorldPre,
+};
+use crate::convert::{compressor_world, summarizer_world, wit};
+use crate::llm::{ChatMessage, ChatRequest, Llm};
+use crate::sandbox::{Credit, Limits, Sandbox, StoreData};
 use condense_model::{Checkpoint, CoreConfig, Message, Outcome, SummaryRequest};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -29,6 +32,10 @@ pub const CONTRACT_VERSION: &str = "0.2.0";
 pub enum ComponentSource {
     /// Bytes the host already holds (e.g. built into its binary).
     Embedded(&'static [u8]),
+    /// Bytes the host holds, under a name that tells them from another
+    /// embedded component of the same role (the `llm` summarizer beside the
+    /// heuristic one): reports call it "summarizer `llm`".
+    Named(&'static str, &'static [u8]),
     /// A component file, read once when the runtime is built.
     Path(PathBuf),
 }
@@ -132,7 +139,12 @@ pub struct Runtime {
     sandbox: Arc<Sandbox>,
     compressor: Loaded<CompressorWorldPre<StoreData<SummarizerSession>>>,
     /// The summarizer chain, tried in order (never empty).
-    summarizers: Arc<[Loaded<SummarizerWorldPre<StoreData<()>>>]>,
+    summarizers: Arc<[Loaded<SummarizerWorldPre<StoreData<SummarizerHost>>>]>,
+    /// The model behind the summarizers' `llm` import, if one is configured.
+    llm: Option<Arc<Llm>>,
+    /// Per summarizer of the chain, its own settings JSON from the host's
+    /// configuration, handed to it in place of what the compressor sends.
+    summarizer_settings: Arc<[Option<String>]>,
 }
 
 /// A compress call that returned: the compressor's outcome, and which
@@ -210,16 +222,51 @@ impl Runtime {
                     ComponentRole::Summarizer,
                     source,
                     "summarizer-world",
-                    |_| Ok(()),
+                    |linker| {
+                        SummarizerWorld::add_to_linker::<_, HasSelf<SummarizerHost>>(
+                            linker,
+                            |data| &mut data.host,
+                        )
+                    },
                     SummarizerWorldPre::new,
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let n = summarizers.len();
         Ok(Runtime {
             sandbox: Arc::new(sandbox),
             compressor,
             summarizers: summarizers.into(),
+            llm: None,
+            summarizer_settings: vec![None; n].into(),
         })
+    }
+
+    /// The runtime with `settings` (a JSON object) as the settings of
+    /// summarizer `index` of the chain: the compressor asks for a summary
+    /// with none (`{}`), and the host, which knows each summarizer's
+    /// configuration, fills them in (a request that has settings of its
+    /// own, such as `condense summarize --settings`, keeps them). An index
+    /// past the chain is ignored.
+    pub fn with_summarizer_settings(mut self, index: usize, settings: String) -> Runtime {
+        let mut all = self.summarizer_settings.to_vec();
+        if let Some(slot) = all.get_mut(index) {
+            *slot = Some(settings);
+        }
+        self.summarizer_settings = all.into();
+        self
+    }
+
+    /// The runtime with `llm` behind its summarizers' `llm` import. Without
+    /// one, a summarizer's model call fails (and the chain falls through).
+    pub fn with_llm(mut self, llm: Llm) -> Runtime {
+        self.llm = Some(Arc::new(llm));
+        self
+    }
+
+    /// The model behind the `llm` import, if any.
+    pub fn llm(&self) -> Option<&Llm> {
+        self.llm.as_deref()
     }
 
     pub fn limits(&self) -> &Limits {
@@ -333,9 +380,9 @@ impl Runtime {
         &self,
     ) -> Result<(Store<StoreData<SummarizerSession>>, CompressorWorld), GuestFailure> {
         let deadline = self.sandbox.deadline();
-        let session =
-            SummarizerSession::new(self.sandbox.clone(), self.summarizers.clone(), deadline);
-        let mut store = self.sandbox.store(session, deadline);
+        let session = self.session(deadline);
+        let credit = session.credit.clone();
+        let mut store = self.sandbox.store(session, deadline, &credit);
         let label = &self.compressor.label;
         let instance = self
             .compressor
@@ -370,14 +417,26 @@ impl Runtime {
         &self,
         request: &SummaryRequest,
     ) -> Result<Result<String, String>, GuestFailure> {
-        let mut session = SummarizerSession::new(
-            self.sandbox.clone(),
-            self.summarizers.clone(),
-            self.sandbox.deadline(),
-        );
+        let mut session = self.session(self.sandbox.deadline());
         let result = session.call(&request.into());
         let _ = session.finish();
         result
+    }
+
+    /// The summarizer chain for one call bound by `deadline`, with a fresh
+    /// credit for the time its model calls take.
+    fn session(&self, deadline: Instant) -> SummarizerSession {
+        SummarizerSession {
+            sandbox: self.sandbox.clone(),
+            chain: self.summarizers.clone(),
+            deadline,
+            credit: Arc::new(Credit::default()),
+            llm: self.llm.clone(),
+            settings: self.summarizer_settings.clone(),
+            live: (0..self.summarizers.len()).map(|_| None).collect(),
+            failed: vec![None; self.summarizers.len()],
+            summaries: Summaries::default(),
+        }
     }
 }
 
@@ -387,9 +446,15 @@ impl Runtime {
 /// whole call.
 struct SummarizerSession {
     sandbox: Arc<Sandbox>,
-    chain: Arc<[Loaded<SummarizerWorldPre<StoreData<()>>>]>,
+    chain: Arc<[Loaded<SummarizerWorldPre<StoreData<SummarizerHost>>>]>,
+    /// The call's deadline, before the credit moves it.
     deadline: Instant,
-    live: Vec<Option<(Store<StoreData<()>>, SummarizerWorld)>>,
+    /// The host's time in model calls during this call, which moves every
+    /// deadline of the call (the compressor's store shares it).
+    credit: Arc<Credit>,
+    llm: Option<Arc<Llm>>,
+    settings: Arc<[Option<String>]>,
+    live: Vec<Option<(Store<StoreData<SummarizerHost>>, SummarizerWorld)>>,
     /// Each summarizer's failure this call: it is not asked again.
     failed: Vec<Option<GuestFailure>>,
     summaries: Summaries,
@@ -407,22 +472,6 @@ struct Summaries {
 }
 
 impl SummarizerSession {
-    fn new(
-        sandbox: Arc<Sandbox>,
-        chain: Arc<[Loaded<SummarizerWorldPre<StoreData<()>>>]>,
-        deadline: Instant,
-    ) -> Self {
-        let n = chain.len();
-        SummarizerSession {
-            sandbox,
-            chain,
-            deadline,
-            live: (0..n).map(|_| None).collect(),
-            failed: vec![None; n],
-            summaries: Summaries::default(),
-        }
-    }
-
     /// Asks the chain: the first summary written wins. When every summarizer
     /// fails, the last one's failure decides how it surfaces — its own error
     /// goes to the compressor as an error, a trap traps the compressor —
@@ -441,9 +490,11 @@ impl SummarizerSession {
                 continue;
             }
             // This summarizer's share of the time left, so that one that
-            // runs out of it leaves time for the next.
+            // runs out of it leaves time for the next. Model time spent so
+            // far is not the guests': it moves the deadline.
             let now = Instant::now();
-            let share = self.deadline.saturating_duration_since(now) / (n - k) as u32;
+            let deadline = self.deadline + self.credit.total();
+            let share = deadline.saturating_duration_since(now) / (n - k) as u32;
             match self.call_guest(k, request, now + share) {
                 Ok(Ok(text)) => {
                     self.summaries.wrote = Some(self.chain[k].label.clone());
@@ -494,13 +545,30 @@ impl SummarizerSession {
                 live
             }
             None => {
-                let mut store = self.sandbox.store((), deadline);
+                let host = SummarizerHost {
+                    llm: self.llm.clone(),
+                    credit: self.credit.clone(),
+                };
+                let mut store = self.sandbox.store(host, deadline, &self.credit);
                 let instance = guest
                     .pre
                     .instantiate(&mut store)
                     .map_err(|e| failure(label, FailureKind::Instantiate, format!("{e:#}")))?;
                 self.live[k].insert((store, instance))
             }
+        };
+        // Its own settings, when the host has them and the request (the
+        // compressor's always) has none.
+        let configured;
+        let request = match &self.settings[k] {
+            Some(settings) if matches!(request.settings.trim(), "" | "{}") => {
+                configured = wit::SummaryRequest {
+                    settings: settings.clone(),
+                    ..request.clone()
+                };
+                &configured
+            }
+            _ => request,
         };
         instance
             .condense_middleware_summarizer()
@@ -537,6 +605,52 @@ impl compressor_world::condense::middleware::summarizer::Host for SummarizerSess
 
 impl compressor_world::condense::middleware::types::Host for SummarizerSession {}
 
+/// What a summarizer's store holds for its `llm` import.
+struct SummarizerHost {
+    llm: Option<Arc<Llm>>,
+    credit: Arc<Credit>,
+}
+
+impl summarizer_world::condense::middleware::llm::Host for SummarizerHost {
+    fn chat(&mut self, request: wit::ChatRequest) -> Result<String, String> {
+        let Some(llm) = &self.llm else {
+            return Err("this host has no model for summarizers (configure [llm])".to_owned());
+        };
+        let request = ChatRequest {
+            messages: request
+                .messages
+                .into_iter()
+                .map(|m| ChatMessage {
+                    role: m.role.into(),
+                    content: m.content,
+                })
+                .collect(),
+            max_tokens: request.max_tokens,
+        };
+        let (answer, took) = llm.chat(&request, self.credit.total());
+        self.credit.add(took);
+        answer
+    }
+
+    fn complete(&mut self, request: wit::Completion) -> Result<String, String> {
+        self.chat(wit::ChatRequest {
+            messages: vec![
+                wit::ChatMessage {
+                    role: wit::Role::System,
+                    content: request.system,
+                },
+                wit::ChatMessage {
+                    role: wit::Role::User,
+                    content: request.prompt,
+                },
+            ],
+            max_tokens: request.max_tokens,
+        })
+    }
+}
+
+impl compressor_world::condense::middleware::types::Host for SummarizerHost {}
+
 fn failure(component: &ComponentLabel, kind: FailureKind, detail: String) -> GuestFailure {
     GuestFailure {
         component: component.clone(),
@@ -548,6 +662,7 @@ fn failure(component: &ComponentLabel, kind: FailureKind, detail: String) -> Gue
 fn label(role: ComponentRole, source: &ComponentSource) -> ComponentLabel {
     let file = match source {
         ComponentSource::Embedded(_) => None,
+        ComponentSource::Named(name, _) => Some((*name).to_owned()),
         ComponentSource::Path(path) => Some(path.file_name().map_or_else(
             || path.display().to_string(),
             |f| f.to_string_lossy().into_owned(),
@@ -569,7 +684,9 @@ fn load<T: Send + 'static, P>(
     let label = label(role, source);
     let fail = |detail: String| failure(&label, FailureKind::Load, detail);
     let bytes = match source {
-        ComponentSource::Embedded(bytes) => Cow::Borrowed(*bytes),
+        ComponentSource::Embedded(bytes) | ComponentSource::Named(_, bytes) => {
+            Cow::Borrowed(*bytes)
+        }
         ComponentSource::Path(path) => Cow::Owned(read(path).map_err(fail)?),
     };
     // Another contract version fails to link with a message about a missing

@@ -15,13 +15,15 @@ use crate::runtime::FailureKind;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{
     Cache, CacheConfig, Config, Enabled, Engine, InstanceAllocationStrategy,
     PoolingAllocationConfig, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap,
+    UpdateDeadline,
 };
 use wasmtime_wasi::clocks::{HostMonotonicClock, HostWallClock};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
@@ -145,8 +147,15 @@ impl Sandbox {
     }
 
     /// A fresh store for one call: its own memory cap, no WASI capabilities,
-    /// captured stdio, and an epoch deadline at `deadline`.
-    pub fn store<T: Send>(&self, host: T, deadline: Instant) -> Store<StoreData<T>> {
+    /// captured stdio, and an epoch deadline at `deadline`, moved later by
+    /// whatever `credit` is credited meanwhile (the host's time in the `llm`
+    /// import, which is not the guest's).
+    pub fn store<T: Send>(
+        &self,
+        host: T,
+        deadline: Instant,
+        credit: &Arc<Credit>,
+    ) -> Store<StoreData<T>> {
         let stdout = MemoryOutputPipe::new(self.limits.captured_output_bytes);
         let stderr = MemoryOutputPipe::new(self.limits.captured_output_bytes);
         // The builder's defaults already grant nothing (no preopens, env, args
@@ -169,10 +178,27 @@ impl Sandbox {
             memory: MemoryCap::new(self.limits.memory_bytes),
             stdout,
             stderr,
+            deadline: Deadline {
+                at: deadline,
+                credit: credit.clone(),
+                credited_before: credit.total(),
+            },
             host,
         };
         let mut store = Store::new(&self.engine, data);
         store.limiter(|data| &mut data.memory);
+        // When the epoch deadline comes, the call may have been credited
+        // time since it was armed: then it goes on until the moved deadline.
+        let tick = self.limits.epoch_tick;
+        store.epoch_deadline_callback(move |store| {
+            let due = store.data().deadline.due();
+            let now = Instant::now();
+            if now < due {
+                Ok(UpdateDeadline::Continue(deadline_ticks(due - now, tick)))
+            } else {
+                Err(Trap::Interrupt.into())
+            }
+        });
         self.set_deadline(&mut store, deadline);
         store
     }
@@ -180,6 +206,9 @@ impl Sandbox {
     /// (Re)arms the store's epoch deadline at `deadline`, e.g. before a
     /// second call into an instance that lives across calls.
     pub fn set_deadline<T>(&self, store: &mut Store<StoreData<T>>, deadline: Instant) {
+        let data = &mut store.data_mut().deadline;
+        data.at = deadline;
+        data.credited_before = data.credit.total();
         let remaining = deadline.saturating_duration_since(Instant::now());
         store.set_epoch_deadline(deadline_ticks(remaining, self.limits.epoch_tick));
     }
@@ -226,16 +255,47 @@ impl Sandbox {
     }
 }
 
-/// What a store holds: WASI state, the memory cap, captured stdio, and the
-/// host's own data for the guest's imports.
+/// What a store holds: WASI state, the memory cap, captured stdio, its
+/// deadline, and the host's own data for the guest's imports.
 pub(crate) struct StoreData<T> {
     wasi: WasiCtx,
     table: ResourceTable,
     memory: MemoryCap,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
+    deadline: Deadline,
     /// The host's state for the guest's imports.
     pub host: T,
+}
+
+/// Time the host spent on a call's behalf that is not the guest's (waiting
+/// for the model in the `llm` import), shared by every store of the call:
+/// each store's deadline moves later by what is credited while it is armed.
+#[derive(Debug, Default)]
+pub(crate) struct Credit(AtomicU64);
+
+impl Credit {
+    pub fn add(&self, time: Duration) {
+        let nanos = u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
+        self.0.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    pub fn total(&self) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::Relaxed))
+    }
+}
+
+/// A store's deadline: `at`, plus what was credited since it was armed.
+struct Deadline {
+    at: Instant,
+    credit: Arc<Credit>,
+    credited_before: Duration,
+}
+
+impl Deadline {
+    fn due(&self) -> Instant {
+        self.at + self.credit.total().saturating_sub(self.credited_before)
+    }
 }
 
 impl<T> StoreData<T> {

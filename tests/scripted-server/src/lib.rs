@@ -27,6 +27,8 @@ pub enum Reply {
     /// Read the request, then never answer (keeping the connection open
     /// until the server stops): for timeouts.
     Hang,
+    /// Wait, then give `reply`: a slow model.
+    Late(Duration, Box<Reply>),
 }
 
 impl Reply {
@@ -37,6 +39,11 @@ impl Reply {
             headers: vec![("content-type".into(), "application/json".into())],
             body: body.into(),
         }
+    }
+
+    /// This reply, given after `delay`.
+    pub fn after(self, delay: Duration) -> Reply {
+        Reply::Late(delay, Box::new(self))
     }
 
     /// The answer with one more header.
@@ -99,7 +106,13 @@ impl TestServer {
                         continue;
                     };
                     lock(&requests).push(request);
-                    match script.pop_front() {
+                    let mut reply = script.pop_front();
+                    while let Some(Reply::Late(delay, late)) = reply {
+                        std::thread::sleep(delay);
+                        reply = Some(*late);
+                    }
+                    match reply {
+                        Some(Reply::Late(..)) => unreachable!("unwrapped above"),
                         Some(Reply::Hang) => hanging.push(stream),
                         Some(Reply::Answer {
                             status,

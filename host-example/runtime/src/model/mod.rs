@@ -24,11 +24,13 @@
 
 mod anthropic;
 mod http;
+mod llm;
 mod openai;
 mod replay;
 
 pub use anthropic::{AnthropicConfig, AnthropicModel};
 pub use http::Backoff;
+pub use llm::OpenAiLlm;
 pub use openai::{OpenAiConfig, OpenAiModel};
 pub use replay::ReplayModel;
 

@@ -22,7 +22,7 @@ use std::fmt;
 use std::time::Duration;
 
 /// Where and how to reach an OpenAI-compatible server.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq)]
 pub struct OpenAiConfig {
     /// The API root, up to and including the version:
     /// `https://api.openai.com/v1`, `http://127.0.0.1:8080/v1` (llama.cpp),
@@ -36,6 +36,8 @@ pub struct OpenAiConfig {
     pub timeout: Duration,
     /// How often a 429 or 5xx answer is retried.
     pub max_retries: u32,
+    /// Sent as `temperature` when set; the server's default otherwise.
+    pub temperature: Option<f32>,
 }
 
 impl OpenAiConfig {
@@ -48,6 +50,7 @@ impl OpenAiConfig {
             api_key: None,
             timeout: Duration::from_secs(600),
             max_retries: 2,
+            temperature: None,
         }
     }
 }
@@ -61,6 +64,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("api_key", &self.api_key.as_ref().map(|_| REDACTED))
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
+            .field("temperature", &self.temperature)
             .finish()
     }
 }
@@ -95,7 +99,10 @@ impl Model for OpenAiModel {
     }
 
     fn complete(&mut self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = request_body(&self.config.model, request);
+        let mut body = request_body(&self.config.model, request);
+        if let Some(temperature) = self.config.temperature {
+            body["temperature"] = temperature.into();
+        }
         let authorization = self
             .config
             .api_key

@@ -1,15 +1,15 @@
-//! A summarizer written the way a third party would: only the WIT file and
-//! wit-bindgen. It counts what it was given, so tests can see that the host
-//! loaded it instead of the default one without being rebuilt.
+//! A summarizer written the way a third party would, with the guest SDK. It
+//! counts what it was given, so tests can see that the host loaded it instead
+//! of the default one without being rebuilt.
 
-wit_bindgen::generate!({ world: "summarizer-world", path: "../../../wit" });
-
-use condense::middleware::types::{Part, SummaryRequest};
+use condense_guest_sdk::{NoSettings, Part, Request, Summarizer, export_summarizer};
 
 struct Counting;
 
-impl exports::condense::middleware::summarizer::Guest for Counting {
-    fn summarize(request: SummaryRequest) -> Result<String, String> {
+impl Summarizer for Counting {
+    type Settings = NoSettings;
+
+    fn summarize(request: Request<NoSettings>) -> Result<String, String> {
         let calls = request
             .messages
             .iter()
@@ -29,4 +29,4 @@ impl exports::condense::middleware::summarizer::Guest for Counting {
     }
 }
 
-export!(Counting);
+export_summarizer!(Counting);

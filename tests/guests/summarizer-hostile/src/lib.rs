@@ -4,14 +4,14 @@
 //! never returns, `refuse` returns an error, a number N returns a summary of N MiB (`100`: more than the
 //! tests' memory cap lets it build), anything else gets a fixed summary.
 
-wit_bindgen::generate!({ world: "summarizer-world", path: "../../../wit" });
-
-use condense::middleware::types::{Part, SummaryRequest};
+use condense_guest_sdk::{NoSettings, Part, Request, Summarizer, export_summarizer};
 
 struct Hostile;
 
-impl exports::condense::middleware::summarizer::Guest for Hostile {
-    fn summarize(request: SummaryRequest) -> Result<String, String> {
+impl Summarizer for Hostile {
+    type Settings = NoSettings;
+
+    fn summarize(request: Request<NoSettings>) -> Result<String, String> {
         let parts = request
             .messages
             .last()
@@ -39,4 +39,4 @@ impl exports::condense::middleware::summarizer::Guest for Hostile {
     }
 }
 
-export!(Hostile);
+export_summarizer!(Hostile);

@@ -1,0 +1,424 @@
+//! condense's LLM summarizer: the host's model writes a structured handoff
+//! summary, and a deterministic gate makes sure it kept what must survive.
+//!
+//! A fold asks the model to *update* the previous summary with the newly
+//! folded messages (never to rewrite the session from scratch: it only gets
+//! the new messages), in the sections the best agents hand over with — the
+//! person's requests and every rule verbatim, the current task and its
+//! state, files, commands and errors with their fixes, findings and
+//! decisions, what is pending, the next step — in the conversation's
+//! language. Messages that do not fit the model's context
+//! ([`Settings::context_tokens`]) are folded in chunks, oldest first, each
+//! into the running summary.
+//!
+//! The answer is then held to account:
+//!
+//! - an answer that refuses, or is over the budget, is an error: the host's
+//!   chain falls through to the next summarizer (the heuristic one);
+//! - **the gate**: every statement the heuristic summarizer's ranking marks
+//!   as binding — the person's rules, limits, preferences, exact values and
+//!   goals, the current task, the next step — that the answer does not
+//!   contain word for word is appended under `## Kept verbatim`, as many as
+//!   fit the budget, most binding first; what a previous fold kept there is
+//!   kept again.
+//!
+//! The logic is plain Rust over a `chat` function, tested natively with a
+//! scripted one; `component` binds it to the host's `llm` import.
+
+use condense_guest_sdk::llm::ChatMessage;
+use condense_guest_sdk::{Request, cut_to_tokens};
+use condense_model::tokens::estimate_text;
+use condense_model::{Message, Part, Role};
+
+/// The summarizer's settings (`[llm]` of the host's config passes
+/// `context_tokens`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// The model's context in tokens: one request (instructions, previous
+    /// summary, messages and the answer) stays within it.
+    pub context_tokens: u32,
+    /// A tool result is shown to the model up to this many characters: the
+    /// outcome is at its start and end, and the rest costs the context.
+    pub tool_result_chars: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            context_tokens: 32_000,
+            tool_result_chars: 2_000,
+        }
+    }
+}
+
+/// The heading the gate appends under.
+pub const KEPT_VERBATIM: &str = "## Kept verbatim";
+
+/// The standing instructions: the same bytes in every request, first, so a
+/// provider's prompt cache serves them.
+const SYSTEM_PROMPT: &str = "You maintain the handoff summary of a long conversation between a \
+person and an AI coding agent. The agent will continue the work from your summary alone, so \
+it must hold everything needed to carry on.\n\n\
+Write these sections, in this order, as markdown headings (leave out a section with nothing \
+in it):\n\
+## User requests and rules: every request of the person, and every rule, limit, preference, \
+correction and exact value they stated (numbers, ids, paths, versions, dates), word for word.\n\
+## Current task: what is being done now, and how far it got.\n\
+## Files and code: the files read, created and changed, and what changed.\n\
+## Commands and errors: the commands that mattered with their outcome, every error with its \
+fix or that it is still open.\n\
+## Findings and decisions: what was found out, what was decided and why.\n\
+## Pending: what is left to do.\n\
+## Next step: what the agent was about to do.\n\n\
+Rules: update the previous summary with the new messages; keep everything in it that still \
+holds, and replace what the new messages changed (the latest value wins). Never invent \
+anything. Quote the person's rules and values exactly. Write nothing but the summary.";
+
+/// Phrases an answer that refuses starts with, lowercase.
+const REFUSALS: [&str; 9] = [
+    "i can't",
+    "i cannot",
+    "i can not",
+    "i'm sorry",
+    "i am sorry",
+    "i'm unable",
+    "i am unable",
+    "sorry,",
+    "as an ai",
+];
+
+/// The model: a conversation and the answer's token limit in, its text (or
+/// why there is none) out. The component's is the host's `llm` import.
+pub type Chat<'a> = dyn FnMut(&[ChatMessage], u32) -> Result<String, String> + 'a;
+
+/// One fold: the previous summary updated with `request.messages` by
+/// `chat`, then gated.
+pub fn summarize(request: &Request<Settings>, chat: &mut Chat<'_>) -> Result<String, String> {
+    let budget = request.max_tokens;
+    let mut summary = request.previous_summary.clone();
+    for chunk in chunks(request)? {
+        let prompt = prompt(&summary, &chunk, budget, &request.language);
+        let answer = chat(&prompt, budget)?;
+        summary = accept(answer, budget)?;
+    }
+    Ok(gate(
+        summary,
+        &request.previous_summary,
+        &request.messages,
+        budget,
+    ))
+}
+
+/// The model's answer as a summary, or why it is none.
+fn accept(answer: String, budget: u32) -> Result<String, String> {
+    let answer = answer.trim().to_owned();
+    let first = answer.lines().next().unwrap_or_default();
+    let lower = first.to_lowercase();
+    if answer.is_empty() {
+        return Err("the model's answer is empty".to_owned());
+    }
+    if REFUSALS.iter().any(|r| lower.starts_with(r)) {
+        return Err(format!("the model refused: {}", cut_to_tokens(first, 60)));
+    }
+    let tokens = estimate_text(&answer);
+    if tokens > budget {
+        return Err(format!(
+            "the model's summary is ~{tokens} tokens, over the budget of {budget}"
+        ));
+    }
+    Ok(answer)
+}
+
+/// The folded messages as the model reads them, split so that each
+/// request fits the model's context; oldest first.
+fn chunks(request: &Request<Settings>) -> Result<Vec<String>, String> {
+    // The context holds the instructions, the summary so far (at most the
+    // budget), the messages, the closing instruction and the answer.
+    let fixed = estimate_text(SYSTEM_PROMPT) + 2 * request.max_tokens + 200;
+    let room = request
+        .settings
+        .context_tokens
+        .checked_sub(fixed)
+        .filter(|&r| r >= 500)
+        .ok_or_else(|| {
+            format!(
+                "context_tokens {} leaves no room for messages beside a {}-token summary",
+                request.settings.context_tokens, request.max_tokens
+            )
+        })?;
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for message in &request.messages {
+        let text = render(message, request.settings.tool_result_chars);
+        let text = cut_to_tokens(&text, room).to_owned();
+        if !current.is_empty() && estimate_text(&current) + estimate_text(&text) > room {
+            out.push(std::mem::take(&mut current));
+        }
+        current.push_str(&text);
+        current.push('\n');
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    Ok(out)
+}
+
+/// One message as a transcript entry.
+fn render(message: &Message, result_chars: usize) -> String {
+    let who = match message.role {
+        Role::System => "SYSTEM",
+        Role::User => "USER",
+        Role::Assistant => "ASSISTANT",
+        Role::Tool => "TOOL",
+    };
+    let mut out = String::new();
+    for part in &message.parts {
+        let line = match part {
+            Part::Text(text) => format!("{who}: {}", text.trim()),
+            // Reasoning is the agent's scratch work, not the record.
+            Part::Thinking(_) | Part::Opaque(_) => continue,
+            Part::ToolCall(call) => format!(
+                "{who} calls {}: {}",
+                call.name,
+                shorten(&call.arguments, 500)
+            ),
+            Part::ToolResult(result) => format!(
+                "TOOL RESULT{}: {}",
+                if result.is_error { " (error)" } else { "" },
+                shorten(&result.content, result_chars)
+            ),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// `text` within `chars` characters: its start and its end, where a
+/// command's output says how it went.
+fn shorten(text: &str, chars: usize) -> String {
+    let text = text.trim();
+    let count = text.chars().count();
+    if count <= chars {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(chars * 2 / 3).collect();
+    let tail: String = text.chars().skip(count - chars / 3).collect();
+    format!("{head}\n[… {} characters …]\n{tail}", count - chars)
+}
+
+/// The request for one chunk: the standing instructions, the summary so
+/// far, the new messages, and last what to do with them.
+fn prompt(summary: &str, messages: &str, budget: u32, language: &str) -> Vec<ChatMessage> {
+    let previous = if summary.trim().is_empty() {
+        "(none yet: this is the first part of the conversation)"
+    } else {
+        summary
+    };
+    let content = format!(
+        "Previous summary:\n{previous}\n\nNew messages, oldest first:\n{messages}\n\
+         Update the previous summary with the new messages. Write it in the language of the \
+         conversation (BCP-47 `{language}`), at most {budget} tokens."
+    );
+    vec![
+        ChatMessage::new(Role::System, SYSTEM_PROMPT),
+        ChatMessage::new(Role::User, content),
+    ]
+}
+
+/// `summary` with what must survive and is missing from it appended under
+/// [`KEPT_VERBATIM`], as many items as fit `budget`, most binding first.
+fn gate(summary: String, previous: &str, messages: &[Message], budget: u32) -> String {
+    // Kept by an earlier fold's gate, then this fold's, in rank order.
+    let mut items: Vec<String> = kept_verbatim(previous);
+    for item in condense_summarizer_heuristic::must_keep(messages) {
+        if !items.contains(&item) {
+            items.push(item);
+        }
+    }
+    // The answer's own `Kept verbatim` section is rebuilt below.
+    let body = match summary.find(KEPT_VERBATIM) {
+        Some(at) => summary[..at].trim_end().to_owned(),
+        None => summary,
+    };
+    let missing: Vec<String> = items
+        .into_iter()
+        .filter(|item| !body.contains(item.as_str()))
+        .collect();
+    if missing.is_empty() {
+        return body;
+    }
+    let mut out = format!("{body}\n\n{KEPT_VERBATIM}");
+    let mut kept = 0;
+    for item in missing {
+        let line = format!("\n- {}", item.replace('\n', " "));
+        if estimate_text(&format!("{out}{line}")) <= budget {
+            out.push_str(&line);
+            kept += 1;
+        }
+    }
+    if kept == 0 { body } else { out }
+}
+
+/// The items under [`KEPT_VERBATIM`] in `summary`.
+fn kept_verbatim(summary: &str) -> Vec<String> {
+    let Some(at) = summary.find(KEPT_VERBATIM) else {
+        return Vec::new();
+    };
+    summary[at + KEPT_VERBATIM.len()..]
+        .lines()
+        .take_while(|l| !l.starts_with("## "))
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(target_arch = "wasm32")]
+mod component {
+    use condense_guest_sdk::{Request, Summarizer, export_summarizer};
+
+    struct Llm;
+
+    impl Summarizer for Llm {
+        type Settings = crate::Settings;
+
+        fn summarize(request: Request<crate::Settings>) -> Result<String, String> {
+            crate::summarize(&request, &mut condense_guest_sdk::llm::chat)
+        }
+    }
+
+    export_summarizer!(Llm);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(previous: &str, messages: Vec<Message>, max_tokens: u32) -> Request<Settings> {
+        Request {
+            previous_summary: previous.into(),
+            messages,
+            max_tokens,
+            language: "en".into(),
+            settings: Settings::default(),
+        }
+    }
+
+    fn talk() -> Vec<Message> {
+        vec![
+            Message::text(
+                Role::User,
+                "Fix the export. Never push to main without approval. The budget is capped at $4,217.",
+            ),
+            Message::text(Role::Assistant, "Let me look at the exporter."),
+        ]
+    }
+
+    #[test]
+    fn the_model_gets_the_previous_summary_and_only_the_new_messages() {
+        let mut seen = Vec::new();
+        let out = summarize(
+            &request("## Current task\n- old task", talk(), 500),
+            &mut |messages, max| {
+                seen.push((messages.to_vec(), max));
+                Ok(
+                    "## Current task\n- Fix the export. Never push to main without approval. \
+                    The budget is capped at $4,217.\n## Next step\n- Let me look at the exporter."
+                        .into(),
+                )
+            },
+        )
+        .unwrap();
+        assert_eq!(seen.len(), 1);
+        let (messages, max) = &seen[0];
+        assert_eq!(*max, 500);
+        assert_eq!(messages[0], ChatMessage::new(Role::System, SYSTEM_PROMPT));
+        let user = &messages[1].content;
+        assert!(user.starts_with("Previous summary:\n## Current task\n- old task\n\nNew messages"));
+        assert!(user.contains("USER: Fix the export."));
+        assert!(user.contains("ASSISTANT: Let me look at the exporter."));
+        assert!(user.ends_with("at most 500 tokens."));
+        // Everything binding is in the answer: nothing appended.
+        assert!(!out.contains(KEPT_VERBATIM), "{out}");
+    }
+
+    #[test]
+    fn the_gate_appends_a_rule_the_model_dropped_and_keeps_it_next_fold() {
+        let out = summarize(&request("", talk(), 500), &mut |_, _| {
+            Ok("## Current task\n- Fix the export.".into())
+        })
+        .unwrap();
+        assert!(
+            out.ends_with(&format!(
+                "{KEPT_VERBATIM}\n- Never push to main without approval.\n\
+                 - The budget is capped at $4,217.\n\
+                 - Fix the export. Never push to main without approval. The budget is capped at $4,217.\n\
+                 - Let me look at the exporter."
+            )),
+            "{out}"
+        );
+        // The next fold's model drops them again: the gate keeps them again.
+        let next = summarize(
+            &request(&out, vec![Message::text(Role::User, "go on")], 500),
+            &mut |_, _| Ok("## Current task\n- go on".into()),
+        )
+        .unwrap();
+        assert!(
+            next.contains("- Never push to main without approval."),
+            "{next}"
+        );
+        assert!(next.contains("- The budget is capped at $4,217."), "{next}");
+    }
+
+    #[test]
+    fn a_refusal_an_empty_answer_and_an_answer_over_budget_are_errors() {
+        for (answer, why) in [
+            (
+                "I'm sorry, but I can't help with that.",
+                "the model refused: I'm sorry",
+            ),
+            ("  \n", "the model's answer is empty"),
+            (&"word ".repeat(400), "over the budget of 100"),
+        ] {
+            let error = summarize(&request("", talk(), 100), &mut |_, _| Ok(answer.to_owned()))
+                .unwrap_err();
+            assert!(error.contains(why), "{error}");
+        }
+        let error = summarize(
+            &request("", talk(), 100),
+            &mut |_, _| Err("HTTP 500".into()),
+        )
+        .unwrap_err();
+        assert_eq!(error, "HTTP 500");
+    }
+
+    #[test]
+    fn long_input_is_folded_in_chunks_oldest_first() {
+        let messages: Vec<Message> = (0..40)
+            .map(|i| {
+                Message::text(
+                    Role::User,
+                    format!("request {i}: {}", "detail ".repeat(300)),
+                )
+            })
+            .collect();
+        let mut request = request("", messages, 500);
+        request.settings.context_tokens = 6_000;
+        let mut calls = Vec::new();
+        summarize(&request, &mut |messages, _| {
+            calls.push(messages[1].content.clone());
+            Ok(format!("## Pending\n- part {}", calls.len()))
+        })
+        .unwrap();
+        assert!(calls.len() > 2, "{}", calls.len());
+        for (i, call) in calls.iter().enumerate() {
+            assert!(estimate_text(call) + 2 * 500 < 6_000);
+            if i > 0 {
+                // Each chunk is folded into the summary of the ones before.
+                assert!(call.starts_with(&format!("Previous summary:\n## Pending\n- part {i}\n")));
+            }
+        }
+        assert!(calls[0].contains("request 0:") && calls.last().unwrap().contains("request 39:"));
+    }
+}

@@ -1,0 +1,347 @@
+//! The LLM summarizer through the host, against an OpenAI-compatible server
+//! started here on 127.0.0.1 (`condense-scripted-server`: it answers from a
+//! script and records every request): what the model is sent, where its
+//! summary lands, every way a model call fails falling through to the
+//! heuristic summarizer, the breaker, the host's time not being the
+//! guest's, and the key staying the host's.
+
+use condense::embedded;
+use condense_host::llm::{Llm, LlmLimits};
+use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime, Status};
+use condense_model::{Message, Trigger};
+use condense_runtime::model::{OpenAiConfig, OpenAiLlm};
+use condense_scripted_server::{Reply, TestServer};
+use condense_tests::{chat_answer as answer, config_40k, embedded_middleware, session, summary_of};
+use serde_json::json;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+const KEY: &str = "sk-test-0123456789-SECRET";
+
+/// The chain `llm` → heuristic, the model at `server`.
+fn middleware(server: &TestServer, llm: LlmLimits, limits: Limits) -> Middleware {
+    let model = OpenAiLlm::new(OpenAiConfig {
+        api_key: Some(KEY.into()),
+        max_retries: 0,
+        ..OpenAiConfig::new(server.url("/v1"), "scripted-model")
+    });
+    let runtime = Runtime::with_summarizers(
+        limits,
+        ComponentSource::Embedded(embedded::COMPRESSOR),
+        vec![
+            ComponentSource::Named("llm", embedded::LLM_SUMMARIZER),
+            ComponentSource::Embedded(embedded::SUMMARIZER),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"))
+    .with_llm(Llm::new(Arc::new(model), llm))
+    .with_summarizer_settings(0, json!({"context_tokens": 32_000}).to_string());
+    Middleware::new(runtime)
+}
+
+/// Never pausing: the failure tests count on every call reaching the model.
+fn patient() -> LlmLimits {
+    LlmLimits {
+        call_timeout: Duration::from_secs(5),
+        breaker_failures: 1_000,
+        ..LlmLimits::default()
+    }
+}
+
+/// cc-opus-c up to its first and second compactions at 40k: the shortest
+/// prefixes whose requests fold (found once, through the embedded chain).
+fn prefixes() -> &'static (Vec<Message>, usize, usize) {
+    static FOUND: OnceLock<(Vec<Message>, usize, usize)> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let history = session("cc-opus-c");
+        let config = config_40k();
+        let mut checkpoint = None;
+        let mut found = Vec::new();
+        for n in 1..=history.len() {
+            let out = config.compress(embedded_middleware(), &history[..n], checkpoint.as_ref());
+            if compacted(&out) {
+                found.push(n);
+                if found.len() == 2 {
+                    break;
+                }
+            }
+            checkpoint = out.checkpoint;
+        }
+        (history, found[0], found[1])
+    })
+}
+
+fn compacted(out: &Compressed) -> bool {
+    out.report.status() == Status::Compressed
+        && out
+            .report
+            .guest()
+            .is_some_and(|g| g.trigger == Trigger::Compacted)
+}
+
+/// One call at the first compaction of cc-opus-c.
+fn first_fold(middleware: &Middleware) -> Compressed {
+    let (history, first, _) = prefixes();
+    config_40k().compress(middleware, &history[..*first], None)
+}
+
+fn user_content(request: &condense_scripted_server::Recorded) -> String {
+    let messages = request.body["messages"].as_array().expect("messages");
+    assert_eq!(messages[0]["role"], "system");
+    messages[1]["content"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_model_gets_the_previous_summary_and_only_the_new_messages_and_its_summary_lands() {
+    let server = TestServer::start([
+        answer("## Current task\n- scripted summary one"),
+        answer("## Current task\n- scripted summary two"),
+    ]);
+    let middleware = middleware(&server, patient(), Limits::default());
+    let (history, first, _) = prefixes();
+    let config = config_40k();
+
+    let one = config.compress(&middleware, &history[..*first], None);
+    assert!(compacted(&one), "{:?}", one.report);
+    assert_eq!(
+        one.report.summary_by.as_ref().map(ToString::to_string),
+        Some("summarizer `llm`".to_owned())
+    );
+    let summary_one = summary_of(one.checkpoint.as_ref().unwrap());
+    assert!(
+        summary_one.starts_with("## Current task\n- scripted summary one"),
+        "{summary_one}"
+    );
+    // What the model left out of the binding statements, the gate kept.
+    assert!(
+        summary_one.contains("## Kept verbatim\n- "),
+        "{summary_one}"
+    );
+    // The summary is what the model sees.
+    let sent = one.messages(&history[..*first]);
+    assert!(
+        sent.iter()
+            .any(|m| m.joined_text().contains("scripted summary one"))
+    );
+
+    // The next compaction: the requests grow from the first one's
+    // checkpoint until one folds again (no model call until then).
+    let mut checkpoint = one.checkpoint.clone();
+    let (two, second) = (*first + 1..=history.len())
+        .find_map(|n| {
+            let out = config.compress(&middleware, &history[..n], checkpoint.as_ref());
+            if compacted(&out) {
+                return Some((out, n));
+            }
+            checkpoint = out.checkpoint;
+            None
+        })
+        .expect("cc-opus-c compacts twice at 40k");
+    assert_eq!(server.requests().len(), 2, "one model call per compaction");
+    let summary_two = summary_of(two.checkpoint.as_ref().unwrap());
+    assert!(summary_two.starts_with("## Current task\n- scripted summary two"));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let boundary_one = one.checkpoint.as_ref().unwrap().checkpoint.boundary as usize;
+    let boundary_two = two.checkpoint.as_ref().unwrap().checkpoint.boundary as usize;
+    assert!(boundary_two <= second);
+    let (first_request, second_request) = (user_content(&requests[0]), user_content(&requests[1]));
+    assert!(first_request.starts_with("Previous summary:\n(none yet"));
+    // The second request: the first summary, then only what the second
+    // compaction folded.
+    assert!(
+        second_request.starts_with(&format!("Previous summary:\n{summary_one}\n\nNew messages")),
+        "{second_request}"
+    );
+    let results = |range: std::ops::Range<usize>| -> Vec<String> {
+        history[range]
+            .iter()
+            .flat_map(|m| m.tool_results())
+            .map(|r| {
+                r.content
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned()
+            })
+            .filter(|l| l.len() > 40)
+            .collect()
+    };
+    let old = results(0..boundary_one);
+    let new = results(boundary_one..boundary_two);
+    assert!(!old.is_empty() && !new.is_empty());
+    assert!(old.iter().all(|l| !second_request.contains(l.as_str())));
+    assert!(new.iter().any(|l| second_request.contains(l.as_str())));
+}
+
+#[test]
+fn every_failed_model_call_falls_through_to_the_heuristic_summary_and_is_reported() {
+    let cases: [(&str, Reply, &str); 5] = [
+        (
+            "a 500",
+            Reply::json(500, r#"{"error": {"message": "upstream exploded"}}"#),
+            "HTTP 500: upstream exploded",
+        ),
+        ("a timeout", Reply::Hang, "timed out"),
+        (
+            "a malformed body",
+            Reply::json(200, "{not json"),
+            "unexpected response: body: not JSON",
+        ),
+        (
+            "a refusal",
+            answer("I'm sorry, but I can't help with summarizing this conversation."),
+            "the model refused: I'm sorry",
+        ),
+        (
+            "an empty answer",
+            answer("   "),
+            "the model's answer is empty",
+        ),
+    ];
+    for (what, reply, why) in cases {
+        let server = TestServer::start([reply]);
+        let limits = LlmLimits {
+            call_timeout: Duration::from_millis(600),
+            ..patient()
+        };
+        let out = first_fold(&middleware(&server, limits, Limits::default()));
+        assert!(compacted(&out), "{what}: {:?}", out.report);
+        assert_eq!(
+            out.report.summary_by.as_ref().map(ToString::to_string),
+            Some("embedded summarizer".to_owned()),
+            "{what}"
+        );
+        let fell = out.report.fell_through.join("; ");
+        assert!(
+            fell.starts_with("summarizer `llm` refused to summarize: ") && fell.contains(why),
+            "{what}: {fell}"
+        );
+        // The heuristic summary, as the heuristic summarizer writes it.
+        let summary = summary_of(out.checkpoint.as_ref().unwrap());
+        assert!(summary.contains("## Current task\n"), "{what}: {summary}");
+        assert_eq!(server.requests().len(), 1, "{what}");
+    }
+}
+
+#[test]
+fn the_breaker_stops_calls_after_n_failures_and_resumes_after_the_cooldown() {
+    let server = TestServer::start([
+        Reply::json(500, r#"{"error": {"message": "down"}}"#),
+        Reply::json(503, r#"{"error": {"message": "still down"}}"#),
+        answer("## Current task\n- back"),
+    ]);
+    let limits = LlmLimits {
+        breaker_failures: 2,
+        breaker_cooldown: Duration::from_millis(800),
+        ..patient()
+    };
+    let middleware = middleware(&server, limits, Limits::default());
+    for _ in 0..2 {
+        let out = first_fold(&middleware);
+        assert!(out.report.fell_through[0].contains("HTTP 50"));
+    }
+    // Paused: the model is not called, and the report says why.
+    let out = first_fold(&middleware);
+    assert!(
+        out.report.fell_through[0].contains("model calls paused for another"),
+        "{:?}",
+        out.report.fell_through
+    );
+    assert_eq!(server.requests().len(), 2);
+    std::thread::sleep(Duration::from_millis(900));
+    let out = first_fold(&middleware);
+    assert!(
+        out.report.fell_through.is_empty(),
+        "{:?}",
+        out.report.fell_through
+    );
+    assert!(summary_of(out.checkpoint.as_ref().unwrap()).starts_with("## Current task\n- back"));
+    assert_eq!(server.requests().len(), 3);
+}
+
+/// The guests' deadline is 400 ms; the model takes 1.5 s. The host's time
+/// waiting for it is not the guests': the summary still lands.
+#[test]
+fn the_time_in_a_model_call_is_not_the_guests() {
+    let server = TestServer::start([
+        answer("## Current task\n- a slow model's summary").after(Duration::from_millis(1_500))
+    ]);
+    let limits = Limits {
+        call_timeout: Duration::from_millis(400),
+        ..Limits::default()
+    };
+    // Warm: compile once so that the measured call is the fold, not the
+    // first instantiation.
+    let middleware = middleware(&server, patient(), limits);
+    let out = first_fold(&middleware);
+    assert!(compacted(&out), "{:?}", out.report);
+    assert!(
+        out.report.fell_through.is_empty(),
+        "{:?}",
+        out.report.fell_through
+    );
+    assert!(summary_of(out.checkpoint.as_ref().unwrap()).contains("a slow model's summary"));
+}
+
+/// The key is sent as the Authorization header, and appears nowhere else:
+/// not in the request body, not in what the guests see or write (the
+/// summary, the checkpoint), not in the report, not in a log line.
+#[test]
+fn the_api_key_stays_the_hosts() {
+    let logs = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let writer = {
+        let logs = logs.clone();
+        move || LogWriter(logs.clone())
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(writer)
+        .finish();
+    let server = TestServer::start([
+        answer("## Current task\n- summary"),
+        Reply::json(401, r#"{"error": {"message": "bad key"}}"#),
+    ]);
+    let (ok, failed) = tracing::subscriber::with_default(subscriber, || {
+        let middleware = middleware(&server, patient(), Limits::default());
+        (first_fold(&middleware), first_fold(&middleware))
+    });
+    let requests = server.requests();
+    for request in &requests {
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+        assert!(!request.body.to_string().contains(KEY));
+    }
+    let logs = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    assert!(
+        logs.contains("model call"),
+        "the log captured the calls: {logs}"
+    );
+    for out in [&ok, &failed] {
+        let seen = [
+            serde_json::to_string(&out.report).unwrap(),
+            format!("{:?}", out.checkpoint),
+            summary_of(out.checkpoint.as_ref().unwrap()),
+        ];
+        for text in seen.iter().chain([&logs]) {
+            assert!(!text.contains(KEY) && !text.contains("SECRET"), "{text}");
+        }
+    }
+    assert!(failed.report.fell_through[0].contains("HTTP 401: bad key"));
+}
+
+struct LogWriter(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

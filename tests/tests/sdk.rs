@@ -1,0 +1,177 @@
+//! The guest SDK as a third party uses it: its example summarizer
+//! (`guest/examples/summarizer-minimal`, written with `condense-guest-sdk`
+//! only) loaded by the host from a path, its settings read into its own
+//! type, and `condense summarize` trying summarizers out with one binary.
+
+use condense::cli;
+use condense_host::{ComponentSource, Limits, Middleware, Runtime, Status};
+use condense_model::tokens::estimate_text;
+use condense_model::{Role, SummaryRequest, Trigger};
+use condense_tests::{config_40k, corpus_dir, guests, session, summary_of};
+
+fn minimal_runtime() -> Runtime {
+    Runtime::new(
+        Limits::default(),
+        ComponentSource::Embedded(condense::embedded::COMPRESSOR),
+        ComponentSource::Path(guests::SUMMARIZER_MINIMAL.into()),
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+fn minimal() -> Middleware {
+    Middleware::new(minimal_runtime())
+}
+
+/// Runs `condense ARGS`; returns stdout, or the error.
+fn condense(args: &[&str]) -> Result<String, String> {
+    let argv = std::iter::once("condense")
+        .chain(args.iter().copied())
+        .map(Into::into);
+    let mut out = Vec::new();
+    cli::run(argv, &mut &b""[..], &mut out).map_err(|e| format!("{e:#}"))?;
+    Ok(String::from_utf8(out).expect("stdout is UTF-8"))
+}
+
+/// The summary of the first compaction of cc-opus-c at 40k.
+fn first_summary(middleware: &Middleware) -> String {
+    let history = session("cc-opus-c");
+    let config = config_40k();
+    let out = (1..=history.len())
+        .map(|n| config.compress(middleware, &history[..n], None))
+        .find(|out| {
+            out.report
+                .guest()
+                .is_some_and(|g| g.trigger == Trigger::Compacted)
+        })
+        .expect("cc-opus-c compacts at 40k");
+    summary_of(out.checkpoint.as_ref().unwrap())
+}
+
+/// The compressor asks for a summary with no settings; the host hands the
+/// summarizer the ones its configuration has for it.
+#[test]
+fn the_hosts_settings_for_a_summarizer_reach_it_through_compress() {
+    let configured = Middleware::new(
+        minimal_runtime().with_summarizer_settings(0, r#"{"heading": "Configured:"}"#.into()),
+    );
+    assert!(first_summary(&configured).starts_with("Configured:\n- "));
+    assert!(first_summary(&minimal()).starts_with("What the user asked:\n- "));
+}
+
+#[test]
+fn the_sdk_example_folds_a_session_through_the_host() {
+    let history = session("cc-opus-c");
+    let config = config_40k();
+    // The first request over the threshold compacts.
+    let out = (1..=history.len())
+        .map(|n| config.compress(&minimal(), &history[..n], None))
+        .find(|out| {
+            out.report
+                .guest()
+                .is_some_and(|g| g.trigger == Trigger::Compacted)
+        })
+        .expect("cc-opus-c compacts at 40k");
+    assert_eq!(out.report.status(), Status::Compressed);
+    let summary = summary_of(out.checkpoint.as_ref().unwrap());
+    let first_request = history
+        .iter()
+        .find(|m| m.role == Role::User)
+        .unwrap()
+        .joined_text();
+    assert!(
+        summary.starts_with("What the user asked:\n- ")
+            && summary.contains(first_request.lines().next().unwrap().trim()),
+        "{summary}"
+    );
+    assert!(estimate_text(&summary) <= config.core.summary_max_tokens);
+}
+
+#[test]
+fn its_settings_are_its_own_type_and_a_wrong_key_is_named() {
+    let middleware = minimal();
+    let request = |settings: &str| SummaryRequest {
+        previous_summary: String::new(),
+        messages: vec![condense_model::Message::text(
+            Role::User,
+            "ship the fix\nthen the docs",
+        )],
+        max_tokens: 100,
+        language: "en".into(),
+        settings: settings.into(),
+    };
+    let summarize = |settings| middleware.runtime().summarize(&request(settings)).unwrap();
+    assert_eq!(
+        summarize("{}"),
+        Ok("What the user asked:\n- ship the fix".into())
+    );
+    assert_eq!(
+        summarize(r#"{"heading": "Asked:"}"#),
+        Ok("Asked:\n- ship the fix".into())
+    );
+    let wrong = summarize(r#"{"headline": "Asked:"}"#).unwrap_err();
+    assert!(
+        wrong.contains("settings: unknown field `headline`"),
+        "{wrong}"
+    );
+}
+
+/// One binary, one session, three summarizers loaded from where they are:
+/// three different summaries.
+#[test]
+fn summarize_tries_any_summarizer_without_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = corpus_dir().join("sessions/cc-opus-b.json");
+    let session = session.to_str().unwrap();
+    let settings = dir.path().join("minimal.toml");
+    std::fs::write(&settings, "heading = \"Asked so far:\"\n").unwrap();
+
+    let heuristic = condense(&["summarize", session]).unwrap();
+    assert!(heuristic.contains("## Current task\n"), "{heuristic}");
+    let minimal = condense(&[
+        "summarize",
+        session,
+        "--summarizer",
+        guests::SUMMARIZER_MINIMAL,
+        "--settings",
+        settings.to_str().unwrap(),
+    ])
+    .unwrap();
+    assert!(
+        minimal.starts_with("Asked so far:\n- Work on bead spotter-dov."),
+        "{minimal}"
+    );
+    let counting = condense(&[
+        "summarize",
+        session,
+        "--summarizer",
+        guests::TEST_SUMMARIZER_CUSTOM,
+        "--upto",
+        "20",
+    ])
+    .unwrap();
+    // The first 20 messages (the session has no system message to leave out).
+    assert!(
+        counting.starts_with("COUNTING SUMMARIZER: 20 messages"),
+        "{counting}"
+    );
+    for out in [&heuristic, &minimal, &counting] {
+        let figures = out.lines().last().unwrap();
+        assert!(
+            figures.starts_with("--- ") && figures.contains(" tokens (budget 2000) in "),
+            "{figures}"
+        );
+    }
+
+    // Bad input: named, nothing printed.
+    let error = condense(&["summarize", session, "--upto", "0"]).unwrap_err();
+    assert!(
+        error.contains("--upto 0: the session has 292 messages"),
+        "{error}"
+    );
+    std::fs::write(&settings, "[1, 2]").unwrap();
+    let json = dir.path().join("bad.json");
+    std::fs::write(&json, "[1, 2]").unwrap();
+    let error =
+        condense(&["summarize", session, "--settings", json.to_str().unwrap()]).unwrap_err();
+    assert!(error.contains("must be an object"), "{error}");
+}
