@@ -114,6 +114,7 @@ pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result
         messages_folded: guest.newly_folded,
         passes: guest.passes,
         summary_by: report.summary_by.as_ref().map(ToString::to_string),
+        fell_through: report.fell_through.clone(),
         cache_breaks: 0,
         elapsed_us: report.elapsed_us,
     };

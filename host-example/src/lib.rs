@@ -9,13 +9,15 @@
 //! - [`session`]: the session files the commands read (journals, bodies);
 //! - [`plot`]: the chart of a replay (`--plot`);
 //! - [`settings`]: the configuration file (TOML), validated once at start-up;
-//! - [`embedded`]: the default components, built into the binary.
+//! - [`embedded`]: the default components, built into the binary;
+//! - [`logging`]: what the binary logs (never the HTTP client's wire dumps).
 
 pub mod agent;
 pub mod cli;
 pub mod compact;
 pub mod demo;
 pub mod embedded;
+pub mod logging;
 pub mod plot;
 pub mod session;
 pub mod settings;

@@ -3,15 +3,15 @@
 use std::io::IsTerminal;
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        // Colours only for a person reading a terminal, not in a log file.
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CONDENSE_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+    let spec = std::env::var("CONDENSE_LOG").unwrap_or_else(|_| "warn".into());
+    // Colours only for a person reading a terminal, not in a log file.
+    let ansi = std::io::stderr().is_terminal();
+    tracing::subscriber::set_global_default(condense::logging::subscriber(
+        std::io::stderr,
+        ansi,
+        &spec,
+    ))
+    .expect("the first subscriber");
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let terminals = condense::cli::Terminals {

@@ -291,23 +291,13 @@ fn the_time_in_a_model_call_is_not_the_guests() {
 /// summary, the checkpoint), not in the report, not in a log line.
 #[test]
 fn the_api_key_stays_the_hosts() {
-    let logs = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let writer = {
-        let logs = logs.clone();
-        move || LogWriter(logs.clone())
-    };
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(writer)
-        .finish();
+    let logs = log();
     let server = TestServer::start([
         answer("## Current task\n- summary"),
         Reply::json(401, r#"{"error": {"message": "bad key"}}"#),
     ]);
-    let (ok, failed) = tracing::subscriber::with_default(subscriber, || {
-        let middleware = middleware(&server, patient(), Limits::default());
-        (first_fold(&middleware), first_fold(&middleware))
-    });
+    let middleware = middleware(&server, patient(), Limits::default());
+    let (ok, failed) = (first_fold(&middleware), first_fold(&middleware));
     let requests = server.requests();
     for request in &requests {
         assert_eq!(
@@ -316,10 +306,10 @@ fn the_api_key_stays_the_hosts() {
         );
         assert!(!request.body.to_string().contains(KEY));
     }
-    let logs = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    let logs = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
     assert!(
-        logs.contains("model call"),
-        "the log captured the calls: {logs}"
+        logs.contains("model call answered") && logs.contains("model call failed"),
+        "the log captured the calls"
     );
     for out in [&ok, &failed] {
         let seen = [
@@ -334,6 +324,28 @@ fn the_api_key_stays_the_hosts() {
     assert!(failed.report.fell_through[0].contains("HTTP 401: bad key"));
 }
 
+/// Everything `condense` logs in this test binary at `CONDENSE_LOG=trace`,
+/// every thread: the subscriber is global (a thread's own would miss what tracing decided
+/// before it was set), so the other tests' lines are in it too, all with
+/// the same key configured.
+fn log() -> Arc<Mutex<Vec<u8>>> {
+    static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let writer = {
+            let logs = logs.clone();
+            move || LogWriter(logs.clone())
+        };
+        // condense's own subscriber, at its most verbose.
+        tracing::subscriber::set_global_default(condense::logging::subscriber(
+            writer, false, "trace",
+        ))
+        .expect("the first subscriber of this test binary");
+        logs
+    })
+    .clone()
+}
+
 struct LogWriter(Arc<Mutex<Vec<u8>>>);
 
 impl std::io::Write for LogWriter {
@@ -343,5 +355,68 @@ impl std::io::Write for LogWriter {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// A replay of each long corpus session with the LLM summarizer first in the
+/// chain, its model answering with a summary built from what it is sent: every
+/// compaction's summary is the model's, and the messages sent to the
+/// summarizer add up to at most 1.5 times the session (a fold sends only what
+/// it newly folds; nothing is summarized twice).
+#[test]
+fn a_replay_sends_each_message_to_the_summarizer_about_once() {
+    for name in condense_tests::survival::CORPUS_SESSIONS {
+        let server = TestServer::answering(|request| {
+            let content = request.body["messages"][1]["content"]
+                .as_str()
+                .unwrap_or_default();
+            let asked = content
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("USER: "))
+                .unwrap_or("(nothing new)");
+            let asked: String = asked.chars().take(200).collect();
+            answer(&format!("## Current task\n- {asked}"))
+        });
+        let middleware = middleware(&server, patient(), Limits::default());
+        let history = session(name);
+        let config = config_40k();
+        let (mut compactions, mut by_model, mut sent_to_summarizer) = (0, 0, 0u64);
+        let stats = condense_host::replay::replay_middleware(
+            &middleware,
+            &config.core,
+            &config.json(),
+            &history,
+            |_, out| {
+                if compacted(out) {
+                    compactions += 1;
+                    by_model += usize::from(
+                        out.report.summary_by.as_ref().map(ToString::to_string)
+                            == Some("summarizer `llm`".to_owned()),
+                    );
+                    sent_to_summarizer += u64::from(out.report.guest().unwrap().newly_folded);
+                }
+            },
+        );
+        assert_eq!(stats.failed_open, 0, "{name}");
+        assert!(compactions >= 2, "{name}: {compactions} compactions");
+        assert_eq!(
+            by_model, compactions,
+            "{name}: every summary is the model's"
+        );
+        assert!(
+            sent_to_summarizer as f64 <= 1.5 * history.len() as f64,
+            "{name}: {sent_to_summarizer} messages sent to the summarizer for {}",
+            history.len()
+        );
+        // One model call per compaction, or a few when a fold is chunked.
+        assert!(server.requests().len() >= compactions, "{name}");
+        println!(
+            "{name}: {} messages, {compactions} compactions, {sent_to_summarizer} sent to the \
+             summarizer, {} model calls, cost {:.3}",
+            history.len(),
+            server.requests().len(),
+            stats.cost_ratio()
+        );
     }
 }

@@ -314,6 +314,7 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                 messages_folded: report.newly_folded,
                 passes: report.passes,
                 summary_by: sent.report.summary_by.as_ref().map(ToString::to_string),
+                fell_through: sent.report.fell_through.clone(),
                 cache_breaks: self.cache.breaks,
                 elapsed_us: sent.report.elapsed_us,
             });

@@ -21,6 +21,10 @@ pub struct Compaction {
     /// The summarizer that wrote the summary, when this compaction folded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary_by: Option<String>,
+    /// Why the summarizers before it in the chain did not write it (a model
+    /// call that failed, the breaker holding model calls back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fell_through: Vec<String>,
     /// Prompt-cache breaks in the session so far, this one included.
     pub cache_breaks: u32,
     /// Wall time of the compressing call, in microseconds.
@@ -50,6 +54,7 @@ impl Compaction {
             results_cleared = self.passes.results_cleared,
             reasoning_pruned = self.passes.reasoning_pruned,
             summary_by = self.summary_by.as_deref().unwrap_or("-"),
+            fell_through = self.fell_through.join("; "),
             cache_breaks = self.cache_breaks,
             elapsed_us = self.elapsed_us,
             "compacted"

@@ -31,6 +31,13 @@ pub enum Reply {
     Late(Duration, Box<Reply>),
 }
 
+/// What answers a request: the next [`Reply`] of a script, or a function of
+/// the request (a model whose answer is built from its input).
+enum Answers {
+    Script(VecDeque<Reply>),
+    Built(Box<dyn FnMut(&Recorded) -> Reply + Send>),
+}
+
 impl Reply {
     /// A JSON answer (`body` is sent as it is).
     pub fn json(status: u16, body: impl Into<String>) -> Reply {
@@ -87,11 +94,19 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server answering with `script`, in order.
     pub fn start(script: impl IntoIterator<Item = Reply>) -> TestServer {
+        TestServer::serve(Answers::Script(script.into_iter().collect()))
+    }
+
+    /// Starts a server answering every request with `answer(request)`.
+    pub fn answering(answer: impl FnMut(&Recorded) -> Reply + Send + 'static) -> TestServer {
+        TestServer::serve(Answers::Built(Box::new(answer)))
+    }
+
+    fn serve(mut answers: Answers) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("the listener's address");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
-        let mut script: VecDeque<Reply> = script.into_iter().collect();
         let thread = {
             let (requests, stop) = (requests.clone(), stop.clone());
             std::thread::spawn(move || {
@@ -105,8 +120,11 @@ impl TestServer {
                     let Some(request) = read_request(&mut stream) else {
                         continue;
                     };
+                    let mut reply = match &mut answers {
+                        Answers::Script(script) => script.pop_front(),
+                        Answers::Built(answer) => Some(answer(&request)),
+                    };
                     lock(&requests).push(request);
-                    let mut reply = script.pop_front();
                     while let Some(Reply::Late(delay, late)) = reply {
                         std::thread::sleep(delay);
                         reply = Some(*late);
