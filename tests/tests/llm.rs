@@ -420,3 +420,39 @@ fn a_replay_sends_each_message_to_the_summarizer_about_once() {
         );
     }
 }
+
+/// The model's summary leaves out a rule the person set: the gate appends
+/// it, word for word, and the model's summary stays first.
+#[test]
+fn the_gate_appends_a_rule_the_model_dropped() {
+    let rule = "Never push to main without approval from Dana Okafor-931.";
+    let mut history = vec![Message::text(
+        condense_model::Role::User,
+        format!("Fix the flaky export test in services/export. {rule}"),
+    )];
+    for i in 0..40 {
+        history.push(Message::text(
+            condense_model::Role::Assistant,
+            format!(
+                "Step {i}: I looked at the exporter again. {}",
+                "Nothing new. ".repeat(120)
+            ),
+        ));
+        history.push(Message::text(condense_model::Role::User, "continue"));
+    }
+    let server = TestServer::start([answer(
+        "## Current task\n- Fix the flaky export test in services/export.",
+    )]);
+    let middleware = middleware(&server, patient(), Limits::default());
+    let config = condense_tests::TestConfig::new(condense_model::CoreConfig::for_threshold(8_000));
+    let out = config.compress(&middleware, &history, None);
+    assert!(compacted(&out), "{:?}", out.report);
+    let summary = summary_of(out.checkpoint.as_ref().unwrap());
+    assert!(
+        summary.starts_with("## Current task\n- Fix the flaky export test in services/export.\n\n## Kept verbatim\n- "),
+        "{summary}"
+    );
+    assert!(summary.contains(&format!("\n- {rule}")), "{summary}");
+    // The request the model was sent had the rule in it: the model dropped it.
+    assert!(user_content(&server.requests()[0]).contains(rule));
+}
