@@ -138,6 +138,22 @@ impl Default for LlmSettings {
     }
 }
 
+/// Names the first key of `[table]` whose `value` is outside its range in
+/// `ranges`, with the range.
+fn check_ranges(
+    table: &str,
+    ranges: &[(&str, u32, u32)],
+    value: impl Fn(&str) -> u32,
+) -> Result<()> {
+    for &(key, min, max) in ranges {
+        let value = value(key);
+        if !(min..=max).contains(&value) {
+            bail!("{table}.{key} = {value}: must be between {min} and {max}");
+        }
+    }
+    Ok(())
+}
+
 /// The ranges of the `[llm]` keys, enforced by [`Settings::validate`] and
 /// published by [`json_schema`].
 pub const LLM_RANGES: &[(&str, u32, u32)] = &[
@@ -547,18 +563,8 @@ impl Settings {
             }
             bail!("{e}");
         }
-        for &(key, min, max) in LIMIT_RANGES {
-            let value = self.limits.value(key);
-            if !(min..=max).contains(&value) {
-                bail!("limits.{key} = {value}: must be between {min} and {max}");
-            }
-        }
-        for &(key, min, max) in LLM_RANGES {
-            let value = self.llm.value(key);
-            if !(min..=max).contains(&value) {
-                bail!("llm.{key} = {value}: must be between {min} and {max}");
-            }
-        }
+        check_ranges("limits", LIMIT_RANGES, |key| self.limits.value(key))?;
+        check_ranges("llm", LLM_RANGES, |key| self.llm.value(key))?;
         if let Some(t) = self.llm.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
             bail!("llm.temperature = {t}: must be between 0 and 2");
         }
@@ -656,20 +662,15 @@ impl Settings {
         out.push_str("\n[runtime.budgets]\n");
         out.push_str(&toml::to_string(&runtime.budgets)?);
         out.push_str("\n[llm]\n");
-        out.push_str(&toml::to_string(&self.llm)?);
+        let llm = toml::Table::try_from(&self.llm)?;
+        out.push_str(&toml::to_string(&llm)?);
         for (key, example, unset) in [
             ("base_url", "\"http://127.0.0.1:11434/v1\"", "no model"),
             ("model", "\"qwen2.5-coder\"", "no model"),
             ("api_key_env", "\"OPENAI_API_KEY\"", "no key"),
             ("temperature", "0.2", "the server's default"),
         ] {
-            let set = match key {
-                "base_url" => self.llm.base_url.is_some(),
-                "model" => self.llm.model.is_some(),
-                "api_key_env" => self.llm.api_key_env.is_some(),
-                _ => self.llm.temperature.is_some(),
-            };
-            if !set {
+            if !llm.contains_key(key) {
                 out.push_str(&format!("# {key} = {example}  (unset: {unset})\n"));
             }
         }

@@ -85,6 +85,39 @@ pub fn summarizer_from_env(var: &str) -> &'static Middleware {
     Box::leak(Box::new(Middleware::new(runtime)))
 }
 
+/// Runs `condense ARGS` in process (`condense::cli::run`) with `stdin`;
+/// returns stdout, or the error with its causes.
+pub fn condense(args: &[&str], stdin: &str) -> Result<String, String> {
+    let argv = std::iter::once("condense")
+        .chain(args.iter().copied())
+        .map(Into::into);
+    let mut out = Vec::new();
+    condense::cli::run(argv, &mut stdin.as_bytes(), &mut out).map_err(|e| format!("{e:#}"))?;
+    Ok(String::from_utf8(out).expect("stdout is UTF-8"))
+}
+
+/// The first of `history[..from]`, `history[..from + 1]`, … whose request
+/// compacts, each call given the checkpoint of the one before (`checkpoint`
+/// for the first): how a session reaches its next compaction. Returns the
+/// prefix length and that call.
+pub fn next_compaction(
+    middleware: &Middleware,
+    config: &TestConfig,
+    history: &[Message],
+    from: usize,
+    checkpoint: Option<&SessionCheckpoint>,
+) -> Option<(usize, Compressed)> {
+    let mut checkpoint = checkpoint.cloned();
+    for n in from..=history.len() {
+        let out = config.compress(middleware, &history[..n], checkpoint.as_ref());
+        if out.report.compacted() {
+            return Some((n, out));
+        }
+        checkpoint = out.checkpoint;
+    }
+    None
+}
+
 /// An OpenAI Chat Completions answer whose content is `text`, for a
 /// scripted model server.
 pub fn chat_answer(text: &str) -> condense_scripted_server::Reply {

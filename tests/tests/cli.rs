@@ -8,19 +8,9 @@ use condense_host::SessionCheckpoint;
 use condense_host::formats::{Format, Parsed};
 use condense_host::replay::{ReplayStats, Step, replay, replay_middleware};
 use condense_model::{CORE_RANGES, Checkpoint, CoreConfig, Message};
-use condense_tests::{corpus_dir, embedded_middleware, guests, session_names};
+use condense_tests::{condense, corpus_dir, embedded_middleware, guests, session_names};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-
-/// Runs `condense ARGS` with `stdin`; returns stdout, or the error.
-fn condense(args: &[&str], stdin: &str) -> Result<String, String> {
-    let argv = std::iter::once("condense")
-        .chain(args.iter().copied())
-        .map(Into::into);
-    let mut out = Vec::new();
-    cli::run(argv, &mut stdin.as_bytes(), &mut out).map_err(|e| format!("{e:#}"))?;
-    Ok(String::from_utf8(out).expect("stdout is UTF-8"))
-}
 
 /// Runs `condense ARGS` with `stdin`; returns the outcome and everything
 /// written to stdout, error or not.

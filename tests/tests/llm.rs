@@ -7,11 +7,13 @@
 
 use condense::embedded;
 use condense_host::llm::{Llm, LlmLimits};
-use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime, Status};
-use condense_model::{Message, Trigger};
+use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime};
+use condense_model::Message;
 use condense_runtime::model::{OpenAiConfig, OpenAiLlm};
 use condense_scripted_server::{Reply, TestServer};
-use condense_tests::{chat_answer as answer, config_40k, embedded_middleware, session, summary_of};
+use condense_tests::{
+    chat_answer as answer, config_40k, embedded_middleware, next_compaction, session, summary_of,
+};
 use serde_json::json;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -48,40 +50,21 @@ fn patient() -> LlmLimits {
     }
 }
 
-/// cc-opus-c up to its first and second compactions at 40k: the shortest
-/// prefixes whose requests fold (found once, through the embedded chain).
-fn prefixes() -> &'static (Vec<Message>, usize, usize) {
-    static FOUND: OnceLock<(Vec<Message>, usize, usize)> = OnceLock::new();
+/// cc-opus-c up to its first compaction at 40k: the shortest prefix whose
+/// request folds (found once, through the embedded chain).
+fn prefixes() -> &'static (Vec<Message>, usize) {
+    static FOUND: OnceLock<(Vec<Message>, usize)> = OnceLock::new();
     FOUND.get_or_init(|| {
         let history = session("cc-opus-c");
-        let config = config_40k();
-        let mut checkpoint = None;
-        let mut found = Vec::new();
-        for n in 1..=history.len() {
-            let out = config.compress(embedded_middleware(), &history[..n], checkpoint.as_ref());
-            if compacted(&out) {
-                found.push(n);
-                if found.len() == 2 {
-                    break;
-                }
-            }
-            checkpoint = out.checkpoint;
-        }
-        (history, found[0], found[1])
+        let (first, _) = next_compaction(embedded_middleware(), &config_40k(), &history, 1, None)
+            .expect("cc-opus-c compacts at 40k");
+        (history, first)
     })
-}
-
-fn compacted(out: &Compressed) -> bool {
-    out.report.status() == Status::Compressed
-        && out
-            .report
-            .guest()
-            .is_some_and(|g| g.trigger == Trigger::Compacted)
 }
 
 /// One call at the first compaction of cc-opus-c.
 fn first_fold(middleware: &Middleware) -> Compressed {
-    let (history, first, _) = prefixes();
+    let (history, first) = prefixes();
     config_40k().compress(middleware, &history[..*first], None)
 }
 
@@ -98,11 +81,11 @@ fn the_model_gets_the_previous_summary_and_only_the_new_messages_and_its_summary
         answer("## Current task\n- scripted summary two"),
     ]);
     let middleware = middleware(&server, patient(), Limits::default());
-    let (history, first, _) = prefixes();
+    let (history, first) = prefixes();
     let config = config_40k();
 
     let one = config.compress(&middleware, &history[..*first], None);
-    assert!(compacted(&one), "{:?}", one.report);
+    assert!(one.report.compacted(), "{:?}", one.report);
     assert_eq!(
         one.report.summary_by.as_ref().map(ToString::to_string),
         Some("summarizer `llm`".to_owned())
@@ -126,17 +109,14 @@ fn the_model_gets_the_previous_summary_and_only_the_new_messages_and_its_summary
 
     // The next compaction: the requests grow from the first one's
     // checkpoint until one folds again (no model call until then).
-    let mut checkpoint = one.checkpoint.clone();
-    let (two, second) = (*first + 1..=history.len())
-        .find_map(|n| {
-            let out = config.compress(&middleware, &history[..n], checkpoint.as_ref());
-            if compacted(&out) {
-                return Some((out, n));
-            }
-            checkpoint = out.checkpoint;
-            None
-        })
-        .expect("cc-opus-c compacts twice at 40k");
+    let (second, two) = next_compaction(
+        &middleware,
+        &config,
+        history,
+        *first + 1,
+        one.checkpoint.as_ref(),
+    )
+    .expect("cc-opus-c compacts twice at 40k");
     assert_eq!(server.requests().len(), 2, "one model call per compaction");
     let summary_two = summary_of(two.checkpoint.as_ref().unwrap());
     assert!(summary_two.starts_with("## Current task\n- scripted summary two"));
@@ -208,7 +188,7 @@ fn every_failed_model_call_falls_through_to_the_heuristic_summary_and_is_reporte
             ..patient()
         };
         let out = first_fold(&middleware(&server, limits, Limits::default()));
-        assert!(compacted(&out), "{what}: {:?}", out.report);
+        assert!(out.report.compacted(), "{what}: {:?}", out.report);
         assert_eq!(
             out.report.summary_by.as_ref().map(ToString::to_string),
             Some("embedded summarizer".to_owned()),
@@ -277,7 +257,7 @@ fn the_time_in_a_model_call_is_not_the_guests() {
     // first instantiation.
     let middleware = middleware(&server, patient(), limits);
     let out = first_fold(&middleware);
-    assert!(compacted(&out), "{:?}", out.report);
+    assert!(out.report.compacted(), "{:?}", out.report);
     assert!(
         out.report.fell_through.is_empty(),
         "{:?}",
@@ -388,7 +368,7 @@ fn a_replay_sends_each_message_to_the_summarizer_about_once() {
             &config.json(),
             &history,
             |_, out| {
-                if compacted(out) {
+                if out.report.compacted() {
                     compactions += 1;
                     by_model += usize::from(
                         out.report.summary_by.as_ref().map(ToString::to_string)
@@ -446,7 +426,7 @@ fn the_gate_appends_a_rule_the_model_dropped() {
     let middleware = middleware(&server, patient(), Limits::default());
     let config = condense_tests::TestConfig::new(condense_model::CoreConfig::for_threshold(8_000));
     let out = config.compress(&middleware, &history, None);
-    assert!(compacted(&out), "{:?}", out.report);
+    assert!(out.report.compacted(), "{:?}", out.report);
     let summary = summary_of(out.checkpoint.as_ref().unwrap());
     assert!(
         summary.starts_with("## Current task\n- Fix the flaky export test in services/export.\n\n## Kept verbatim\n- "),

@@ -10,7 +10,7 @@
 use condense::embedded;
 use condense_host::{ComponentSource, Limits, Middleware, Runtime, Status};
 use condense_model::tokens::estimate_text;
-use condense_model::{Message, Part, Role, SummaryRequest, Trigger};
+use condense_model::{Message, Role, SummaryRequest, Trigger};
 use condense_tests::{config_40k, session, summary_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -195,15 +195,7 @@ fn request(messages: &[Message], max_tokens: u32, settings: &str) -> SummaryRequ
 /// the summarizer quotes of a user message (clipped past 200 characters,
 /// ending in `...`).
 fn first_line(message: &Message) -> Option<String> {
-    let texts: Vec<&str> = message
-        .parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::Text(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect();
-    let joined = texts.join("\n");
+    let joined = message.joined_text();
     let line = joined.lines().find(|l| !l.trim().is_empty())?;
     Some(line.split_whitespace().collect::<Vec<_>>().join(" "))
 }
@@ -389,13 +381,11 @@ fn one_binary_writes_four_summaries_with_four_summarizers() {
     let session = condense_tests::corpus_dir().join("sessions/cc-opus-b.json");
     let session = session.to_str().unwrap();
     let condense = |args: &[&str]| -> String {
-        let argv = ["condense", "summarize", session]
+        let args: Vec<&str> = ["summarize", session]
             .into_iter()
             .chain(args.iter().copied())
-            .map(Into::into);
-        let mut out = Vec::new();
-        condense::cli::run(argv, &mut &b""[..], &mut out).unwrap_or_else(|e| panic!("{e:#}"));
-        let out = String::from_utf8(out).unwrap();
+            .collect();
+        let out = condense_tests::condense(&args, "").unwrap_or_else(|e| panic!("{e}"));
         // The summary, without the line of figures.
         out.rsplit_once("\n\n--- ")
             .map(|(s, _)| s.to_owned())

@@ -3,11 +3,10 @@
 //! only) loaded by the host from a path, its settings read into its own
 //! type, and `condense summarize` trying summarizers out with one binary.
 
-use condense::cli;
-use condense_host::{ComponentSource, Limits, Middleware, Runtime, Status};
+use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime, Status};
 use condense_model::tokens::estimate_text;
-use condense_model::{Role, SummaryRequest, Trigger};
-use condense_tests::{config_40k, corpus_dir, guests, session, summary_of};
+use condense_model::{Role, SummaryRequest};
+use condense_tests::{config_40k, corpus_dir, guests, next_compaction, session, summary_of};
 
 fn minimal_runtime() -> Runtime {
     Runtime::new(
@@ -22,29 +21,21 @@ fn minimal() -> Middleware {
     Middleware::new(minimal_runtime())
 }
 
-/// Runs `condense ARGS`; returns stdout, or the error.
+/// Runs `condense ARGS` with nothing on stdin.
 fn condense(args: &[&str]) -> Result<String, String> {
-    let argv = std::iter::once("condense")
-        .chain(args.iter().copied())
-        .map(Into::into);
-    let mut out = Vec::new();
-    cli::run(argv, &mut &b""[..], &mut out).map_err(|e| format!("{e:#}"))?;
-    Ok(String::from_utf8(out).expect("stdout is UTF-8"))
+    condense_tests::condense(args, "")
+}
+
+/// The first compaction of cc-opus-c at 40k through `middleware`.
+fn first_compaction(middleware: &Middleware) -> Compressed {
+    next_compaction(middleware, &config_40k(), &session("cc-opus-c"), 1, None)
+        .expect("cc-opus-c compacts at 40k")
+        .1
 }
 
 /// The summary of the first compaction of cc-opus-c at 40k.
 fn first_summary(middleware: &Middleware) -> String {
-    let history = session("cc-opus-c");
-    let config = config_40k();
-    let out = (1..=history.len())
-        .map(|n| config.compress(middleware, &history[..n], None))
-        .find(|out| {
-            out.report
-                .guest()
-                .is_some_and(|g| g.trigger == Trigger::Compacted)
-        })
-        .expect("cc-opus-c compacts at 40k");
-    summary_of(out.checkpoint.as_ref().unwrap())
+    summary_of(first_compaction(middleware).checkpoint.as_ref().unwrap())
 }
 
 /// The compressor asks for a summary with no settings; the host hands the
@@ -62,15 +53,7 @@ fn the_hosts_settings_for_a_summarizer_reach_it_through_compress() {
 fn the_sdk_example_folds_a_session_through_the_host() {
     let history = session("cc-opus-c");
     let config = config_40k();
-    // The first request over the threshold compacts.
-    let out = (1..=history.len())
-        .map(|n| config.compress(&minimal(), &history[..n], None))
-        .find(|out| {
-            out.report
-                .guest()
-                .is_some_and(|g| g.trigger == Trigger::Compacted)
-        })
-        .expect("cc-opus-c compacts at 40k");
+    let out = first_compaction(&minimal());
     assert_eq!(out.report.status(), Status::Compressed);
     let summary = summary_of(out.checkpoint.as_ref().unwrap());
     let first_request = history

@@ -96,6 +96,16 @@ pub struct Digest {
 }
 
 impl Digest {
+    /// The person's latest request: the current task (a notice a harness
+    /// wrote after it is not one).
+    pub fn current_request(&self) -> Option<&String> {
+        self.requests
+            .iter()
+            .map(|(text, _)| text)
+            .filter(|text| !crate::extract::by_harness(text))
+            .last()
+    }
+
     /// Records `count` uses of `path` by `tool`. A relative path and the one
     /// absolute path it ends are one file (an agent reads
     /// `/home/me/app/src/x.rs` and runs `cargo fmt -- src/x.rs`): it is

@@ -55,12 +55,7 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
             // A notice the harness wrote after the person's latest request is
             // no new task: that request stays last, the current task.
             if by_harness(&request)
-                && let Some(current) = digest
-                    .requests
-                    .iter()
-                    .filter(|(r, _)| !by_harness(r))
-                    .last()
-                    .map(|(r, _)| r.clone())
+                && let Some(current) = digest.current_request().cloned()
             {
                 add(&mut digest.requests, current, 0);
             }

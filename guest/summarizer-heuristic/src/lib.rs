@@ -39,13 +39,7 @@ pub fn must_keep(messages: &[condense_model::Message]) -> Vec<String> {
     // Stable: within a class, the order they were said in.
     binding.sort_by_key(|s| std::cmp::Reverse(s.class));
     let mut out: Vec<String> = binding.into_iter().map(|s| s.text).collect();
-    let current = digest
-        .requests
-        .iter()
-        .map(|(text, _)| text)
-        .filter(|text| !extract::by_harness(text))
-        .last()
-        .cloned();
+    let current = digest.current_request().cloned();
     for text in current.into_iter().chain(digest.next.clone()) {
         if !out.contains(&text) {
             out.push(text);

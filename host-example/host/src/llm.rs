@@ -112,19 +112,11 @@ impl Llm {
         }
     }
 
-    pub fn limits(&self) -> &LlmLimits {
-        &self.limits
-    }
-
-    pub fn model_name(&self) -> &str {
-        self.model.name()
-    }
-
     /// One call for a compaction that has already spent `spent` on the
     /// model; returns the answer and the time this call took.
     pub fn chat(
         &self,
-        request: &ChatRequest,
+        mut request: ChatRequest,
         spent: Duration,
     ) -> (Result<String, String>, Duration) {
         let started = Instant::now();
@@ -148,13 +140,9 @@ impl Llm {
             );
             return (Err(why), Duration::ZERO);
         };
-        let max_tokens = match request.max_tokens {
+        request.max_tokens = match request.max_tokens {
             0 => self.limits.max_output_tokens,
             n => n.min(self.limits.max_output_tokens),
-        };
-        let request = ChatRequest {
-            messages: request.messages.clone(),
-            max_tokens,
         };
         let result = self
             .model
@@ -282,15 +270,15 @@ mod tests {
             },
         );
         assert_eq!(
-            llm.chat(&request(), Duration::ZERO).0,
+            llm.chat(request(), Duration::ZERO).0,
             Err("HTTP 500".into())
         );
         assert_eq!(
-            llm.chat(&request(), Duration::ZERO).0,
+            llm.chat(request(), Duration::ZERO).0,
             Err("HTTP 500".into())
         );
         // Paused: the model is not called.
-        let (paused, took) = llm.chat(&request(), Duration::ZERO);
+        let (paused, took) = llm.chat(request(), Duration::ZERO);
         assert!(
             paused
                 .unwrap_err()
@@ -301,7 +289,7 @@ mod tests {
             (Duration::ZERO, 2)
         );
         std::thread::sleep(Duration::from_millis(250));
-        assert_eq!(llm.chat(&request(), Duration::ZERO).0, Ok("summary".into()));
+        assert_eq!(llm.chat(request(), Duration::ZERO).0, Ok("summary".into()));
         assert_eq!(model.calls.load(Ordering::SeqCst), 3);
     }
 
@@ -316,9 +304,9 @@ mod tests {
                 ..LlmLimits::default()
             },
         );
-        assert!(llm.chat(&request(), Duration::from_secs(25)).0.is_ok());
+        assert!(llm.chat(request(), Duration::from_secs(25)).0.is_ok());
         assert_eq!(*model.timeouts.lock().unwrap(), [Duration::from_secs(15)]);
-        let (spent, _) = llm.chat(&request(), Duration::from_secs(40));
+        let (spent, _) = llm.chat(request(), Duration::from_secs(40));
         assert!(spent.unwrap_err().contains("model time of 40s is spent"));
         assert_eq!(model.calls.load(Ordering::SeqCst), 1);
     }
@@ -327,7 +315,7 @@ mod tests {
     fn an_empty_answer_is_a_failure() {
         let llm = Llm::new(Scripted::new(vec![Ok("  \n")]), LlmLimits::default());
         assert_eq!(
-            llm.chat(&request(), Duration::ZERO).0,
+            llm.chat(request(), Duration::ZERO).0,
             Err("the model's answer is empty".into())
         );
     }

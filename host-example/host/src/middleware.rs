@@ -7,7 +7,7 @@ use crate::transcript::Transcript;
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::estimate_messages;
-use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Part, Report};
+use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Part, Report, Trigger};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::time::Instant;
@@ -189,6 +189,15 @@ impl HostReport {
             Verdict::Unchanged { .. } => Status::Unchanged,
             Verdict::FailedOpen { .. } => Status::FailedOpen,
         }
+    }
+
+    /// Whether this call compacted: the request it sends folds more than the
+    /// checkpoint it was given did.
+    pub fn compacted(&self) -> bool {
+        self.status() == Status::Compressed
+            && self
+                .guest()
+                .is_some_and(|g| g.trigger == Trigger::Compacted)
     }
 
     /// The compressor's report, when it returned one.

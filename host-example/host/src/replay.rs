@@ -9,7 +9,7 @@
 
 use crate::{Compressed, Middleware, Status, Transcript};
 use condense_model::tokens::estimate_messages;
-use condense_model::{CoreConfig, Message, Role, Trigger};
+use condense_model::{CoreConfig, Message, Role};
 use serde::Serialize;
 
 /// Price of cached-prefix tokens relative to plain input.
@@ -243,11 +243,7 @@ pub fn replay_middleware(
         let sent = middleware.compress_transcript(&transcript, config, settings, checkpoint);
         on_call(request, &sent);
         Step {
-            compacted: sent.report.status() != Status::FailedOpen
-                && sent
-                    .report
-                    .guest()
-                    .is_some_and(|r| r.trigger == Trigger::Compacted),
+            compacted: sent.report.compacted(),
             failed_open: sent.report.status() == Status::FailedOpen,
             messages: sent.messages(request),
             checkpoint: sent.checkpoint,

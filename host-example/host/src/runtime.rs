@@ -264,11 +264,6 @@ impl Runtime {
         self
     }
 
-    /// The model behind the `llm` import, if any.
-    pub fn llm(&self) -> Option<&Llm> {
-        self.llm.as_deref()
-    }
-
     pub fn limits(&self) -> &Limits {
         self.sandbox.limits()
     }
@@ -627,7 +622,7 @@ impl summarizer_world::condense::middleware::llm::Host for SummarizerHost {
                 .collect(),
             max_tokens: request.max_tokens,
         };
-        let (answer, took) = llm.chat(&request, self.credit.total());
+        let (answer, took) = llm.chat(request, self.credit.total());
         self.credit.add(took);
         answer
     }

@@ -17,7 +17,7 @@ use condense_host::{
 };
 use condense_model::hash::message_digest;
 use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
-use condense_model::{CoreConfig, Item, Message, Role, Trigger};
+use condense_model::{CoreConfig, Item, Message, Role};
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -302,9 +302,8 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                 other => message_digest(other.message(history.messages())),
             }));
         self.cache.send(digests.collect());
-        if let Some(report) = sent.report.guest()
-            && sent.report.status() == Status::Compressed
-            && report.trigger == Trigger::Compacted
+        if sent.report.compacted()
+            && let Some(report) = sent.report.guest()
         {
             call.compactions.push(Compaction {
                 call: call.number,

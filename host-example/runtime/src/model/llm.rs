@@ -4,7 +4,7 @@
 
 use super::{Model, ModelRequest, OpenAiConfig, OpenAiModel};
 use condense_host::llm::{ChatRequest, LanguageModel};
-use condense_model::{Message, Part};
+use condense_model::Message;
 use std::time::Duration;
 
 /// An OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, any
@@ -42,15 +42,6 @@ impl LanguageModel for OpenAiLlm {
             max_output_tokens: request.max_tokens,
         };
         let answer = model.complete(&request).map_err(|e| e.to_string())?;
-        let text: Vec<&str> = answer
-            .message
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                Part::Text(text) => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        Ok(text.join("\n"))
+        Ok(answer.message.joined_text())
     }
 }
