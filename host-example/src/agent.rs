@@ -11,7 +11,7 @@ use condense_runtime::chain::{Chain, Condense, UsageMeter};
 use condense_runtime::context::{BlockKind, ContextCompiler};
 use condense_runtime::journal::{Contents, Journal};
 use condense_runtime::model::{
-    AnthropicConfig, AnthropicModel, Model, OpenAiConfig, OpenAiModel, key_from_env,
+    AgentFrame, AnthropicConfig, AnthropicModel, Model, OpenAiConfig, OpenAiModel, key_from_env,
 };
 use condense_runtime::policy::{Automatic, Confirm, Due, Policy, RateLimited};
 use condense_runtime::tools::{CommandPolicy, ToolClass, ToolRegistry, Workspace, coding_tools};
@@ -63,7 +63,9 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     let model = model(run)?;
     let context = context(&settings.runtime, &workspace, &run.task)?;
     let events = crate::session::events_log(run.events.as_deref())?;
-    let middleware = settings.middleware()?;
+    // The frame the agent's requests send, for the LLM summarizer's.
+    let frame = AgentFrame::default();
+    let middleware = settings.middleware_in(Some(&frame))?;
     let (journal, journaled) = if run.resume {
         Journal::resume(&run.session)?
     } else {
@@ -87,7 +89,8 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     .with_policy(policy(
         &settings.runtime,
         run.compaction.unwrap_or(settings.runtime.compaction),
-    ));
+    ))
+    .with_frame(frame);
     let meter = UsageMeter::new();
     let chain = Chain::new().with(condense).with(meter.clone());
     let mut agent = Agent::new(

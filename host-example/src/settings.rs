@@ -42,6 +42,7 @@ use condense_host::{ComponentSource, Limits, Middleware, Runtime};
 use condense_model::{CORE_RANGES, CoreConfig};
 use condense_runtime::chain::SummaryPlacement;
 use condense_runtime::context::Budgets;
+use condense_runtime::model::AgentFrame;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -117,6 +118,12 @@ pub struct LlmSettings {
     pub breaker_failures: u32,
     /// How long calls stay stopped after `breaker_failures`, in ms.
     pub breaker_cooldown_ms: u32,
+    /// The LLM summarizer asks in the agent's own conversation: its request
+    /// is the agent's system prompt, tools and folded messages exactly as
+    /// the agent's model was sent them, with the instruction last, so that
+    /// the provider's prompt cache serves it when `base_url` and `model` are
+    /// the agent's. Off: its own, smaller transcript of the folded messages.
+    pub cache_friendly: bool,
 }
 
 impl Default for LlmSettings {
@@ -134,6 +141,7 @@ impl Default for LlmSettings {
             context_tokens: 32_000,
             breaker_failures: limits.breaker_failures,
             breaker_cooldown_ms: limits.breaker_cooldown.as_millis() as u32,
+            cache_friendly: true,
         }
     }
 }
@@ -181,8 +189,9 @@ impl LlmSettings {
     }
 
     /// The model, its limits and its breaker, for the runtime; reads the key
-    /// from `api_key_env`.
-    fn llm(&self) -> Result<condense_host::llm::Llm> {
+    /// from `api_key_env`. With the agent's `frame`, a summarizer's request
+    /// after the agent's conversation starts as the agent's requests do.
+    fn llm(&self, frame: Option<&AgentFrame>) -> Result<condense_host::llm::Llm> {
         use condense_runtime::model::{OpenAiConfig, OpenAiLlm, key_from_env};
         use std::time::Duration;
         let (Some(base_url), Some(model)) = (&self.base_url, &self.model) else {
@@ -197,12 +206,15 @@ impl LlmSettings {
             }
             None => None,
         };
-        let model = OpenAiLlm::new(OpenAiConfig {
+        let mut model = OpenAiLlm::new(OpenAiConfig {
             api_key,
             max_retries: self.max_retries,
             temperature: self.temperature.map(|t| t as f32),
             ..OpenAiConfig::new(base_url.clone(), model.clone())
         });
+        if let Some(frame) = frame {
+            model = model.with_frame(frame.clone());
+        }
         let limits = condense_host::llm::LlmLimits {
             call_timeout: Duration::from_millis(self.timeout_ms.into()),
             compaction_budget: Duration::from_millis(self.budget_ms.into()),
@@ -479,6 +491,12 @@ impl Settings {
     /// Loads the configured components (embedded ones by default) into a
     /// fail-open middleware.
     pub fn middleware(&self) -> Result<Middleware> {
+        self.middleware_in(None)
+    }
+
+    /// [`Settings::middleware`] for an agent whose requests `frame`
+    /// records: the LLM summarizer's model sends its system prompt and tools.
+    pub fn middleware_in(&self, frame: Option<&AgentFrame>) -> Result<Middleware> {
         let source = |path: &Option<PathBuf>, embedded: &'static [u8]| match path {
             Some(p) => ComponentSource::Path(p.clone()),
             None => ComponentSource::Embedded(embedded),
@@ -513,8 +531,11 @@ impl Settings {
             .map(|(i, _)| i)
             .collect();
         if !llm_at.is_empty() {
-            runtime = runtime.with_llm(self.llm.llm()?);
-            let settings = serde_json::json!({ "context_tokens": self.llm.context_tokens });
+            runtime = runtime.with_llm(self.llm.llm(frame)?);
+            let settings = serde_json::json!({
+                "context_tokens": self.llm.context_tokens,
+                "cache_friendly": self.llm.cache_friendly,
+            });
             for i in llm_at {
                 runtime = runtime.with_summarizer_settings(i, settings.to_string());
             }

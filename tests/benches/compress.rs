@@ -45,7 +45,10 @@ use condense_tests::{TestConfig, config_40k, corpus_dir, embedded_middleware, se
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
-fn summarize(r: condense_model::SummaryRequest) -> Result<String, String> {
+fn summarize(
+    r: condense_model::SummaryRequest,
+    _: &[condense_model::Item],
+) -> Result<String, String> {
     Ok(condense_summarizer_heuristic::summarize(&r))
 }
 
@@ -183,7 +186,7 @@ fn bench(c: &mut Criterion) {
                     b.iter(|| {
                         runtime
                             .call(
-                                &history[offset..],
+                                history,
                                 offset,
                                 &config.core,
                                 &json,

@@ -9,7 +9,7 @@ use condense::embedded;
 use condense_host::llm::{Llm, LlmLimits};
 use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime};
 use condense_model::Message;
-use condense_runtime::model::{OpenAiConfig, OpenAiLlm};
+use condense_runtime::model::{Model, ModelRequest, OpenAiConfig, OpenAiLlm, OpenAiModel};
 use condense_scripted_server::{Reply, TestServer};
 use condense_tests::{
     chat_answer as answer, config_40k, embedded_middleware, next_compaction, session, summary_of,
@@ -20,8 +20,24 @@ use std::time::Duration;
 
 const KEY: &str = "sk-test-0123456789-SECRET";
 
-/// The chain `llm` → heuristic, the model at `server`.
+/// The chain `llm` → heuristic, the model at `server`, the summarizer
+/// sending its own transcript of the folded messages.
 fn middleware(server: &TestServer, llm: LlmLimits, limits: Limits) -> Middleware {
+    middleware_with(
+        server,
+        llm,
+        limits,
+        json!({"context_tokens": 32_000, "cache_friendly": false}),
+    )
+}
+
+/// [`middleware`] with the LLM summarizer's `settings`.
+fn middleware_with(
+    server: &TestServer,
+    llm: LlmLimits,
+    limits: Limits,
+    settings: serde_json::Value,
+) -> Middleware {
     let model = OpenAiLlm::new(OpenAiConfig {
         api_key: Some(KEY.into()),
         max_retries: 0,
@@ -37,7 +53,7 @@ fn middleware(server: &TestServer, llm: LlmLimits, limits: Limits) -> Middleware
     )
     .unwrap_or_else(|e| panic!("{e:#}"))
     .with_llm(Llm::new(Arc::new(model), llm))
-    .with_summarizer_settings(0, json!({"context_tokens": 32_000}).to_string());
+    .with_summarizer_settings(0, settings.to_string());
     Middleware::new(runtime)
 }
 
@@ -154,6 +170,111 @@ fn the_model_gets_the_previous_summary_and_only_the_new_messages_and_its_summary
     assert!(!old.is_empty() && !new.is_empty());
     assert!(old.iter().all(|l| !second_request.contains(l.as_str())));
     assert!(new.iter().any(|l| second_request.contains(l.as_str())));
+}
+
+/// Cache-friendly: the summarizer's request is the agent's last request
+/// (rendered by the agent's own client, sent to the same server) as far as
+/// the compaction folds — system messages, the previous summary pair, the
+/// folded messages — then one instruction. A provider's prompt cache serves
+/// all of it but the instruction.
+#[test]
+fn with_the_cache_friendly_setting_the_request_starts_as_the_agents() {
+    const INSTRUCTION: &str = "[condense] Stop here";
+    let summaries = Arc::new(Mutex::new(0));
+    let counter = summaries.clone();
+    let server = TestServer::answering(move |request| {
+        let messages = request.body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap()["content"].as_str().unwrap_or("");
+        if last.starts_with(INSTRUCTION) {
+            let mut n = counter.lock().unwrap();
+            *n += 1;
+            answer(&format!("## Current task\n- summary {n}"))
+        } else {
+            answer("the agent's answer")
+        }
+    });
+    let middleware = middleware_with(
+        &server,
+        patient(),
+        Limits::default(),
+        json!({"context_tokens": 200_000}),
+    );
+    let mut agent = OpenAiModel::new(OpenAiConfig::new(server.url("/v1"), "scripted-model"));
+    let (history, first) = prefixes();
+    let config = config_40k();
+
+    // The agent's loop: every request sent to the model, each call given
+    // the checkpoint of the one before; at a compaction the summarizer
+    // asks the model first.
+    let mut send = |compressed: &Compressed, upto: usize| {
+        let request = ModelRequest {
+            messages: compressed.messages(&history[..upto]),
+            tools: Vec::new(),
+            max_output_tokens: 1_000,
+        };
+        agent.complete(&request).unwrap();
+    };
+    let mut checkpoint = None;
+    let mut n = *first - 1;
+    for fold in 1..=2 {
+        let compaction = loop {
+            let out = config.compress(&middleware, &history[..n], checkpoint.as_ref());
+            if out.report.compacted() {
+                break out;
+            }
+            send(&out, n);
+            checkpoint = out.checkpoint;
+            n += 1;
+        };
+        let requests = server.requests();
+        let [.., agents, summarizers] = &requests[..] else {
+            panic!("{} requests", requests.len())
+        };
+        assert_eq!(agents.body["model"], summarizers.body["model"]);
+        let (theirs, ours) = (
+            agents.body["messages"].as_array().unwrap(),
+            summarizers.body["messages"].as_array().unwrap(),
+        );
+        let (instruction, prefix) = ours.split_last().unwrap();
+        let instruction = instruction["content"].as_str().unwrap();
+        assert!(
+            instruction.starts_with(INSTRUCTION),
+            "fold {fold}: {:.300}",
+            instruction
+        );
+        // The whole prefix is the agent's, message for message, and it is
+        // what was folded: up to the new boundary, not the tail.
+        assert!(prefix == &theirs[..prefix.len()], "fold {fold}");
+        let boundary = compaction.report.guest().unwrap().boundary as usize;
+        assert!(prefix.len() < theirs.len());
+        assert!(prefix.len() + history[boundary..n - 1].len() >= theirs.len());
+        if fold == 2 {
+            // The previous summary pair, as the agent sent it.
+            let pair = prefix
+                .iter()
+                .find_map(|m| {
+                    m["content"]
+                        .as_str()
+                        .filter(|c| c.starts_with(condense_model::SUMMARY_MARKER))
+                })
+                .expect("the pair is in the prefix");
+            assert!(pair.contains("- summary 1"), "{pair}");
+        }
+        assert_eq!(
+            compaction
+                .report
+                .summary_by
+                .as_ref()
+                .map(ToString::to_string),
+            Some("summarizer `llm`".to_owned())
+        );
+        let summary = summary_of(compaction.checkpoint.as_ref().unwrap());
+        assert!(summary.contains(&format!("- summary {fold}")), "{summary}");
+        send(&compaction, n);
+        checkpoint = compaction.checkpoint;
+        n += 1;
+    }
+    assert_eq!(*summaries.lock().unwrap(), 2);
 }
 
 #[test]

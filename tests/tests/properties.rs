@@ -29,7 +29,7 @@ use condense_host::{SessionCheckpoint, Status};
 use condense_model::invariants::{History, check_items, check_pairs, is_rewrite_of};
 use condense_model::tokens::{estimate_message, estimate_total};
 use condense_model::{
-    Checkpoint, CompressError, CoreConfig, Message, Outcome, Part, Role, SUMMARY_MARKER,
+    Checkpoint, CompressError, CoreConfig, Item, Message, Outcome, Part, Role, SUMMARY_MARKER,
     SummaryRequest, Thinking, ToolCall, ToolResult, Trigger, materialize,
 };
 use condense_tests::TestConfig;
@@ -748,7 +748,7 @@ fn compress_at(
     config: &TestConfig,
     checkpoint: Option<&Checkpoint>,
 ) -> Result<Outcome, CompressError> {
-    let mut summarize = |r: SummaryRequest| -> Result<String, String> {
+    let mut summarize = |r: SummaryRequest, _: &[Item]| -> Result<String, String> {
         Ok(condense_summarizer_heuristic::summarize(&r))
     };
     condense_compressor::compress(

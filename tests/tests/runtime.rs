@@ -598,3 +598,118 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
     let replayed = String::from_utf8(replayed).unwrap();
     assert!(replayed.contains("session.jsonl"), "{replayed}");
 }
+
+/// `condense agent` with the LLM summarizer asking the agent's own model
+/// (`[llm]` is the agent's server and model): each summarizer request is
+/// the agent's last request — its system prompt, its tools, the messages
+/// the compaction folds, exactly as the agent's client sent them — with the
+/// instruction appended, so a provider's prompt cache serves all but the
+/// instruction. The summary then reaches the agent's next request.
+#[test]
+fn the_llm_summarizer_asks_in_the_agents_own_request() {
+    const INSTRUCTION: &str = "[condense] Stop here";
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let notes: String = (0..120)
+        .map(|i| format!("note {i}: the queue worker restarts after each migration\n"))
+        .collect();
+    std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
+    let session = dir.path().join("session.jsonl");
+
+    let read =
+        |id: &str| tool_call_reply(id, "read_file", serde_json::json!({"path": "notes.txt"}));
+    let mut script: std::collections::VecDeque<Reply> =
+        (0..8).map(|i| read(&format!("r{i}"))).collect();
+    script.push_back(condense_tests::chat_answer("Read it eight times."));
+    let summaries = Arc::new(Mutex::new(0));
+    let counter = summaries.clone();
+    let server = TestServer::answering(move |request| {
+        let messages = request.body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap()["content"].as_str().unwrap_or("");
+        if last.starts_with(INSTRUCTION) {
+            let mut n = counter.lock().unwrap();
+            *n += 1;
+            condense_tests::chat_answer(&format!("## Current task\n- llm summary {n}"))
+        } else {
+            script.pop_front().expect("the script has an answer left")
+        }
+    });
+    let config = dir.path().join("condense.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "token_threshold = 4000\n\
+             [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
+             [llm]\nbase_url = \"{}\"\nmodel = \"scripted\"\n",
+            server.url("/v1")
+        ),
+    )
+    .unwrap();
+
+    let args = [
+        "condense".to_owned(),
+        "agent".into(),
+        "--config".into(),
+        config.display().to_string(),
+        "--model-url".into(),
+        server.url("/v1"),
+        "--model".into(),
+        "scripted".into(),
+        "--workdir".into(),
+        workdir.display().to_string(),
+        "--session".into(),
+        session.display().to_string(),
+        "read notes.txt until you know it".into(),
+    ];
+    let mut out = Vec::new();
+    condense::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("Read it eight times."), "{out}");
+
+    let requests = server.requests();
+    let asked: Vec<usize> = (0..requests.len())
+        .filter(|&i| {
+            requests[i].body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .and_then(|m| m["content"].as_str())
+                .is_some_and(|c| c.starts_with(INSTRUCTION))
+        })
+        .collect();
+    assert!(!asked.is_empty(), "the summarizer asked the model");
+    assert_eq!(*summaries.lock().unwrap(), asked.len());
+    for &at in &asked {
+        // The agent's request before it, and the summarizer's.
+        let (agents, ours) = (&requests[at - 1].body, &requests[at].body);
+        assert_eq!(ours["model"], agents["model"]);
+        assert_eq!(ours["tools"], agents["tools"], "the agent's tools");
+        let theirs = agents["messages"].as_array().unwrap();
+        let ours = ours["messages"].as_array().unwrap();
+        let prefix = &ours[..ours.len() - 1];
+        assert_eq!(prefix[0]["role"], "system");
+        // What it folds, up to all of the agent's last request.
+        assert!(prefix.len() > 2 && prefix.len() <= theirs.len());
+        assert!(
+            prefix == &theirs[..prefix.len()],
+            "request {at}: the summarizer's prefix is not the agent's"
+        );
+    }
+    // A later compaction updates the first summary: its pair, as the agent
+    // sent it, is in the prefix.
+    assert!(asked.len() >= 2, "{asked:?}");
+    let second = requests[asked[1]].body["messages"].to_string();
+    assert!(second.contains("llm summary 1"));
+    // The summary the model wrote is what the agent saw next.
+    let next = requests[asked[0] + 1].body["messages"].to_string();
+    assert!(next.contains("llm summary 1"), "{next:.400}");
+    let journaled = journal::read(&session).unwrap();
+    let events = compaction_events(&journaled.events);
+    assert!(!events.is_empty());
+    assert!(
+        events
+            .iter()
+            .all(|e| e.summary_by.as_deref() == Some("summarizer `llm`")),
+        "{events:?}"
+    );
+}

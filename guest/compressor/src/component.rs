@@ -8,7 +8,7 @@ wit_bindgen::generate!({
     with: { "condense:middleware/types@0.2.0": condense_guest_sdk::types },
 });
 
-use condense::middleware::summarizer;
+use condense::middleware::{folding, summarizer};
 use condense_guest_sdk::types as wit;
 
 struct Component;
@@ -21,8 +21,14 @@ impl exports::condense::middleware::compressor::Guest for Component {
             request.history.into_iter().map(Into::into).collect();
         let checkpoint = request.checkpoint.map(condense_model::Checkpoint::from);
         let config = condense_model::CoreConfig::from(request.config);
-        let mut summarize =
-            |request: condense_model::SummaryRequest| summarizer::summarize(&(&request).into());
+        // What the fold replaces goes to the host first, for a summarizer
+        // that asks the model in the agent's own conversation.
+        let mut summarize = |request: condense_model::SummaryRequest,
+                             replaced: &[condense_model::Item]| {
+            let replaced: Vec<wit::Item> = replaced.iter().map(Into::into).collect();
+            folding::replaces(&replaced);
+            summarizer::summarize(&(&request).into())
+        };
         crate::compress(
             crate::Request {
                 history: &history,

@@ -74,8 +74,10 @@ impl<'a> Request<'a> {
 }
 
 /// The summarizer as the compressor calls it: the imported component in the
-/// component, any function natively.
-pub type Summarize<'s> = dyn FnMut(SummaryRequest) -> Result<String, String> + 's;
+/// component, any function natively. Beside the request it gets what the
+/// fold replaces (the WIT's `folding.replaces`): the request as it stood
+/// before this compaction, up to the new boundary, by reference.
+pub type Summarize<'s> = dyn FnMut(SummaryRequest, &[Item]) -> Result<String, String> + 's;
 
 /// Compresses a history into the request the model should see.
 pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, CompressError> {
@@ -369,13 +371,26 @@ impl<'a> Call<'a> {
             .cloned()
             .collect();
         let newly_folded_count = newly_folded.len() as u32;
-        let summary = summarize(SummaryRequest {
-            previous_summary: current.summary.clone(),
-            messages: newly_folded,
-            max_tokens: config.summary_max_tokens,
-            language: self.prefix.language(self.window, boundary).to_string(),
-            settings: "{}".into(),
-        })
+        // What the model was sent of the messages now folded: the request as
+        // it stands, cut at the new boundary (a summarizer may ask the model
+        // in that very conversation, which the provider has cached).
+        let end = offset + boundary;
+        let replaced: Vec<Item> = self
+            .outcome(&current, tokens_before, Trigger::Compacted, 0, None)
+            .items
+            .into_iter()
+            .filter(|item| item.origin().is_none_or(|i| i < end))
+            .collect();
+        let summary = summarize(
+            SummaryRequest {
+                previous_summary: current.summary.clone(),
+                messages: newly_folded,
+                max_tokens: config.summary_max_tokens,
+                language: self.prefix.language(self.window, boundary).to_string(),
+                settings: "{}".into(),
+            },
+            &replaced,
+        )
         .map_err(CompressError::SummarizerFailed)?;
         // A summarizer is third-party code: hold it to its budget.
         let summary = clamp_to_tokens(summary, config.summary_max_tokens);
@@ -552,7 +567,8 @@ mod tests {
     fn call(history: &[Message], tokens: Option<&[u32]>) -> Result<Outcome, CompressError> {
         let config = CoreConfig::for_threshold(2_000);
         let settings = Settings::default();
-        let mut summarize = |r: SummaryRequest| Ok(format!("{} messages", r.messages.len()));
+        let mut summarize =
+            |r: SummaryRequest, _: &[Item]| Ok(format!("{} messages", r.messages.len()));
         compress(
             Request {
                 tokens,
@@ -631,5 +647,69 @@ mod tests {
                 assert!(cost <= bound, "{lang}: {cost} > {bound} for {summary:.20}");
             }
         }
+    }
+
+    /// A compaction tells the summarizer what it replaces: the request as
+    /// the checkpoint had it — the previous summary pair, the passes'
+    /// rewrites — cut at the new boundary. That is what the model was last
+    /// sent of those messages.
+    #[test]
+    fn a_compaction_hands_over_the_request_it_replaces() {
+        let config = CoreConfig::for_threshold(1_000);
+        let settings = Settings::default();
+        let replaced = std::cell::RefCell::new(Vec::new());
+        let run = |history: &[Message], config: &CoreConfig, cp: Option<&Checkpoint>| {
+            let mut summarize = |r: SummaryRequest, items: &[Item]| {
+                replaced.borrow_mut().push(items.to_vec());
+                Ok(format!("{} messages", r.messages.len()))
+            };
+            compress(
+                Request::whole(history, config, &settings, cp),
+                &mut summarize,
+            )
+            .unwrap()
+        };
+        let mut history = chat(20);
+        let first = run(&history, &config, None);
+        assert_eq!(first.report.trigger, Trigger::Compacted);
+        // The first fold replaces the history itself.
+        let cut = first.report.boundary;
+        assert_eq!(
+            replaced.borrow()[0],
+            (0..cut).map(Item::Kept).collect::<Vec<_>>()
+        );
+
+        // More turns, then the second compaction: it replaces the request
+        // as it stood (what a call under an unreachable threshold returns).
+        history.extend(chat(20).into_iter().skip(4));
+        let checkpoint = first.checkpoint.unwrap();
+        let standing = run(
+            &history,
+            &CoreConfig {
+                token_threshold: u32::MAX,
+                ..config
+            },
+            Some(&checkpoint),
+        );
+        assert_eq!(standing.report.trigger, Trigger::ReusedCheckpoint);
+        let second = run(&history, &config, Some(&checkpoint));
+        assert_eq!(second.report.trigger, Trigger::Compacted);
+        let end = second.report.boundary as usize;
+        let expected: Vec<Item> = standing
+            .items
+            .into_iter()
+            .filter(|i| i.origin().is_none_or(|o| o < end))
+            .collect();
+        assert_eq!(
+            replaced.borrow().len(),
+            2,
+            "the standing call folds nothing"
+        );
+        assert_eq!(replaced.borrow()[1], expected);
+        assert!(
+            matches!(&expected[0], Item::Written(m) if m.joined_text().starts_with(condense_model::SUMMARY_MARKER)),
+            "the previous pair leads it: {expected:?}"
+        );
+        assert!(expected.len() > 2 + (end - cut as usize) / 2);
     }
 }

@@ -38,7 +38,7 @@ pub mod llm;
 
 /// The bindings [`export_summarizer!`] exports through: the world
 /// `llm-summarizer-world`, which exports `summarizer` and imports the host's
-/// `llm`. A component imports `llm` only if it calls [`llm::chat`] (unused
+/// `llm`. A component imports `llm` only if it calls a function of [`llm`] (unused
 /// imports are left out when the component is made), so one that does not
 /// is a plain `summarizer-world` component.
 #[doc(hidden)]

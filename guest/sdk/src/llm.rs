@@ -28,8 +28,32 @@ impl ChatMessage {
 /// (an HTTP status, a timeout, calls paused after failures): return it, and
 /// the host falls through to the next summarizer.
 pub fn chat(messages: &[ChatMessage], max_tokens: u32) -> Result<String, String> {
-    use crate::bindings::condense::middleware::llm;
-    let request = crate::types::ChatRequest {
+    crate::bindings::condense::middleware::llm::chat(&request(messages, max_tokens))
+}
+
+/// The estimated tokens of the conversation this compaction folds, as the
+/// agent last sent it to its model (its system prompt, tools, the previous
+/// summary and the messages now folded); `None` when the host has none
+/// (the summary is asked outside a compaction).
+pub fn conversation_tokens() -> Option<u32> {
+    crate::bindings::condense::middleware::llm::conversation_tokens()
+}
+
+/// [`chat`] after that conversation: the host sends it first, exactly as
+/// the agent's model was sent it, then `messages` (the instruction), so
+/// that the provider's prompt cache serves all but the instruction. An
+/// error when [`conversation_tokens`] is `None`.
+pub fn chat_after_conversation(
+    messages: &[ChatMessage],
+    max_tokens: u32,
+) -> Result<String, String> {
+    crate::bindings::condense::middleware::llm::chat_after_conversation(&request(
+        messages, max_tokens,
+    ))
+}
+
+fn request(messages: &[ChatMessage], max_tokens: u32) -> crate::types::ChatRequest {
+    crate::types::ChatRequest {
         messages: messages
             .iter()
             .map(|m| crate::types::ChatMessage {
@@ -38,6 +62,5 @@ pub fn chat(messages: &[ChatMessage], max_tokens: u32) -> Result<String, String>
             })
             .collect(),
         max_tokens,
-    };
-    llm::chat(&request)
+    }
 }

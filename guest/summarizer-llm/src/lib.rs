@@ -22,8 +22,17 @@
 //!   fit the budget, most binding first; what a previous fold kept there is
 //!   kept again.
 //!
-//! The logic is plain Rust over a `chat` function, tested natively with a
-//! scripted one; `component` binds it to the host's `llm` import.
+//! **Cache-friendly** (`cache_friendly`, on by default): when the host has
+//! the agent's conversation this fold replaces and it fits the model's
+//! context, the request is that conversation, exactly as the agent's model
+//! was sent it (the host sends it: system prompt, tools, the previous summary
+//! pair, the folded messages), and the instruction is appended last. Against
+//! the agent's own model, the provider's prompt cache serves everything but
+//! the instruction. Otherwise the summarizer sends its own transcript of the
+//! folded messages, truncating tool results, in chunks.
+//!
+//! The logic is plain Rust over a [`Model`], tested natively with scripted
+//! ones; `component` binds it to the host's `llm` import.
 
 use condense_guest_sdk::llm::ChatMessage;
 use condense_guest_sdk::{Request, cut_to_tokens};
@@ -41,6 +50,10 @@ pub struct Settings {
     /// A tool result is shown to the model up to this many characters: the
     /// outcome is at its start and end, and the rest costs the context.
     pub tool_result_chars: usize,
+    /// Ask in the agent's own conversation when the host has it (see the
+    /// crate's documentation): cheap against the agent's model, whose cache
+    /// holds it; off, every request is the summarizer's own, smaller one.
+    pub cache_friendly: bool,
 }
 
 impl Default for Settings {
@@ -48,6 +61,7 @@ impl Default for Settings {
         Settings {
             context_tokens: 32_000,
             tool_result_chars: 2_000,
+            cache_friendly: true,
         }
     }
 }
@@ -88,20 +102,43 @@ const REFUSALS: [&str; 9] = [
     "as an ai",
 ];
 
-/// The model: a conversation and the answer's token limit in, its text (or
-/// why there is none) out. The component's is the host's `llm` import.
-pub type Chat<'a> = dyn FnMut(&[ChatMessage], u32) -> Result<String, String> + 'a;
+/// The model: messages and the answer's token limit in, its text (or why
+/// there is none) out. The component's is the host's `llm` import.
+pub trait Model {
+    fn chat(&mut self, messages: &[ChatMessage], max_tokens: u32) -> Result<String, String>;
+
+    /// The estimated tokens of the agent's conversation this fold replaces,
+    /// when the host has it.
+    fn conversation_tokens(&mut self) -> Option<u32> {
+        None
+    }
+
+    /// [`Model::chat`] after that conversation.
+    fn chat_after_conversation(
+        &mut self,
+        messages: &[ChatMessage],
+        max_tokens: u32,
+    ) -> Result<String, String> {
+        let _ = (messages, max_tokens);
+        Err("no conversation".to_owned())
+    }
+}
 
 /// One fold: the previous summary updated with `request.messages` by
-/// `chat`, then gated.
-pub fn summarize(request: &Request<Settings>, chat: &mut Chat<'_>) -> Result<String, String> {
+/// `model`, then gated.
+pub fn summarize(request: &Request<Settings>, model: &mut dyn Model) -> Result<String, String> {
     let budget = request.max_tokens;
-    let mut summary = request.previous_summary.clone();
-    for chunk in chunks(request)? {
-        let prompt = prompt(&summary, &chunk, budget, &request.language);
-        let answer = chat(&prompt, budget)?;
-        summary = accept(answer, budget)?;
-    }
+    let summary = match after_conversation(request, model) {
+        Some(instruction) => accept(model.chat_after_conversation(&instruction, budget)?, budget)?,
+        None => {
+            let mut summary = request.previous_summary.clone();
+            for chunk in chunks(request)? {
+                let prompt = prompt(&summary, &chunk, budget, &request.language);
+                summary = accept(model.chat(&prompt, budget)?, budget)?;
+            }
+            summary
+        }
+    };
     Ok(gate(
         summary,
         &request.previous_summary,
@@ -227,6 +264,37 @@ fn prompt(summary: &str, messages: &str, budget: u32, language: &str) -> Vec<Cha
     ]
 }
 
+/// The instruction to send after the agent's conversation, when the
+/// settings ask for it and the host has a conversation that fits the
+/// model's context with it and the answer.
+fn after_conversation(
+    request: &Request<Settings>,
+    model: &mut dyn Model,
+) -> Option<Vec<ChatMessage>> {
+    if !request.settings.cache_friendly {
+        return None;
+    }
+    let conversation = model.conversation_tokens()?;
+    let previous = if request.previous_summary.trim().is_empty() {
+        "Summarize it from its start."
+    } else {
+        "The text above that begins with `[condense summary]` is the summary of everything \
+         before it: update that summary with the messages after it."
+    };
+    let instruction = format!(
+        "[condense] Stop here: do not continue the task and do not call any tool. The \
+         conversation above is being compacted, and you write its handoff summary. \
+         {previous}\n\n{SYSTEM_PROMPT}\n\nWrite it in the language of the conversation \
+         (BCP-47 `{}`), at most {} tokens.",
+        request.language, request.max_tokens
+    );
+    let needed = u64::from(conversation)
+        + u64::from(estimate_text(&instruction))
+        + u64::from(request.max_tokens);
+    (needed <= u64::from(request.settings.context_tokens))
+        .then(|| vec![ChatMessage::new(Role::User, instruction)])
+}
+
 /// `summary` with what must survive and is missing from it appended under
 /// [`KEPT_VERBATIM`], as many items as fit `budget`, most binding first.
 fn gate(summary: String, previous: &str, messages: &[Message], budget: u32) -> String {
@@ -276,6 +344,7 @@ fn kept_verbatim(summary: &str) -> Vec<String> {
 
 #[cfg(target_arch = "wasm32")]
 mod component {
+    use condense_guest_sdk::llm::{self, ChatMessage};
     use condense_guest_sdk::{Request, Summarizer, export_summarizer};
 
     struct Llm;
@@ -284,7 +353,28 @@ mod component {
         type Settings = crate::Settings;
 
         fn summarize(request: Request<crate::Settings>) -> Result<String, String> {
-            crate::summarize(&request, &mut condense_guest_sdk::llm::chat)
+            crate::summarize(&request, &mut Host)
+        }
+    }
+
+    /// The host's `llm` import.
+    struct Host;
+
+    impl crate::Model for Host {
+        fn chat(&mut self, messages: &[ChatMessage], max_tokens: u32) -> Result<String, String> {
+            llm::chat(messages, max_tokens)
+        }
+
+        fn conversation_tokens(&mut self) -> Option<u32> {
+            llm::conversation_tokens()
+        }
+
+        fn chat_after_conversation(
+            &mut self,
+            messages: &[ChatMessage],
+            max_tokens: u32,
+        ) -> Result<String, String> {
+            llm::chat_after_conversation(messages, max_tokens)
         }
     }
 
@@ -294,6 +384,19 @@ mod component {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A model that has no agent's conversation: `chat` is `f`.
+    struct Plain<F>(F);
+
+    impl<F: FnMut(&[ChatMessage], u32) -> Result<String, String>> Model for Plain<F> {
+        fn chat(&mut self, messages: &[ChatMessage], max_tokens: u32) -> Result<String, String> {
+            (self.0)(messages, max_tokens)
+        }
+    }
+
+    fn plain<F: FnMut(&[ChatMessage], u32) -> Result<String, String>>(f: F) -> Plain<F> {
+        Plain(f)
+    }
 
     fn request(previous: &str, messages: Vec<Message>, max_tokens: u32) -> Request<Settings> {
         Request {
@@ -320,14 +423,14 @@ mod tests {
         let mut seen = Vec::new();
         let out = summarize(
             &request("## Current task\n- old task", talk(), 500),
-            &mut |messages, max| {
+            &mut plain(|messages: &[ChatMessage], max| {
                 seen.push((messages.to_vec(), max));
                 Ok(
                     "## Current task\n- Fix the export. Never push to main without approval. \
                     The budget is capped at $4,217.\n## Next step\n- Let me look at the exporter."
                         .into(),
                 )
-            },
+            }),
         )
         .unwrap();
         assert_eq!(seen.len(), 1);
@@ -345,9 +448,10 @@ mod tests {
 
     #[test]
     fn the_gate_appends_a_rule_the_model_dropped_and_keeps_it_next_fold() {
-        let out = summarize(&request("", talk(), 500), &mut |_, _| {
-            Ok("## Current task\n- Fix the export.".into())
-        })
+        let out = summarize(
+            &request("", talk(), 500),
+            &mut plain(|_: &[ChatMessage], _| Ok("## Current task\n- Fix the export.".into())),
+        )
         .unwrap();
         assert!(
             out.ends_with(&format!(
@@ -361,7 +465,7 @@ mod tests {
         // The next fold's model drops them again: the gate keeps them again.
         let next = summarize(
             &request(&out, vec![Message::text(Role::User, "go on")], 500),
-            &mut |_, _| Ok("## Current task\n- go on".into()),
+            &mut plain(|_: &[ChatMessage], _| Ok("## Current task\n- go on".into())),
         )
         .unwrap();
         assert!(
@@ -381,13 +485,16 @@ mod tests {
             ("  \n", "the model's answer is empty"),
             (&"word ".repeat(400), "over the budget of 100"),
         ] {
-            let error = summarize(&request("", talk(), 100), &mut |_, _| Ok(answer.to_owned()))
-                .unwrap_err();
+            let error = summarize(
+                &request("", talk(), 100),
+                &mut plain(|_: &[ChatMessage], _| Ok(answer.to_owned())),
+            )
+            .unwrap_err();
             assert!(error.contains(why), "{error}");
         }
         let error = summarize(
             &request("", talk(), 100),
-            &mut |_, _| Err("HTTP 500".into()),
+            &mut plain(|_: &[ChatMessage], _| Err("HTTP 500".into())),
         )
         .unwrap_err();
         assert_eq!(error, "HTTP 500");
@@ -406,10 +513,13 @@ mod tests {
         let mut request = request("", messages, 500);
         request.settings.context_tokens = 6_000;
         let mut calls = Vec::new();
-        summarize(&request, &mut |messages, _| {
-            calls.push(messages[1].content.clone());
-            Ok(format!("## Pending\n- part {}", calls.len()))
-        })
+        summarize(
+            &request,
+            &mut plain(|messages: &[ChatMessage], _| {
+                calls.push(messages[1].content.clone());
+                Ok(format!("## Pending\n- part {}", calls.len()))
+            }),
+        )
         .unwrap();
         assert!(calls.len() > 2, "{}", calls.len());
         for (i, call) in calls.iter().enumerate() {
@@ -420,5 +530,74 @@ mod tests {
             }
         }
         assert!(calls[0].contains("request 0:") && calls.last().unwrap().contains("request 39:"));
+    }
+
+    /// A host that has the agent's conversation, of `tokens`; records which
+    /// way each request went.
+    #[derive(Default)]
+    struct InConversation {
+        tokens: u32,
+        plain: Vec<Vec<ChatMessage>>,
+        after: Vec<Vec<ChatMessage>>,
+    }
+
+    impl Model for InConversation {
+        fn chat(&mut self, messages: &[ChatMessage], _: u32) -> Result<String, String> {
+            self.plain.push(messages.to_vec());
+            Ok("## Current task\n- Fix the export.".into())
+        }
+        fn conversation_tokens(&mut self) -> Option<u32> {
+            Some(self.tokens)
+        }
+        fn chat_after_conversation(
+            &mut self,
+            messages: &[ChatMessage],
+            _: u32,
+        ) -> Result<String, String> {
+            self.after.push(messages.to_vec());
+            Ok("## Current task\n- Fix the export.".into())
+        }
+    }
+
+    #[test]
+    fn with_the_agents_conversation_one_instruction_follows_it_and_the_gate_still_holds() {
+        let mut host = InConversation {
+            tokens: 20_000,
+            ..Default::default()
+        };
+        let out = summarize(&request("## Current task\n- old", talk(), 500), &mut host).unwrap();
+        assert!(host.plain.is_empty());
+        assert_eq!(host.after.len(), 1);
+        let [instruction] = &host.after[0][..] else {
+            panic!("{:?}", host.after)
+        };
+        assert_eq!(instruction.role, Role::User);
+        assert!(instruction.content.starts_with("[condense] Stop here"));
+        assert!(
+            instruction
+                .content
+                .contains("begins with `[condense summary]`")
+        );
+        assert!(instruction.content.contains(SYSTEM_PROMPT));
+        assert!(instruction.content.ends_with("at most 500 tokens."));
+        // The model's own transcript is not sent: the conversation is the host's.
+        assert!(!instruction.content.contains("USER: Fix the export."));
+        assert!(
+            out.contains("- Never push to main without approval."),
+            "{out}"
+        );
+
+        // Over the model's context, or with the setting off: the
+        // summarizer's own request.
+        for (tokens, cache_friendly) in [(31_900, true), (1_000, false)] {
+            let mut host = InConversation {
+                tokens,
+                ..Default::default()
+            };
+            let mut request = request("", talk(), 500);
+            request.settings.cache_friendly = cache_friendly;
+            summarize(&request, &mut host).unwrap();
+            assert_eq!((host.plain.len(), host.after.len()), (1, 0));
+        }
     }
 }

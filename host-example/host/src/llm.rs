@@ -20,7 +20,8 @@
 //! Every call is logged (`tracing`, target `condense::llm`) with its outcome
 //! and time, never with the conversation or the key.
 
-use condense_model::Role;
+use condense_model::tokens::estimate_messages;
+use condense_model::{Message, Role};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -36,12 +37,23 @@ pub struct ChatMessage {
 /// tokens the answer may have.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChatRequest {
+    /// For a summarizer's `chat-after-conversation`: the messages the
+    /// compaction replaces, as the agent's model was last sent them (the
+    /// compressor's `folding.replaces`, resolved by the host), to be sent
+    /// first, exactly so, before `messages`. `None` for a plain chat.
+    pub conversation: Option<Arc<[Message]>>,
     pub messages: Vec<ChatMessage>,
     pub max_tokens: u32,
 }
 
 /// A model the host calls for summarizers. Shared by every call of a
 /// runtime, from any thread.
+///
+/// A request with a [`ChatRequest::conversation`] is meant to reach the
+/// provider as the agent's own request did, so that its prompt cache serves
+/// it: the embedder renders the conversation exactly as it renders the
+/// agent's requests, after the system prompt and with the tools it sent
+/// them with (what condense never sees), then the summarizer's messages.
 pub trait LanguageModel: Send + Sync {
     /// What to call the model in logs and reports (its id).
     fn name(&self) -> &str;
@@ -49,6 +61,12 @@ pub trait LanguageModel: Send + Sync {
     /// The answer's text. `timeout` bounds the whole call, retries
     /// included. The error says why there is none, without the key.
     fn chat(&self, request: &ChatRequest, timeout: Duration) -> Result<String, String>;
+
+    /// The estimated tokens this model adds before a conversation of its
+    /// agent (the system prompt and tool definitions it sends with it).
+    fn frame_tokens(&self) -> u32 {
+        0
+    }
 }
 
 /// How the host bounds model calls (`[llm]` of the config).
@@ -161,6 +179,7 @@ impl Llm {
                 target: "condense::llm",
                 model = self.model.name(),
                 messages = request.messages.len(),
+                after_conversation = request.conversation.as_ref().map_or(0, |c| c.len()),
                 answer_chars = answer.len(),
                 ms = took.as_millis() as u64,
                 "model call answered"
@@ -173,6 +192,14 @@ impl Llm {
             ),
         }
         (result, took)
+    }
+
+    /// The estimated tokens of a request after `conversation`, before the
+    /// summarizer's own messages: what a summarizer weighs against its
+    /// model's context.
+    pub fn conversation_tokens(&self, conversation: &[Message]) -> u32 {
+        let messages: u32 = estimate_messages(conversation).iter().sum();
+        messages.saturating_add(self.model.frame_tokens())
     }
 
     /// How much longer calls are paused, if they are.
@@ -250,6 +277,7 @@ mod tests {
 
     fn request() -> ChatRequest {
         ChatRequest {
+            conversation: None,
             messages: vec![ChatMessage {
                 role: Role::User,
                 content: "hi".into(),

@@ -342,7 +342,7 @@ impl Middleware {
         let tail_tokens = measured.tokens(resume);
         let call = |offset: usize, tokens: &[u32]| {
             self.runtime.call(
-                &history[offset..],
+                history,
                 offset,
                 config,
                 settings,

@@ -12,7 +12,7 @@ use crate::convert::summarizer_world::{
 use crate::convert::{compressor_world, summarizer_world, wit};
 use crate::llm::{ChatMessage, ChatRequest, Llm};
 use crate::sandbox::{Credit, Limits, Sandbox, StoreData};
-use condense_model::{Checkpoint, CoreConfig, Message, Outcome, SummaryRequest};
+use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Role, SummaryRequest};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt;
@@ -282,12 +282,13 @@ impl Runtime {
         self.summarizers.iter().map(|s| &s.label)
     }
 
-    /// One `compress` call: `history` is the whole history, or with an
-    /// `offset` the part of it from the checkpoint's boundary on; `settings`
-    /// is the compressor's settings JSON; `tokens` the host's count of each
-    /// message of `history` (`None`: the compressor estimates them). The
-    /// guest's output is returned as it is: checking it against the
-    /// invariants is the middleware's job.
+    /// One `compress` call: `history` is the whole history, of which the
+    /// compressor is sent the part from `offset` on (0, or the checkpoint's
+    /// boundary when the host checked that the messages before it are
+    /// unchanged); `settings` is the compressor's settings JSON; `tokens`
+    /// the host's count of each message sent (`None`: the compressor
+    /// estimates them). The guest's output is returned as it is: checking
+    /// it against the invariants is the middleware's job.
     pub fn call(
         &self,
         history: &[Message],
@@ -299,14 +300,15 @@ impl Runtime {
     ) -> Result<Called, GuestFailure> {
         let (mut store, instance) = self.compressor_instance()?;
         let label = &self.compressor.label;
-        let request = wit::CompressRequest {
-            history: history.iter().map(Into::into).collect(),
+        let request = Arc::new(wit::CompressRequest {
+            history: history[offset..].iter().map(Into::into).collect(),
             offset: u32::try_from(offset).unwrap_or(u32::MAX),
             config: config.into(),
             settings: settings.to_owned(),
             checkpoint: checkpoint.map(Into::into),
             tokens: tokens.map(<[u32]>::to_vec),
-        };
+        });
+        store.data_mut().host.sent = Some(Sent::new(request.clone(), history));
         let result = instance
             .condense_middleware_compressor()
             .call_compress(&mut store, &request);
@@ -431,7 +433,60 @@ impl Runtime {
             live: (0..self.summarizers.len()).map(|_| None).collect(),
             failed: vec![None; self.summarizers.len()],
             summaries: Summaries::default(),
+            sent: None,
+            conversation: None,
         }
+    }
+}
+
+/// The messages a `compress` call was sent, shared with its session so that
+/// `folding.replaces` can be resolved by index without copying them again.
+struct Sent {
+    request: Arc<wit::CompressRequest>,
+    /// The messages before `request.offset` that a fold keeps: the leading
+    /// system messages and the last turn opener (pinned when the boundary
+    /// fell inside its turn), by index. Only these are copied: a call
+    /// between compactions must not cost the folded history.
+    earlier: Vec<(u32, Message)>,
+}
+
+impl Sent {
+    fn new(request: Arc<wit::CompressRequest>, history: &[Message]) -> Sent {
+        let before = &history[..request.offset as usize];
+        let leading = before.iter().take_while(|m| m.role == Role::System).count();
+        let opener = before[leading..]
+            .iter()
+            .rposition(|m| m.role == Role::User && m.tool_results().next().is_none())
+            .map(|at| leading + at);
+        let earlier = (0..leading)
+            .chain(opener)
+            .map(|i| (i as u32, before[i].clone()))
+            .collect();
+        Sent { request, earlier }
+    }
+
+    /// The messages `items` stand for; `None` when one is a message before
+    /// the offset that was not kept aside (a system message in the middle
+    /// of the folded history), and then the summarizer sends its own request.
+    fn resolve(&self, items: Vec<wit::Item>) -> Option<Vec<Message>> {
+        let offset = self.request.offset;
+        items
+            .into_iter()
+            .map(|item| match Item::from(item) {
+                Item::Kept(i) if i < offset => self
+                    .earlier
+                    .iter()
+                    .find(|(at, _)| *at == i)
+                    .map(|(_, m)| m.clone()),
+                Item::Kept(i) => self
+                    .request
+                    .history
+                    .get((i - offset) as usize)
+                    .cloned()
+                    .map(Message::from),
+                Item::Rewritten(_, message) | Item::Written(message) => Some(message),
+            })
+            .collect()
     }
 }
 
@@ -453,6 +508,11 @@ struct SummarizerSession {
     /// Each summarizer's failure this call: it is not asked again.
     failed: Vec<Option<GuestFailure>>,
     summaries: Summaries,
+    /// The `compress` call's messages (none for a direct `summarize`).
+    sent: Option<Sent>,
+    /// What the compaction replaces, as the model was sent it, once the
+    /// compressor said (`folding.replaces`).
+    conversation: Option<Arc<[Message]>>,
 }
 
 /// What the chain did in one call.
@@ -543,6 +603,7 @@ impl SummarizerSession {
                 let host = SummarizerHost {
                     llm: self.llm.clone(),
                     credit: self.credit.clone(),
+                    conversation: None,
                 };
                 let mut store = self.sandbox.store(host, deadline, &self.credit);
                 let instance = guest
@@ -552,6 +613,7 @@ impl SummarizerSession {
                 self.live[k].insert((store, instance))
             }
         };
+        store.data_mut().host.conversation = self.conversation.clone();
         // Its own settings, when the host has them and the request (the
         // compressor's always) has none.
         let configured;
@@ -598,20 +660,38 @@ impl compressor_world::condense::middleware::summarizer::Host for SummarizerSess
     }
 }
 
+impl compressor_world::condense::middleware::folding::Host for SummarizerSession {
+    fn replaces(&mut self, items: Vec<wit::Item>) -> wasmtime::Result<()> {
+        self.conversation = self
+            .sent
+            .as_ref()
+            .and_then(|sent| sent.resolve(items))
+            .map(Arc::from);
+        Ok(())
+    }
+}
+
 impl compressor_world::condense::middleware::types::Host for SummarizerSession {}
 
 /// What a summarizer's store holds for its `llm` import.
 struct SummarizerHost {
     llm: Option<Arc<Llm>>,
     credit: Arc<Credit>,
+    /// What the compaction being summarised replaces, if the compressor said.
+    conversation: Option<Arc<[Message]>>,
 }
 
-impl summarizer_world::condense::middleware::llm::Host for SummarizerHost {
-    fn chat(&mut self, request: wit::ChatRequest) -> Result<String, String> {
+impl SummarizerHost {
+    fn ask(
+        &mut self,
+        conversation: Option<Arc<[Message]>>,
+        request: wit::ChatRequest,
+    ) -> Result<String, String> {
         let Some(llm) = &self.llm else {
             return Err("this host has no model for summarizers (configure [llm])".to_owned());
         };
         let request = ChatRequest {
+            conversation,
             messages: request
                 .messages
                 .into_iter()
@@ -625,6 +705,28 @@ impl summarizer_world::condense::middleware::llm::Host for SummarizerHost {
         let (answer, took) = llm.chat(request, self.credit.total());
         self.credit.add(took);
         answer
+    }
+}
+
+impl summarizer_world::condense::middleware::llm::Host for SummarizerHost {
+    fn chat(&mut self, request: wit::ChatRequest) -> Result<String, String> {
+        self.ask(None, request)
+    }
+
+    fn conversation_tokens(&mut self) -> Option<u32> {
+        let conversation = self.conversation.as_ref()?;
+        Some(self.llm.as_ref()?.conversation_tokens(conversation))
+    }
+
+    fn chat_after_conversation(&mut self, request: wit::ChatRequest) -> Result<String, String> {
+        let Some(conversation) = self.conversation.clone() else {
+            return Err(
+                "the host has no conversation for this summary: it is asked outside a \
+                        compaction, or the compressor did not say what it folds"
+                    .to_owned(),
+            );
+        };
+        self.ask(Some(conversation), request)
     }
 
     fn complete(&mut self, request: wit::Completion) -> Result<String, String> {

@@ -8,15 +8,16 @@
 use crate::context::{BlockKind, ContextCompiler};
 use crate::events::{Cause, Compaction};
 use crate::journal::Usage;
-use crate::model::{ModelRequest, ModelResponse};
+use crate::model::{AgentFrame, Frame, ModelRequest, ModelResponse};
 use crate::policy::{Automatic, Due, Policy};
+use crate::tools::ToolSpec;
 use condense_host::body::with_overhead;
 use condense_host::replay::{ReplayStats, StatsMeter};
 use condense_host::{
     CheckpointStore, Compressed, Middleware, SessionCheckpoint, Status, Transcript,
 };
 use condense_model::hash::message_digest;
-use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
+use condense_model::tokens::{estimate_message, estimate_messages};
 use condense_model::{CoreConfig, Item, Message, Role};
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
@@ -164,6 +165,9 @@ pub struct Condense<M = Arc<Middleware>> {
     cache: CacheBreaks,
     policy: Box<dyn Policy>,
     placement: SummaryPlacement,
+    /// Where it records what each request sends besides the conversation,
+    /// for the summarizer's model ([`Condense::with_frame`]).
+    frame: Option<AgentFrame>,
 }
 
 impl<M: Deref<Target = Middleware>> Condense<M> {
@@ -185,7 +189,17 @@ impl<M: Deref<Target = Middleware>> Condense<M> {
             cache: CacheBreaks::default(),
             policy: Box::new(Automatic),
             placement: SummaryPlacement::Message,
+            frame: None,
         }
+    }
+
+    /// Records in `frame` the system messages and tools of each request it
+    /// makes, so that an LLM summarizer's request after the agent's
+    /// conversation (the model's `OpenAiLlm::with_frame`) starts as the
+    /// agent's last request did and hits its prompt cache.
+    pub fn with_frame(mut self, frame: AgentFrame) -> Condense<M> {
+        self.frame = Some(frame);
+        self
     }
 
     /// Asks `policy` before each compaction.
@@ -260,16 +274,7 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
     fn before_model_call(&mut self, call: &mut Call<'_>) {
         // The model is sent the system prompt and the tool definitions with
         // every request: they count against the threshold.
-        let tools: u32 = call
-            .request
-            .tools
-            .iter()
-            .map(|t| {
-                estimate_text(&t.name)
-                    + estimate_text(&t.description)
-                    + estimate_text(&t.parameters.to_string())
-            })
-            .sum();
+        let tools: u32 = call.request.tools.iter().map(ToolSpec::tokens).sum();
         let context = call.context_message();
         let overhead = context.iter().map(estimate_message).sum::<u32>()
             + estimate_messages(&call.system).iter().sum::<u32>()
@@ -333,6 +338,18 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                 .set(BlockKind::Compressed, pair[0].joined_text());
         }
         call.conversation = Some(conversation);
+        if let Some(frame) = &self.frame {
+            // The block, if set just now, is part of the system prompt sent.
+            frame.set(Frame {
+                system: call
+                    .context_message()
+                    .into_iter()
+                    .chain(call.system.iter().cloned())
+                    .collect(),
+                tools: call.request.tools.clone(),
+                summary_in_system: self.placement == SummaryPlacement::Block,
+            });
+        }
     }
 }
 

@@ -33,6 +33,7 @@ pub use command::{CommandPolicy, RunCommand};
 pub use files::{EditFile, ListDir, ReadFile, SearchText, WriteFile};
 pub use workspace::Workspace;
 
+use condense_model::tokens::estimate_text;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io;
@@ -63,6 +64,16 @@ pub struct ToolSpec {
     pub parameters: Value,
     /// What it can do to the world.
     pub class: ToolClass,
+}
+
+impl ToolSpec {
+    /// The estimated tokens of its definition in a request: the model is
+    /// sent every tool with every request.
+    pub fn tokens(&self) -> u32 {
+        estimate_text(&self.name)
+            + estimate_text(&self.description)
+            + estimate_text(&self.parameters.to_string())
+    }
 }
 
 /// The result of a tool call, as it is appended to the session.

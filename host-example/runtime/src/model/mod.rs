@@ -30,7 +30,7 @@ mod replay;
 
 pub use anthropic::{AnthropicConfig, AnthropicModel};
 pub use http::Backoff;
-pub use llm::OpenAiLlm;
+pub use llm::{AgentFrame, Frame, OpenAiLlm};
 pub use openai::{OpenAiConfig, OpenAiModel};
 pub use replay::ReplayModel;
 
