@@ -467,12 +467,28 @@ impl Sent {
 
     /// The messages `items` stand for; `None` when one is a message before
     /// the offset that was not kept aside (a system message in the middle
-    /// of the folded history), and then the summarizer sends its own request.
+    /// of the folded history), and then the summarizer sends its own
+    /// request. Items out of order are `None` too: like an outcome's, the
+    /// indices increase, so what a compressor names costs the host at most
+    /// one copy of each message it was sent.
     fn resolve(&self, items: Vec<wit::Item>) -> Option<Vec<Message>> {
         let offset = self.request.offset;
+        let mut next = 0;
+        let mut written = 0;
         items
             .into_iter()
             .map(|item| match Item::from(item) {
+                Item::Kept(i) | Item::Rewritten(i, _) if i < next => None,
+                Item::Written(_) if written == 2 => None,
+                item => {
+                    match &item {
+                        Item::Written(_) => written += 1,
+                        Item::Kept(i) | Item::Rewritten(i, _) => next = i.saturating_add(1),
+                    }
+                    Some(item)
+                }
+            })
+            .map(|item| match item? {
                 Item::Kept(i) if i < offset => self
                     .earlier
                     .iter()
@@ -848,6 +864,58 @@ fn read(path: &Path) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `folding.replaces` resolved against an offset call: the indices sent,
+    /// the leading system message and the last turn opener before the offset;
+    /// anything else, or indices out of order, is no conversation.
+    #[test]
+    fn what_a_fold_replaces_is_resolved_from_the_calls_own_messages() {
+        let text = |role, t: &str| Message::text(role, t);
+        let history = vec![
+            text(Role::System, "rules"),
+            text(Role::User, "first task"),
+            text(Role::Assistant, "done"),
+            text(Role::User, "second task"),
+            text(Role::Assistant, "working"),
+            text(Role::Assistant, "still working"),
+            text(Role::User, "more"),
+        ];
+        let offset = 5;
+        let request = Arc::new(wit::CompressRequest {
+            history: history[offset..].iter().map(Into::into).collect(),
+            offset: offset as u32,
+            config: (&CoreConfig::for_threshold(1_000)).into(),
+            settings: "{}".into(),
+            checkpoint: None,
+            tokens: None,
+        });
+        let sent = Sent::new(request, &history);
+        let pair = text(Role::User, "[condense summary] s");
+        let items = |items: &[Item]| items.iter().map(wit::Item::from).collect::<Vec<_>>();
+        let resolved = sent.resolve(items(&[
+            Item::Kept(0),
+            Item::Written(pair.clone()),
+            Item::Kept(3),
+            Item::Kept(5),
+        ]));
+        assert_eq!(
+            resolved,
+            Some(vec![
+                history[0].clone(),
+                pair.clone(),
+                history[3].clone(),
+                history[5].clone()
+            ])
+        );
+        // Message 1 was not kept aside; 5 twice is out of order.
+        assert_eq!(sent.resolve(items(&[Item::Kept(1)])), None);
+        assert_eq!(sent.resolve(items(&[Item::Kept(5), Item::Kept(5)])), None);
+        assert_eq!(
+            sent.resolve(items(&vec![Item::Written(pair.clone()); 3])),
+            None
+        );
+        assert_eq!(sent.resolve(items(&[Item::Kept(9)])), None);
+    }
 
     #[test]
     fn labels_name_the_file_or_say_embedded() {
