@@ -135,6 +135,29 @@ enum Command {
                 the JSON Schema, e.g. for an editor's TOML support"
     )]
     Config(ConfigArgs),
+    /// Serve an HTTP proxy in front of the provider: any Anthropic or OpenAI client pointed
+    /// at it gets its requests compressed, each session's prefix kept byte-stable.
+    #[command(
+        long_about = "Serve an HTTP proxy in front of the provider: any Anthropic or OpenAI \
+            client pointed at it gets its requests compressed, each session's prefix kept \
+            byte-stable between compactions so the provider's prompt cache keeps hitting.\n\n\
+            POST /v1/messages (Anthropic Messages) and POST /v1/chat/completions (OpenAI Chat \
+            Completions) are compressed; every other request goes on unchanged. Answers, \
+            streamed ones included, come back byte for byte as the upstream sends them, and \
+            the client's own API key goes upstream untouched (never logged or stored). A \
+            session is found from the request itself (or named by an x-condense-session \
+            header); its checkpoints are kept in an embedded database under --state-dir, so a \
+            restarted proxy goes on where it stopped. The config file's top-level settings \
+            are agent `default`; [agents.NAME] tables are selected with /agents/NAME/v1/... or \
+            an x-condense-agent: NAME header. Anything condense cannot do forwards the \
+            original request (fail-open); only an unreachable upstream is a 502.",
+        after_help = "Examples:\n  \
+            condense proxy --config condense.toml\n  \
+            ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude\n  \
+            OpenAI(base_url=\"http://127.0.0.1:8787/v1\")        # the openai Python SDK\n  \
+            Anthropic(base_url=\"http://127.0.0.1:8787\")        # the anthropic Python SDK"
+    )]
+    Proxy(ProxyArgs),
 }
 
 #[derive(Args)]
@@ -189,6 +212,35 @@ impl Common {
 }
 
 #[derive(Args)]
+struct ProxyArgs {
+    /// TOML config: the fold settings (top level: agent `default`) and [agents.NAME]
+    /// tables, as for the other commands.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to serve on. Only loopback addresses unless --allow-remote.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
+    listen: std::net::SocketAddr,
+    /// Serve on a non-loopback --listen address (other machines' clients send their API
+    /// keys through it: set --token-env too).
+    #[arg(long)]
+    allow_remote: bool,
+    /// Where Anthropic requests go.
+    #[arg(long, value_name = "URL", default_value = "https://api.anthropic.com")]
+    anthropic_upstream: String,
+    /// Where OpenAI requests go.
+    #[arg(long, value_name = "URL", default_value = "https://api.openai.com")]
+    openai_upstream: String,
+    /// Directory of the checkpoint database. Default: $XDG_STATE_HOME/condense, else
+    /// ~/.local/state/condense.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Environment variable holding a token clients must send as `Proxy-Authorization:
+    /// Bearer TOKEN` (their own Authorization header is the provider's).
+    #[arg(long, value_name = "VAR")]
+    token_env: Option<String>,
+}
+
+#[derive(Args)]
 struct CompressArgs {
     #[command(flatten)]
     common: Common,
@@ -209,6 +261,8 @@ enum FormatArg {
     Auto,
     Openai,
     Anthropic,
+    /// OpenAI Responses (`input` as a list of items).
+    Responses,
 }
 
 #[derive(Args)]
@@ -425,6 +479,22 @@ pub fn run_on(
             crate::summarize::run(&settings, &run, stdout)
         }
         Command::Config(args) => config(args, stdout),
+        Command::Proxy(args) => {
+            let file = args
+                .config
+                .as_deref()
+                .map(crate::settings::ConfigFile::load)
+                .transpose()?;
+            let run = crate::proxy::ProxyRun {
+                listen: args.listen,
+                allow_remote: args.allow_remote,
+                anthropic_upstream: args.anthropic_upstream,
+                openai_upstream: args.openai_upstream,
+                state_dir: args.state_dir,
+                token_env: args.token_env,
+            };
+            crate::proxy::run(file.as_ref(), &run, stdout)
+        }
     }
 }
 
@@ -551,15 +621,12 @@ fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) ->
         FormatArg::Auto => None,
         FormatArg::Openai => Some(Format::OpenAi),
         FormatArg::Anthropic => Some(Format::Anthropic),
+        FormatArg::Responses => Some(Format::Responses),
     };
     // Malformed input is an error before any component is loaded.
     let parsed = body::parse_body(&input, format).map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
     let middleware = settings.middleware()?;
-    let config = body::BodyConfig {
-        core: settings.core,
-        settings: settings.compressor_json(),
-        format,
-    };
+    let config = settings.body_config(format);
     // condense's own state never blocks a model call: a checkpoint file it
     // cannot read is ignored (the report says why) and replaced.
     let mut memory = body::MemoryStore::default();

@@ -1,9 +1,10 @@
 //! The `condense` command line, on top of the `condense-host` library:
 //!
 //! - [`cli`]: the commands (`compress`, `replay`, `demo`, `agent`, `compact`,
-//!   `summarize`, `config`);
+//!   `summarize`, `proxy`, `config`);
 //! - [`agent`]: `condense agent`, the runtime assembled from the command line;
 //! - [`compact`]: `condense compact`, a compaction now, written to a file;
+//! - [`proxy`]: `condense proxy`, the HTTP proxy assembled from the config;
 //! - [`demo`]: `condense demo`, a real session through the agent runtime;
 //! - [`summarize`]: `condense summarize`, one fold by a summarizer, to try it;
 //! - [`session`]: the session files the commands read (journals, bodies);
@@ -19,6 +20,7 @@ pub mod demo;
 pub mod embedded;
 pub mod logging;
 pub mod plot;
+pub mod proxy;
 pub mod session;
 pub mod settings;
 pub mod summarize;

@@ -464,6 +464,19 @@ impl Settings {
         s
     }
 
+    /// What `compress_body` compresses a request with under these settings
+    /// (`format`: the body's, or `None` to tell it from the body).
+    pub fn body_config(
+        &self,
+        format: Option<condense_host::formats::Format>,
+    ) -> condense_host::BodyConfig {
+        condense_host::BodyConfig {
+            core: self.core,
+            settings: self.compressor_json(),
+            format,
+        }
+    }
+
     /// The compressor's settings JSON, as the compress call hands it over.
     pub fn compressor_json(&self) -> String {
         serde_json::Value::Object(self.compressor.clone()).to_string()

@@ -144,30 +144,14 @@ pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
         out.push(render_message(message))
     });
     let mut body = parsed.body_with(messages);
-
-    // The top-level `system` is message 0 when there is one: kept, it stays
-    // as it came.
-    let had_system = parsed
-        .messages
-        .first()
-        .is_some_and(|m| m.role == Role::System);
-    let unchanged = if had_system {
-        system == [&Item::Kept(0)]
-    } else {
-        system.is_empty()
-    };
-    if !unchanged && let Value::Object(obj) = &mut body {
-        if system.is_empty() {
-            obj.shift_remove("system");
-        } else {
-            let blocks = system
-                .iter()
-                .flat_map(|item| &item.message(&parsed.messages).parts)
-                .map(render_block)
-                .collect();
-            obj.insert("system".into(), Value::Array(blocks));
-        }
-    }
+    parsed.put_system(&mut body, &system, |system| {
+        let blocks = system
+            .iter()
+            .flat_map(|item| &item.message(&parsed.messages).parts)
+            .map(render_block)
+            .collect();
+        Value::Array(blocks)
+    });
     body
 }
 

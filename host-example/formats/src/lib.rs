@@ -1,5 +1,5 @@
-//! Request-body adapters: OpenAI Chat Completions and Anthropic Messages JSON to the
-//! condense message model and back.
+//! Request-body adapters: OpenAI Chat Completions, Anthropic Messages and OpenAI
+//! Responses JSON to the condense message model and back.
 //!
 //! The compressor sees only [`condense_model::Message`]s, but the provider must get a
 //! request exactly like the one the agent built, minus what condense folded. So
@@ -37,6 +37,7 @@
 
 mod anthropic;
 mod openai;
+mod responses;
 
 use std::fmt;
 use std::str::FromStr;
@@ -69,6 +70,9 @@ pub enum Format {
     OpenAi,
     /// Anthropic Messages: `{"system": ..., "messages": [...]}` with content blocks.
     Anthropic,
+    /// OpenAI Responses: `{"instructions": ..., "input": [...]}` with a list of
+    /// input items (messages, function calls and their outputs, reasoning).
+    Responses,
 }
 
 impl Format {
@@ -77,6 +81,25 @@ impl Format {
         match self {
             Format::OpenAi => "openai",
             Format::Anthropic => "anthropic",
+            Format::Responses => "responses",
+        }
+    }
+
+    /// The body key of the message list.
+    fn list_key(self) -> &'static str {
+        match self {
+            Format::OpenAi | Format::Anthropic => "messages",
+            Format::Responses => "input",
+        }
+    }
+
+    /// The top-level key of the system prompt, in formats that keep it
+    /// outside the message list.
+    fn system_key(self) -> Option<&'static str> {
+        match self {
+            Format::OpenAi => None,
+            Format::Anthropic => Some("system"),
+            Format::Responses => Some("instructions"),
         }
     }
 }
@@ -94,14 +117,18 @@ impl FromStr for Format {
         match s {
             "openai" => Ok(Format::OpenAi),
             "anthropic" => Ok(Format::Anthropic),
-            other => bail!("unknown format `{other}` (expected openai or anthropic)"),
+            "responses" => Ok(Format::Responses),
+            other => bail!("unknown format `{other}` (expected openai, anthropic or responses)"),
         }
     }
 }
 
 /// Tells which format a request body is in.
 ///
-/// The rule, from the shapes only one of the two formats allows:
+/// The rule, from the shapes only one of the formats allows:
+/// - An object with an `input` key and no `messages` is an OpenAI Responses request
+///   (the other two have no `input`; whether it is the list form condense compresses
+///   is for [`Parsed::parse`] to say).
 /// - A bare JSON list is an OpenAI-style message list (Anthropic bodies are objects).
 /// - Otherwise the body must be an object with a `messages` list. Anthropic evidence
 ///   is a top-level `system` key, a `tools` entry with `input_schema`, or a content
@@ -115,6 +142,12 @@ impl FromStr for Format {
 ///   formats, and the OpenAI rendering of new messages (string content) is valid
 ///   Anthropic too.
 pub fn detect(body: &Value) -> Result<Format> {
+    if let Value::Object(obj) = body
+        && obj.contains_key("input")
+        && !obj.contains_key("messages")
+    {
+        return Ok(Format::Responses);
+    }
     let (messages, Some(obj)) = message_list(body)? else {
         return Ok(Format::OpenAi);
     };
@@ -137,8 +170,10 @@ pub struct Parsed {
     /// every other field comes back from here unchanged.
     body: Value,
     messages: Vec<Message>,
-    /// The JSON each entry of `messages` was read from, same index. For the Anthropic
-    /// system message (always index 0) it is the top-level `system` value.
+    /// The JSON each entry of `messages` was read from, same index. For a top-level
+    /// system prompt (always index 0) it is the value of `system` (Anthropic) or
+    /// `instructions` (Responses); for a Responses batch of calls, the list of its
+    /// `function_call` items.
     originals: Vec<Value>,
     /// OpenAI only: the message field that carries reasoning in rendered messages;
     /// the one the input used, since providers disagree (`reasoning_content` at
@@ -153,11 +188,13 @@ impl Parsed {
         match format {
             Format::OpenAi => openai::parse(body),
             Format::Anthropic => anthropic::parse(body),
+            Format::Responses => responses::parse(body),
         }
     }
 
     /// The messages in model form, oldest first. In Anthropic bodies the top-level
-    /// `system` becomes one system message at index 0.
+    /// `system` becomes one system message at index 0, in Responses bodies the
+    /// top-level `instructions`.
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
@@ -182,6 +219,7 @@ impl Parsed {
         match self.format {
             Format::OpenAi => openai::render(self, items),
             Format::Anthropic => anthropic::render(self, items),
+            Format::Responses => responses::render(self, items),
         }
     }
 
@@ -211,8 +249,14 @@ impl Parsed {
                 role_name(self.messages[before].role),
             ),
             PairProblem::DuplicateId { id, call, first } => format!(
-                "{}.id: duplicate tool call id `{id}` ({} has it too)",
+                "{}.{}: duplicate tool call id `{id}` ({} has it too)",
                 call_at(call),
+                // A Responses item's `id` is the item's, not the call's.
+                if self.format == Format::Responses {
+                    "call_id"
+                } else {
+                    "id"
+                },
                 call_at(first)
             ),
             PairProblem::SecondResult { id, result, call } => format!(
@@ -249,22 +293,34 @@ impl Parsed {
 
     /// The JSON location of message `index` of [`messages`](Self::messages).
     fn message_at(&self, index: usize) -> String {
-        match (self.format, &self.body) {
-            (Format::OpenAi, Value::Array(_)) => format!("[{index}]"),
-            (Format::OpenAi, _) => format!("messages[{index}]"),
-            (Format::Anthropic, _) => {
-                // The top-level `system` is message 0 when there is one.
-                let system = self
-                    .messages
-                    .first()
-                    .is_some_and(|m| m.role == Role::System);
-                if system && index == 0 {
-                    "system".to_owned()
-                } else {
-                    format!("messages[{}]", index - usize::from(system))
-                }
-            }
+        match self.format.system_key() {
+            Some(key) if index == 0 && self.has_top_level_system() => key.to_owned(),
+            _ if self.body.is_array() => format!("[{index}]"),
+            _ => format!("{}[{}]", self.format.list_key(), self.list_index(index)),
         }
+    }
+
+    /// Whether message 0 is the top-level system prompt (`system`,
+    /// `instructions`): the body has it, as parsing read it.
+    fn has_top_level_system(&self) -> bool {
+        self.format
+            .system_key()
+            .and_then(|key| self.body.get(key))
+            .is_some_and(|v| !v.is_null())
+    }
+
+    /// The position in the body's list of the (first) entry message `index` was
+    /// read from: the top-level system prompt is not in the list, and a
+    /// Responses batch of calls is one message for several items.
+    fn list_index(&self, index: usize) -> usize {
+        let first = usize::from(self.has_top_level_system());
+        self.originals[first..index]
+            .iter()
+            .map(|original| match (self.format, original) {
+                (Format::Responses, Value::Array(items)) => items.len(),
+                _ => 1,
+            })
+            .sum()
     }
 
     /// The JSON location of the tool call at part `part` of message `index`.
@@ -280,6 +336,8 @@ impl Parsed {
             }
             // Anthropic content blocks are the message's parts, one for one.
             Format::Anthropic => format!("{message}.content[{part}]"),
+            // A batch of calls has one item per call, its parts.
+            Format::Responses => format!("input[{}]", self.list_index(index) + part),
         }
     }
 
@@ -290,6 +348,8 @@ impl Parsed {
         match self.format {
             Format::OpenAi => format!("{message}.tool_call_id"),
             Format::Anthropic => format!("{message}.content[{part}].tool_use_id"),
+            // An output item carries one result.
+            Format::Responses => format!("{message}.call_id"),
         }
     }
 
@@ -318,17 +378,44 @@ impl Parsed {
         rendered
     }
 
-    /// The stored body with `messages` put back in place of the emptied list.
+    /// The stored body with `messages` put back in place of the emptied list
+    /// (`messages`, or `input` for Responses).
     fn body_with(&self, messages: Vec<Value>) -> Value {
         let mut body = self.body.clone();
         match &mut body {
             Value::Object(obj) => {
                 // Replacing an existing key keeps its position (preserve_order).
-                obj.insert("messages".into(), Value::Array(messages));
+                obj.insert(self.format.list_key().into(), Value::Array(messages));
             }
             list => *list = Value::Array(messages),
         }
         body
+    }
+
+    /// Puts the output's top-level system prompt, the `system` items, into
+    /// `body` at the format's key: the parsed one kept stays as it came, none
+    /// removes the key, anything else is written as `render(system)`.
+    fn put_system(
+        &self,
+        body: &mut Value,
+        system: &[&Item],
+        render: impl FnOnce(&[&Item]) -> Value,
+    ) {
+        let unchanged = if self.has_top_level_system() {
+            *system == [&Item::Kept(0)]
+        } else {
+            system.is_empty()
+        };
+        if !unchanged
+            && let Value::Object(obj) = body
+            && let Some(key) = self.format.system_key()
+        {
+            if system.is_empty() {
+                obj.shift_remove(key);
+            } else {
+                obj.insert(key.into(), render(system));
+            }
+        }
     }
 }
 
@@ -420,11 +507,7 @@ fn role_name(role: Role) -> &'static str {
 fn message_list(body: &Value) -> Result<(&[Value], Option<&Object>)> {
     match body {
         Value::Array(list) => Ok((list, None)),
-        Value::Object(obj) => match obj.get("messages") {
-            Some(Value::Array(list)) => Ok((list, Some(obj))),
-            Some(other) => bail!("messages: expected a list, found {}", kind(other)),
-            None => bail!("body has no `messages`"),
-        },
+        Value::Object(obj) => Ok((list_field(obj, "messages")?, Some(obj))),
         other => bail!(
             "body: expected an object or a message list, found {}",
             kind(other)
@@ -432,19 +515,32 @@ fn message_list(body: &Value) -> Result<(&[Value], Option<&Object>)> {
     }
 }
 
-/// Takes the message list out of `body`, leaving an empty list in its place (so
-/// the key keeps its position), and tells whether the body was a bare list.
+/// The list at top-level `key` of a body.
+fn list_field<'o>(body: &'o Object, key: &str) -> Result<&'o [Value]> {
+    match body.get(key) {
+        Some(Value::Array(list)) => Ok(list),
+        Some(other) => bail!("{key}: expected a list, found {}", kind(other)),
+        None => bail!("body has no `{key}`"),
+    }
+}
+
+/// Takes the list at top-level `key` out of a body, leaving an empty list in its
+/// place (so the key keeps its position).
+fn take_list(body: &mut Object, key: &str) -> Result<Vec<Value>> {
+    list_field(body, key)?;
+    let list = body.get_mut(key).and_then(Value::as_array_mut);
+    Ok(std::mem::take(list.expect("`list_field` checked it")))
+}
+
+/// Takes the message list out of `body` (see [`take_list`]) and tells whether
+/// the body was a bare list.
 fn take_messages(body: &mut Value) -> Result<(Vec<Value>, bool)> {
     let bare = message_list(body)?.1.is_none();
-    let slot = match body {
-        Value::Object(obj) => obj.get_mut("messages"),
-        list => Some(list),
+    let list = match body {
+        Value::Object(obj) => take_list(obj, "messages")?,
+        // `message_list` checked that a body that is no object is a list.
+        list => list.as_array_mut().map(std::mem::take).unwrap_or_default(),
     };
-    // `message_list` checked that the slot holds a list.
-    let list = slot
-        .and_then(Value::as_array_mut)
-        .map(std::mem::take)
-        .unwrap_or_default();
     Ok((list, bare))
 }
 
@@ -786,6 +882,8 @@ mod tests {
             let (listed_systems, input_tail_start) = match format {
                 Format::OpenAi => (systems, tail_start),
                 Format::Anthropic => (0, tail_start - systems),
+                // responses.rs has this test on its own request.
+                Format::Responses => unreachable!("the corpus holds no Responses request"),
             };
             assert_eq!(
                 messages[..listed_systems],
@@ -800,6 +898,7 @@ mod tests {
                     "role": "user",
                     "content": [{"type": "text", "text": "[condense summary] earlier work"}],
                 }),
+                Format::Responses => unreachable!("the corpus holds no Responses request"),
             };
             assert_eq!(messages[listed_systems], expected_summary, "{name}");
             let tail = &messages[listed_systems + 1..];
@@ -860,11 +959,13 @@ mod tests {
             json!([1]),
             json!({}),
         ];
-        for name in [
+        let bodies = [
             "api/anthropic_pydantic-ai_tool_with_thinking.request.json",
             "api/openai-chat_pydantic-ai_deepseek-reasoner_tools_reasoning_content.request.json",
-        ] {
-            let (body, _) = corpus_file(name);
+        ]
+        .map(|name| (name, corpus_file(name).0));
+        let responses = ("responses codex request", responses::tests::codex_request());
+        for (name, body) in bodies.into_iter().chain([responses]) {
             let mut all = Vec::new();
             pointers(&body, String::new(), &mut all);
             for pointer in &all {
@@ -872,7 +973,7 @@ mod tests {
                     let mut broken = body.clone();
                     *broken.pointer_mut(pointer).unwrap() = replacement.clone();
                     let _ = detect(&broken);
-                    for format in [Format::OpenAi, Format::Anthropic] {
+                    for format in [Format::OpenAi, Format::Anthropic, Format::Responses] {
                         if let Ok(parsed) = Parsed::parse(broken.clone(), format) {
                             let rendered = render_messages(&parsed, parsed.messages());
                             assert_eq!(
@@ -955,7 +1056,7 @@ mod tests {
 
     #[test]
     fn format_names() {
-        for format in [Format::OpenAi, Format::Anthropic] {
+        for format in [Format::OpenAi, Format::Anthropic, Format::Responses] {
             assert_eq!(format.to_string().parse::<Format>().unwrap(), format);
         }
         assert!("gemini".parse::<Format>().is_err());

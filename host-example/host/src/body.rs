@@ -43,6 +43,9 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A store of many sessions ([`crate::sessions`]) failed.
+    #[error("checkpoint store ({store}): {reason}")]
+    Backend { store: &'static str, reason: String },
 }
 
 /// The checkpoint in memory, for hosts that keep sessions themselves.

@@ -12,6 +12,8 @@
 //!   checkpoint stores;
 //! - [`formats`]: OpenAI and Anthropic request bodies to messages and back
 //!   (the `condense-formats` crate);
+//! - [`sessions`]: the checkpoints of many sessions (in memory, in an embedded
+//!   database), each request's found again from its own messages;
 //! - [`replay`]: replaying a recorded session and measuring cost and cache breaks.
 //!
 //! ```no_run
@@ -41,6 +43,7 @@ pub mod middleware;
 pub mod replay;
 pub mod runtime;
 pub mod sandbox;
+pub mod sessions;
 pub mod transcript;
 
 pub use condense_formats as formats;

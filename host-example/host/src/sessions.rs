@@ -1,0 +1,375 @@
+//! Checkpoints of many sessions, for a host that serves them all (the
+//! proxy), found again for each request without help from the client.
+//!
+//! A request does not say which session it belongs to (unless the client
+//! names it). What it does have is its start and its whole history:
+//!
+//! - its **group** ([`group_of`]): the format, the agent's settings name and
+//!   the digests of its system messages and first conversation message.
+//!   Requests of one session always share it; a sub-agent or a title
+//!   request (another system prompt, another first message) has its own, so
+//!   it never touches the main session's checkpoints;
+//! - among the group's checkpoints, the one it continues: one whose folded
+//!   messages it still starts with (the host's prefix hash,
+//!   [`SessionCheckpoint::fits`]) and that was made for a request no longer
+//!   than it (the compressor's horizon lies within that request: an older,
+//!   shorter request of the same group must not pick up a checkpoint made
+//!   further on). Of those, the one made for the longest request: the
+//!   session's latest.
+//!
+//! Two sessions that start alike but diverge keep separate checkpoints: a
+//! checkpoint's prefix hash covers everything it folded, so after the first
+//! compaction each fits only its own session. Where two sessions are the same
+//! up to a checkpoint's boundary, the compressor, which is deterministic,
+//! would make the same fold for either, so sharing it costs neither a cache
+//! break. Entries are never replaced, only added (a checkpoint is content:
+//! saving it twice is saving it once) and pruned, oldest first, past
+//! [`MAX_PER_GROUP`].
+
+use crate::body::{CheckpointStore, StoreError};
+use crate::formats::Format;
+use crate::middleware::SessionCheckpoint;
+use condense_model::hash::message_digest;
+use condense_model::{Message, Role};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Checkpoints kept per group: a long session makes one per compaction, and
+/// sessions that start alike share a group.
+pub const MAX_PER_GROUP: usize = 64;
+
+/// A checkpoint as a [`SessionStore`] keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredCheckpoint {
+    pub checkpoint: SessionCheckpoint,
+    /// Messages of the request it was made for.
+    pub len: u32,
+    /// When it was saved (ms since the Unix epoch): the oldest go first.
+    pub saved_ms: u64,
+}
+
+impl StoredCheckpoint {
+    /// Its key within its group: the same checkpoint for the same request
+    /// length is the same entry.
+    pub fn id(&self) -> String {
+        format!(
+            "{}-{}-{}",
+            self.checkpoint.prefix_hash, self.checkpoint.checkpoint.boundary, self.len
+        )
+    }
+}
+
+/// Where the checkpoints of many sessions are kept: shared by every request
+/// a host serves, from any thread.
+pub trait SessionStore: Send + Sync {
+    /// Every checkpoint of `group`, in no particular order.
+    fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError>;
+    /// Adds `entry` to `group` (the same [`StoredCheckpoint::id`] again
+    /// replaces it), dropping the oldest past [`MAX_PER_GROUP`].
+    fn put(&self, group: &str, entry: &StoredCheckpoint) -> Result<(), StoreError>;
+}
+
+/// The group of a request: `session` when the client named it
+/// (`x-condense-session`), else its start. `agent` is the name of the
+/// settings it is compressed with (a checkpoint is only good for those).
+pub fn group_of(format: Format, agent: &str, session: Option<&str>, history: &[Message]) -> String {
+    if let Some(session) = session {
+        return format!("{agent}/session/{session}");
+    }
+    let system = history.iter().take_while(|m| m.role == Role::System);
+    let first = history.iter().find(|m| m.role != Role::System);
+    let mut digest = 0u128;
+    for message in system.chain(first) {
+        // Order matters: a rotating mix, not a sum.
+        digest = digest.rotate_left(17) ^ message_digest(message);
+    }
+    format!("{agent}/{format}/{digest:032x}")
+}
+
+/// One request's view of a [`SessionStore`]: the [`CheckpointStore`] that
+/// `compress_parsed` loads the request's checkpoint from and saves the new
+/// one to.
+pub struct Lookup<'a> {
+    store: &'a dyn SessionStore,
+    group: String,
+    history: &'a [Message],
+    entries: Vec<StoredCheckpoint>,
+}
+
+impl<'a> Lookup<'a> {
+    /// Reads the group's checkpoints: a store that cannot be read fails
+    /// here, before anything is compressed (a host then sends the request
+    /// as it is rather than recompute a fold it could not store).
+    pub fn fetch(
+        store: &'a dyn SessionStore,
+        group: String,
+        history: &'a [Message],
+    ) -> Result<Lookup<'a>, StoreError> {
+        let entries = store.entries(&group)?;
+        Ok(Lookup {
+            store,
+            group,
+            history,
+            entries,
+        })
+    }
+}
+
+impl CheckpointStore for Lookup<'_> {
+    fn load(&mut self) -> Result<Option<SessionCheckpoint>, StoreError> {
+        let mut entries = self.entries.clone();
+        let len = self.history.len();
+        entries.retain(|e| e.len as usize <= len);
+        // The latest first; the prefix hash is checked only until one fits.
+        entries.sort_by_key(|e| std::cmp::Reverse((e.len, e.checkpoint.checkpoint.boundary)));
+        Ok(entries
+            .into_iter()
+            .find(|e| e.checkpoint.fits(self.history))
+            .map(|e| e.checkpoint))
+    }
+
+    fn save(&mut self, checkpoint: &SessionCheckpoint) -> Result<(), StoreError> {
+        let entry = StoredCheckpoint {
+            checkpoint: checkpoint.clone(),
+            len: u32::try_from(self.history.len()).unwrap_or(u32::MAX),
+            saved_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        };
+        self.store.put(&self.group, &entry)
+    }
+
+    /// Nothing to clear: an entry that cannot be read is skipped by every
+    /// lookup, and pruned in its turn.
+    fn clear(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// The entries of a group after adding one: the same id replaced, the
+/// oldest dropped past [`MAX_PER_GROUP`]. Returns the ids dropped.
+fn add(entries: &mut Vec<StoredCheckpoint>, entry: &StoredCheckpoint) -> Vec<String> {
+    let id = entry.id();
+    entries.retain(|e| e.id() != id);
+    entries.push(entry.clone());
+    let mut dropped = Vec::new();
+    if entries.len() > MAX_PER_GROUP {
+        entries.sort_by_key(|e| std::cmp::Reverse(e.saved_ms));
+        dropped = entries.drain(MAX_PER_GROUP..).map(|e| e.id()).collect();
+    }
+    dropped
+}
+
+/// Checkpoints in memory: for tests, and a host whose sessions need not
+/// outlive it.
+#[derive(Debug, Default)]
+pub struct MemorySessions {
+    groups: Mutex<HashMap<String, Vec<StoredCheckpoint>>>,
+}
+
+impl SessionStore for MemorySessions {
+    fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {
+        let groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(groups.get(group).cloned().unwrap_or_default())
+    }
+
+    fn put(&self, group: &str, entry: &StoredCheckpoint) -> Result<(), StoreError> {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        add(groups.entry(group.to_owned()).or_default(), entry);
+        Ok(())
+    }
+}
+
+/// The checkpoints table: `group \0 id` → the entry as JSON. A group's
+/// entries are one range of keys.
+const TABLE: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("checkpoints");
+
+/// Checkpoints in an embedded database file (redb): every `put` is one
+/// transaction, committed durably before it returns, so a host killed at any
+/// moment finds every checkpoint it had saved.
+pub struct DbSessions {
+    db: redb::Database,
+}
+
+impl std::fmt::Debug for DbSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbSessions").finish_non_exhaustive()
+    }
+}
+
+fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend {
+        store: "embedded database",
+        reason: e.to_string(),
+    }
+}
+
+impl DbSessions {
+    /// Opens the database at `path`, creating it.
+    pub fn open(path: &Path) -> Result<DbSessions, StoreError> {
+        let db = redb::Database::create(path)
+            .map_err(|e| backend(format!("cannot open {}: {e}", path.display())))?;
+        Ok(DbSessions { db })
+    }
+
+    fn range(group: &str) -> (String, String) {
+        (format!("{group}\0"), format!("{group}\u{1}"))
+    }
+}
+
+impl SessionStore for DbSessions {
+    fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {
+        use redb::ReadableDatabase;
+        let txn = self.db.begin_read().map_err(backend)?;
+        let table = match txn.open_table(TABLE) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(backend(e)),
+        };
+        let (from, to) = DbSessions::range(group);
+        let mut out = Vec::new();
+        for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
+            let (_, value) = row.map_err(backend)?;
+            // An entry this condense cannot read is skipped, never an error.
+            if let Ok(entry) = serde_json::from_slice(value.value()) {
+                out.push(entry);
+            }
+        }
+        Ok(out)
+    }
+
+    fn put(&self, group: &str, entry: &StoredCheckpoint) -> Result<(), StoreError> {
+        use redb::ReadableTable;
+        let txn = self.db.begin_write().map_err(backend)?;
+        {
+            let mut table = txn.open_table(TABLE).map_err(backend)?;
+            let (from, to) = DbSessions::range(group);
+            let mut entries: Vec<StoredCheckpoint> = Vec::new();
+            for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
+                let (_, value) = row.map_err(backend)?;
+                if let Ok(entry) = serde_json::from_slice(value.value()) {
+                    entries.push(entry);
+                }
+            }
+            for id in add(&mut entries, entry) {
+                table
+                    .remove(format!("{from}{id}").as_str())
+                    .map_err(backend)?;
+            }
+            let bytes = serde_json::to_vec(entry).expect("a checkpoint serialises");
+            table
+                .insert(format!("{from}{}", entry.id()).as_str(), bytes.as_slice())
+                .map_err(backend)?;
+        }
+        txn.commit().map_err(backend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use condense_model::Checkpoint;
+    use condense_model::hash::prefix_hash;
+
+    fn history(words: &[&str]) -> Vec<Message> {
+        std::iter::once(Message::text(Role::System, "rules"))
+            .chain(words.iter().enumerate().map(|(i, w)| {
+                let role = if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                };
+                Message::text(role, *w)
+            }))
+            .collect()
+    }
+
+    fn checkpoint_of(history: &[Message], boundary: usize) -> SessionCheckpoint {
+        SessionCheckpoint {
+            checkpoint: Checkpoint {
+                version: 1,
+                boundary: boundary as u32,
+                state: vec![boundary as u8],
+            },
+            prefix_hash: format!("{:032x}", prefix_hash(&history[..boundary])),
+        }
+    }
+
+    /// Two sessions with the same start, interleaved: each finds its own
+    /// checkpoint; a shorter request of the group does not pick up one made
+    /// further on.
+    fn sessions_keep_their_own(store: &dyn SessionStore) {
+        let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
+        let b = history(&["task", "b1", "b2", "b3", "b4", "b5", "b6"]);
+        let group = group_of(Format::OpenAi, "default", None, &a);
+        assert_eq!(group, group_of(Format::OpenAi, "default", None, &b));
+        let lookup = |h: &'static [Message]| Lookup::fetch(store, group.clone(), h).unwrap();
+        let a: &'static [Message] = Vec::leak(a);
+        let b: &'static [Message] = Vec::leak(b);
+        assert_eq!(lookup(&a[..5]).load().unwrap(), None);
+        lookup(&a[..5]).save(&checkpoint_of(a, 3)).unwrap();
+        lookup(&b[..6]).save(&checkpoint_of(b, 4)).unwrap();
+        assert_eq!(lookup(&a[..7]).load().unwrap(), Some(checkpoint_of(a, 3)));
+        assert_eq!(lookup(&b[..8]).load().unwrap(), Some(checkpoint_of(b, 4)));
+        // Session a's later checkpoint wins for a, and is not for a request
+        // shorter than the one it was made for.
+        lookup(&a[..7]).save(&checkpoint_of(a, 5)).unwrap();
+        assert_eq!(lookup(&a[..8]).load().unwrap(), Some(checkpoint_of(a, 5)));
+        assert_eq!(lookup(&a[..6]).load().unwrap(), Some(checkpoint_of(a, 3)));
+        // Another start, another group: nothing found there.
+        let other = group_of(Format::OpenAi, "default", None, &history(&["title?"]));
+        assert_ne!(other, group);
+        let mut elsewhere = Lookup::fetch(store, other, &a[..8]).unwrap();
+        assert_eq!(elsewhere.load().unwrap(), None);
+    }
+
+    #[test]
+    fn in_memory_sessions_keep_their_own_checkpoints() {
+        sessions_keep_their_own(&MemorySessions::default());
+    }
+
+    #[test]
+    fn in_the_database_sessions_keep_their_own_checkpoints_across_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoints.redb");
+        sessions_keep_their_own(&DbSessions::open(&path).unwrap());
+        let reopened = DbSessions::open(&path).unwrap();
+        let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
+        let group = group_of(Format::OpenAi, "default", None, &a);
+        assert_eq!(reopened.entries(&group).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_group_keeps_its_newest_entries() {
+        let store = MemorySessions::default();
+        let h = history(&["task", "x"]);
+        for i in 0..(MAX_PER_GROUP as u64 + 5) {
+            let entry = StoredCheckpoint {
+                checkpoint: checkpoint_of(&h, 1),
+                len: i as u32,
+                saved_ms: i,
+            };
+            store.put("g", &entry).unwrap();
+            store.put("g", &entry).unwrap();
+        }
+        let entries = store.entries("g").unwrap();
+        assert_eq!(entries.len(), MAX_PER_GROUP);
+        assert!(entries.iter().all(|e| e.saved_ms >= 5));
+    }
+
+    #[test]
+    fn a_named_session_is_its_own_group() {
+        let h = history(&["task"]);
+        assert_eq!(
+            group_of(Format::Anthropic, "review", Some("s-1"), &h),
+            "review/session/s-1"
+        );
+        assert_ne!(
+            group_of(Format::Anthropic, "default", None, &h),
+            group_of(Format::OpenAi, "default", None, &h)
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! The request body through condense, on tokio's blocking pool (a compress
+//! call is CPU work and, with the LLM summarizer, a model call), at most
+//! [`Proxy::compress_slots`](crate::Proxy::compress_slots) at once.
+//!
+//! Fail-open: a body condense cannot read, a store that cannot be read, a
+//! component that fails, a task that panics — each forwards the original
+//! body, byte for byte, and says why in the [`Outcome`]. So does a body
+//! condense kept whole: the client's own bytes go on until a compaction.
+
+use crate::Agent;
+use crate::route::Route;
+use bytes::Bytes;
+use condense_host::formats::Format;
+use condense_host::sessions::{Lookup, SessionStore, group_of};
+use condense_host::{BodyConfig, Status, compress_parsed};
+use std::fmt;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+
+/// What condense did to one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not a request condense compresses (another path).
+    NotCompressed,
+    /// Compressed: tokens before and after.
+    Compressed { before: u32, after: u32 },
+    /// Read and kept whole (under the threshold).
+    Unchanged,
+    /// Forwarded unchanged because something failed; why.
+    FailedOpen(FailedOpen),
+}
+
+/// Why a request was forwarded unchanged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FailedOpen {
+    /// The body is not a request of its format (the upstream will say so).
+    Unreadable(String),
+    /// The checkpoint store could not be read.
+    Store(String),
+    /// A component failed, or its output did not pass the host's checks.
+    Condense(String),
+    /// The compress task itself failed (a panic).
+    Task(String),
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::NotCompressed => f.write_str("not compressed"),
+            Outcome::Compressed { before, after } => write!(f, "compressed {before} → {after}"),
+            Outcome::Unchanged => f.write_str("unchanged"),
+            Outcome::FailedOpen(why) => {
+                let (kind, reason) = match why {
+                    FailedOpen::Unreadable(r) => ("unreadable body", r),
+                    FailedOpen::Store(r) => ("store", r),
+                    FailedOpen::Condense(r) => ("condense", r),
+                    FailedOpen::Task(r) => ("task", r),
+                };
+                write!(f, "failed open ({kind}): {reason}")
+            }
+        }
+    }
+}
+
+/// `body` as it goes upstream, and what condense did.
+pub async fn compress(
+    slots: &Semaphore,
+    agent: &Agent,
+    store: Arc<dyn SessionStore>,
+    format: Format,
+    route: &Route,
+    body: Bytes,
+) -> (Bytes, Outcome) {
+    // Never closed: `acquire` only waits for a turn.
+    let _slot = slots.acquire().await.expect("the slots are never closed");
+    let middleware = agent.middleware.clone();
+    let config = BodyConfig {
+        format: Some(format),
+        ..agent.config.clone()
+    };
+    let (agent_name, session) = (route.agent.clone(), route.session.clone());
+    let original = body.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        let unchanged = |why| (body.clone(), Outcome::FailedOpen(why));
+        let parsed = match condense_host::body::parse_body(&body, Some(format)) {
+            Ok(parsed) => parsed,
+            Err(e) => return unchanged(FailedOpen::Unreadable(e.to_string())),
+        };
+        let group = group_of(format, &agent_name, session.as_deref(), parsed.messages());
+        let mut lookup = match Lookup::fetch(&*store, group, parsed.messages()) {
+            Ok(lookup) => lookup,
+            Err(e) => return unchanged(FailedOpen::Store(e.to_string())),
+        };
+        let sent = compress_parsed(&middleware, &config, &parsed, &mut lookup);
+        match (sent.report.status(), sent.report.guest()) {
+            (Status::Compressed, Some(report)) => (
+                Bytes::from(sent.body),
+                Outcome::Compressed {
+                    before: report.tokens_before,
+                    after: report.tokens_after,
+                },
+            ),
+            (Status::FailedOpen, _) => unchanged(FailedOpen::Condense(
+                sent.report.reason().unwrap_or("failed").to_owned(),
+            )),
+            _ => (body.clone(), Outcome::Unchanged),
+        }
+    });
+    match task.await {
+        Ok(done) => done,
+        Err(e) => (
+            original,
+            Outcome::FailedOpen(FailedOpen::Task(format!("the compress task failed: {e}"))),
+        ),
+    }
+}

@@ -1,0 +1,140 @@
+//! condense proxy: an HTTP proxy in front of the provider, so that any
+//! client — Claude Code, Codex, an OpenAI or Anthropic SDK — gets condense
+//! without a line of code: point its base URL at the proxy.
+//!
+//! Each request goes through three steps, one module each:
+//!
+//! - [`route`]: which agent's settings (`/agents/NAME/…` or the
+//!   `x-condense-agent` header), which protocol (Anthropic Messages, OpenAI
+//!   Chat Completions) and which upstream; the proxy's own token;
+//! - [`compress`]: the body through condense (`compress_parsed`) with the
+//!   session's checkpoint, found in the [`SessionStore`] from the request
+//!   itself or named by `x-condense-session`; on a bounded blocking pool.
+//!   Fail-open: anything that goes wrong forwards the original body;
+//! - [`upstream`]: the request to the provider with the client's own
+//!   headers (its key among them, never logged or stored), and the answer
+//!   streamed back byte for byte as it arrives (SSE included). Only an
+//!   upstream that cannot be reached is the proxy's answer: a 502 saying so.
+
+pub mod compress;
+pub mod route;
+pub mod upstream;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use condense_host::sessions::SessionStore;
+use condense_host::{BodyConfig, Middleware};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+pub use route::Routes;
+
+/// The agent name of requests that name none.
+pub const DEFAULT_AGENT: &str = "default";
+
+/// One agent's condense: the middleware and the fold settings its requests
+/// are compressed with.
+pub struct Agent {
+    pub middleware: Arc<Middleware>,
+    pub config: BodyConfig,
+}
+
+/// Everything the proxy serves with.
+pub struct Proxy {
+    /// By name; [`DEFAULT_AGENT`] serves requests that name none.
+    pub agents: BTreeMap<String, Agent>,
+    pub store: Arc<dyn SessionStore>,
+    pub routes: Routes,
+    /// The largest request body accepted (413 above it).
+    pub max_request_bytes: usize,
+    /// Compressions run at once; more wait for a turn (backpressure).
+    pub compress_slots: usize,
+}
+
+/// What the handlers share.
+struct Shared {
+    proxy: Proxy,
+    /// The agents' names, for routing.
+    agents: Vec<String>,
+    slots: Semaphore,
+    client: ureq::Agent,
+}
+
+/// Serves `proxy` on `listener` until `shutdown` completes; requests in
+/// flight, streams included, are finished first.
+pub async fn serve(
+    listener: TcpListener,
+    proxy: Proxy,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let shared = Arc::new(Shared {
+        agents: proxy.agents.keys().cloned().collect(),
+        slots: Semaphore::new(proxy.compress_slots.max(1)),
+        client: upstream::client(),
+        proxy,
+    });
+    let app = Router::new()
+        .route("/healthz", axum::routing::get(|| async { "ok\n" }))
+        .fallback(handle)
+        .with_state(shared);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// One request, start to end.
+async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let started = Instant::now();
+    let (parts, body) = request.into_parts();
+    let agents: Vec<&str> = shared.agents.iter().map(String::as_str).collect();
+    let route = match route::route(&parts, &shared.proxy.routes, &agents) {
+        Ok(route) => route,
+        Err(refused) => return refused.into_response(),
+    };
+    let body = match axum::body::to_bytes(body, shared.proxy.max_request_bytes).await {
+        Ok(body) => body,
+        Err(_) => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "condense proxy: the request body is over {} bytes\n",
+                    shared.proxy.max_request_bytes
+                ),
+            )
+                .into_response();
+        }
+    };
+    let (body, outcome) = match route.format {
+        Some(format) => {
+            let agent = &shared.proxy.agents[&route.agent];
+            compress::compress(
+                &shared.slots,
+                agent,
+                shared.proxy.store.clone(),
+                format,
+                &route,
+                body,
+            )
+            .await
+        }
+        None => (body, compress::Outcome::NotCompressed),
+    };
+    let response = upstream::forward(&shared.client, &route, parts, body).await;
+    tracing::info!(
+        target: "condense::proxy",
+        method = %route.method,
+        path = %route.path,
+        agent = %route.agent,
+        status = response.status().as_u16(),
+        condense = %outcome,
+        ms = started.elapsed().as_millis() as u64,
+        "request forwarded"
+    );
+    response
+}

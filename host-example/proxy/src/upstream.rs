@@ -1,0 +1,180 @@
+//! The request to the provider and its answer, streamed back.
+//!
+//! The client's headers go upstream as they came — its `Authorization` or
+//! `x-api-key` among them, which the proxy never logs or stores — except
+//! the hop-by-hop ones (RFC 9110 §7.6.1), `Host` and `Content-Length`
+//! (both follow the request actually sent) and the proxy's own
+//! (`x-condense-*`, `Proxy-Authorization`). The answer's status and headers
+//! come back the same way, and its body chunk by chunk as the upstream
+//! sends it: an SSE stream reaches the client event by event, byte for byte.
+//! Redirects are the client's to follow.
+//!
+//! The client is ureq's, blocking, on tokio's blocking pool: the one HTTP
+//! client of the project (the runtime's model clients use it), with rustls.
+
+use crate::route::Route;
+use axum::body::Body;
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use std::io::Read;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// Headers that are about one connection, not the message (and so are
+/// never forwarded), plus those the proxy sets or consumes itself.
+const NOT_FORWARDED: [&str; 12] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "expect",
+];
+
+/// Chunks of the answer in flight between the reading thread and the
+/// client: a slow client makes the reader wait (backpressure), not buffer.
+const CHUNKS_IN_FLIGHT: usize = 16;
+
+/// The client every request goes through: its connections are pooled.
+pub fn client() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        // An error status is the provider's answer, for the client.
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_connect(Some(Duration::from_secs(10)))
+        // The client's own User-Agent and Accept go upstream (forwarded).
+        .user_agent("")
+        .accept("")
+        .build()
+        .into()
+}
+
+/// Whether header `name` goes on (either way).
+fn forwarded(name: &HeaderName) -> bool {
+    let name = name.as_str();
+    !NOT_FORWARDED.contains(&name) && !name.starts_with("x-condense-")
+}
+
+/// `headers` without the ones that do not go on, and without those the
+/// `Connection` header names.
+fn filter(headers: &HeaderMap) -> HeaderMap {
+    let listed: Vec<String> = headers
+        .get_all("connection")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|n| n.trim().to_ascii_lowercase())
+        .collect();
+    headers
+        .iter()
+        .filter(|(name, _)| forwarded(name) && !listed.iter().any(|l| l == name.as_str()))
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect()
+}
+
+/// Sends the request upstream with `body` and streams the answer back. An
+/// upstream that cannot be reached is a 502 from the proxy saying so.
+pub async fn forward(client: &ureq::Agent, route: &Route, parts: Parts, body: Bytes) -> Response {
+    let url = route.url();
+    let mut request = ureq::http::Request::builder()
+        .method(parts.method.clone())
+        .uri(&url);
+    if let Some(headers) = request.headers_mut() {
+        *headers = filter(&parts.headers);
+    }
+    let request = match request.body(body.to_vec()) {
+        Ok(request) => request,
+        Err(e) => return unreachable_upstream(&url, &e.to_string()),
+    };
+    let client = client.clone();
+    let (head_tx, head_rx) = oneshot::channel();
+    let (chunk_tx, chunk_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(CHUNKS_IN_FLIGHT);
+    tokio::task::spawn_blocking(move || {
+        let response = match client.run(request) {
+            Ok(response) => response,
+            Err(e) => {
+                let _ = head_tx.send(Err(e.to_string()));
+                return;
+            }
+        };
+        let (head, body) = response.into_parts();
+        if head_tx.send(Ok(head)).is_err() {
+            return; // the client went away
+        }
+        let mut reader = body.into_reader();
+        let mut buffer = vec![0; 16 * 1024];
+        loop {
+            let chunk = match reader.read(&mut buffer) {
+                Ok(0) => return,
+                Ok(n) => Ok(Bytes::copy_from_slice(&buffer[..n])),
+                Err(e) => Err(e),
+            };
+            let failed = chunk.is_err();
+            if chunk_tx.blocking_send(chunk).is_err() || failed {
+                return; // the client went away, or the upstream broke off
+            }
+        }
+    });
+    let head = match head_rx.await {
+        Ok(Ok(head)) => head,
+        Ok(Err(why)) => return unreachable_upstream(&url, &why),
+        Err(_) => return unreachable_upstream(&url, "the upstream task ended"),
+    };
+    let stream = futures_util::stream::unfold(chunk_rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    *response.status_mut() = head.status;
+    let content_length = head.headers.get("content-length").cloned();
+    *response.headers_mut() = filter(&head.headers);
+    // The body is the upstream's, byte for byte: its length still holds.
+    if let Some(length) = content_length {
+        response.headers_mut().insert("content-length", length);
+    }
+    response
+}
+
+fn unreachable_upstream(url: &str, why: &str) -> Response {
+    tracing::warn!(target: "condense::proxy", url, "upstream unreachable: {why}");
+    (
+        StatusCode::BAD_GATEWAY,
+        format!("condense proxy: the upstream {url} cannot be reached: {why}\n"),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_and_the_proxys_own_headers_stay_behind() {
+        let mut headers = HeaderMap::new();
+        for (name, value) in [
+            ("authorization", "Bearer sk-1"),
+            ("x-api-key", "k"),
+            ("anthropic-version", "2023-06-01"),
+            ("connection", "keep-alive, x-trace"),
+            ("x-trace", "1"),
+            ("keep-alive", "timeout=5"),
+            ("host", "127.0.0.1:8787"),
+            ("content-length", "10"),
+            ("x-condense-session", "s"),
+            ("proxy-authorization", "Bearer t"),
+        ] {
+            headers.append(name, value.parse().unwrap());
+        }
+        let kept = filter(&headers);
+        let names: Vec<&str> = kept.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["authorization", "x-api-key", "anthropic-version"]);
+        assert_eq!(kept["authorization"], "Bearer sk-1");
+    }
+}

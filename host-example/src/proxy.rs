@@ -1,0 +1,157 @@
+//! `condense proxy`: the proxy crate assembled from the command line and the
+//! config file. The file's top-level settings are agent `default`, each
+//! `[agents.NAME]` table an agent of its own (selected by `/agents/NAME/…`
+//! or `x-condense-agent: NAME`); the checkpoints of every session are kept in
+//! an embedded database in the state directory, so a restarted proxy goes on
+//! where it stopped.
+
+use crate::settings::{ConfigFile, Settings};
+use anyhow::{Context, Result, bail};
+use condense_host::sessions::DbSessions;
+use condense_proxy::{Agent, DEFAULT_AGENT, Proxy, Routes};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What `condense proxy` was asked for.
+#[derive(Clone, Debug)]
+pub struct ProxyRun {
+    pub listen: SocketAddr,
+    pub allow_remote: bool,
+    pub anthropic_upstream: String,
+    pub openai_upstream: String,
+    /// Where the checkpoints are kept (`None`: the user's state directory).
+    pub state_dir: Option<PathBuf>,
+    /// The environment variable holding the proxy's own token.
+    pub token_env: Option<String>,
+}
+
+/// The agents of a config file (or the defaults alone).
+pub fn agents(file: Option<&ConfigFile>) -> Result<BTreeMap<String, Agent>> {
+    let base = file.map_or_else(Settings::default, |f| f.base.clone());
+    let named = file.into_iter().flat_map(|f| f.agents.iter());
+    std::iter::once((DEFAULT_AGENT.to_owned(), base))
+        .chain(named.map(|(name, settings)| (name.clone(), settings.clone())))
+        .map(|(name, settings)| {
+            let middleware = settings
+                .middleware()
+                .with_context(|| format!("agent {name}"))?;
+            Ok((
+                name,
+                Agent {
+                    middleware: Arc::new(middleware),
+                    config: settings.body_config(None),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The state directory when none is given: `$XDG_STATE_HOME/condense`, else
+/// `~/.local/state/condense`.
+fn default_state_dir() -> Result<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("XDG_STATE_HOME") {
+        return Ok(PathBuf::from(dir).join("condense"));
+    }
+    match var("HOME") {
+        Some(home) => Ok(PathBuf::from(home).join(".local/state/condense")),
+        None => bail!("no HOME to keep the checkpoints under: give --state-dir DIR"),
+    }
+}
+
+/// Checks everything, then serves until interrupted (Ctrl-C or SIGTERM),
+/// finishing the requests in flight. Prints one line when it listens.
+pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Result<()> {
+    if !run.listen.ip().is_loopback() && !run.allow_remote {
+        bail!(
+            "--listen {}: not a loopback address; the proxy forwards its clients' API keys, \
+             so serving other machines takes --allow-remote (and a --token-env)",
+            run.listen
+        );
+    }
+    let token = match &run.token_env {
+        Some(var) => Some(
+            std::env::var(var)
+                .ok()
+                .filter(|t| !t.is_empty())
+                .with_context(|| format!("--token-env {var}: the variable is unset or empty"))?,
+        ),
+        None => None,
+    };
+    for (flag, url) in [
+        ("--anthropic-upstream", &run.anthropic_upstream),
+        ("--openai-upstream", &run.openai_upstream),
+    ] {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            bail!("{flag} {url}: not an http:// or https:// URL");
+        }
+    }
+    let state_dir = match &run.state_dir {
+        Some(dir) => dir.clone(),
+        None => default_state_dir()?,
+    };
+    std::fs::create_dir_all(&state_dir)
+        .with_context(|| format!("--state-dir {}", state_dir.display()))?;
+    let store = DbSessions::open(&state_dir.join("checkpoints.redb"))
+        .with_context(|| format!("--state-dir {}", state_dir.display()))?;
+    let agents = agents(file)?;
+    let base = file.map_or_else(Settings::default, |f| f.base.clone());
+    let proxy = Proxy {
+        agents,
+        store: Arc::new(store),
+        routes: Routes {
+            anthropic_upstream: run.anthropic_upstream.clone(),
+            openai_upstream: run.openai_upstream.clone(),
+            token,
+        },
+        max_request_bytes: base.limits.max_request_bytes as usize,
+        compress_slots: std::thread::available_parallelism().map_or(2, |n| n.get()),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the proxy's runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(run.listen)
+            .await
+            .with_context(|| format!("--listen {}", run.listen))?;
+        let addr = listener.local_addr()?;
+        writeln!(
+            out,
+            "condense proxy listening on http://{addr} (Anthropic → {}, OpenAI → {}; \
+             checkpoints in {})",
+            run.anthropic_upstream,
+            run.openai_upstream,
+            state_dir.display()
+        )?;
+        out.flush()?;
+        condense_proxy::serve(listener, proxy, interrupted())
+            .await
+            .context("the proxy stopped")
+    })
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn interrupted() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
