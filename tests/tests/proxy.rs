@@ -312,3 +312,168 @@ fn cache_breaks(requests: &[&Recorded]) -> usize {
         })
         .count()
 }
+
+/// A Python with the official `openai` and `anthropic` SDKs:
+/// `$CONDENSE_PYTHON` (`.ci/run` sets it to its virtual environment's),
+/// else `python3` if it has both. `Err` says why there is none: the test
+/// then passes saying so, unless `CONDENSE_REQUIRE_PYTHON=1` (CI).
+fn python_with_sdks() -> Result<std::path::PathBuf, String> {
+    let python = std::env::var_os("CONDENSE_PYTHON").map_or_else(|| "python3".into(), Into::into);
+    let found = Command::new(&python)
+        .args(["-c", "import openai, anthropic"])
+        .output()
+        .map_err(|e| format!("{}: {e}", std::path::Path::new(&python).display()))?;
+    if found.status.success() {
+        Ok(python)
+    } else {
+        Err(format!(
+            "{} has no openai and anthropic packages (pip install openai anthropic)",
+            std::path::Path::new(&python).display()
+        ))
+    }
+}
+
+/// The client script: every call through the SDKs' raw-response API, so
+/// that the bytes the SDK received are written out as they came.
+const SDK_CLIENT: &str = r#"
+import json, sys
+import anthropic, openai
+
+proxy, body_path, out = sys.argv[1], sys.argv[2], sys.argv[3]
+body = json.load(open(body_path))
+key = "sk-test-0123456789"
+
+a = anthropic.Anthropic(base_url=proxy, api_key=key, max_retries=0)
+kwargs = dict(model="claude-sonnet-4", max_tokens=100, system=body["system"], messages=body["messages"])
+raw = a.messages.with_raw_response.create(**kwargs)
+raw.parse()  # the SDK reads the answer
+open(f"{out}/anthropic.json", "wb").write(raw.http_response.content)
+with a.messages.with_streaming_response.create(stream=True, **kwargs) as streamed:
+    open(f"{out}/anthropic.sse", "wb").write(b"".join(streamed.iter_bytes()))
+events = [e.type for e in a.messages.create(stream=True, **kwargs)]
+assert events[0] == "message_start" and events[-1] == "message_stop", events
+
+o = openai.OpenAI(base_url=proxy + "/v1", api_key=key, max_retries=0)
+messages = [{"role": "system", "content": body["system"]}] + [
+    {"role": m["role"], "content": " ".join(b.get("text", "") for b in m["content"]) if isinstance(m["content"], list) else m["content"]}
+    for m in body["messages"]
+]
+raw = o.chat.completions.with_raw_response.create(model="gpt-5", messages=messages)
+raw.parse()
+open(f"{out}/openai.json", "wb").write(raw.http_response.content)
+with o.chat.completions.with_streaming_response.create(model="gpt-5", messages=messages, stream=True) as streamed:
+    open(f"{out}/openai.sse", "wb").write(b"".join(streamed.iter_bytes()))
+"#;
+
+/// The official Python SDKs of both providers, pointed at the proxy with
+/// their `base_url`: plain and streamed answers arrive byte for byte as the
+/// upstream sent them (and the SDKs read them), the upstream gets the
+/// SDKs' requests compressed, with their keys intact.
+#[test]
+fn the_official_sdks_get_their_answers_byte_for_byte() {
+    let python = match python_with_sdks() {
+        Ok(python) => python,
+        Err(why) if std::env::var("CONDENSE_REQUIRE_PYTHON").as_deref() == Ok("1") => {
+            panic!("CONDENSE_REQUIRE_PYTHON=1, but {why}")
+        }
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let anthropic_sse = std::fs::read_to_string(
+        corpus_dir().join("api/anthropic_claude-code-1.0.6_sonnet-4_main_turn.response.sse.txt"),
+    )
+    .unwrap();
+    let anthropic_json = json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+        "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn",
+        "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 2},
+    })
+    .to_string();
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let openai_sse = format!(
+        "data: {}\n\ndata: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        chunk(json!({"role": "assistant", "content": ""}), Value::Null),
+        chunk(json!({"content": "Done."}), Value::Null),
+        chunk(json!({}), json!("stop")),
+    );
+    let openai_json = condense_tests::chat_answer("Done.");
+    let sse = |body: &str| Reply::Answer {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body: body.to_owned(),
+    };
+    let upstream = TestServer::start([
+        Reply::json(200, anthropic_json.clone()),
+        sse(&anthropic_sse),
+        sse(&anthropic_sse),
+        openai_json.clone(),
+        sse(&openai_sse),
+    ]);
+    let proxy = RunningProxy::start(
+        "token_threshold = 4000\n",
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.json");
+    std::fs::write(&body, corpus_body("cc-trace-sonnet").to_string()).unwrap();
+    let script = dir.path().join("client.py");
+    std::fs::write(&script, SDK_CLIENT).unwrap();
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(proxy.url(""))
+        .arg(&body)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the SDK client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(read("anthropic.json"), anthropic_json);
+    assert_eq!(read("anthropic.sse"), anthropic_sse);
+    let Reply::Answer {
+        body: openai_body, ..
+    } = openai_json
+    else {
+        unreachable!()
+    };
+    assert_eq!(read("openai.json"), openai_body);
+    assert_eq!(read("openai.sse"), openai_sse);
+
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), 5);
+    for (i, request) in requests.iter().enumerate() {
+        let path = if i >= 3 {
+            "/v1/chat/completions"
+        } else {
+            "/v1/messages"
+        };
+        assert_eq!(request.path, path);
+        // The key as the SDK sent it (the Anthropic SDK as `x-api-key` or,
+        // since API version 2026-10-21, as a bearer token).
+        let key = "sk-test-0123456789";
+        assert!(
+            request.header("x-api-key") == Some(key)
+                || request.header("authorization") == Some(&format!("Bearer {key}")),
+            "request {i}: {:?}",
+            request.headers
+        );
+        assert!(
+            request
+                .header("user-agent")
+                .is_some_and(|ua| ua.contains("Python"))
+        );
+        assert!(
+            request.body.to_string().contains(SUMMARY_MARKER),
+            "request {i} is compressed"
+        );
+    }
+}

@@ -39,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = detect(&body);
     let text = body.to_string();
 
-    for format in [Format::OpenAi, Format::Anthropic] {
+    for format in [Format::OpenAi, Format::Anthropic, Format::Responses] {
         let Ok(parsed) = Parsed::parse(body.clone(), format) else {
             continue;
         };

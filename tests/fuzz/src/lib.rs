@@ -692,7 +692,7 @@ pub fn run_from(
         checkpoint,
         tokens: None,
     };
-    compress(request, &mut |request| summarizer.summarize(request))
+    compress(request, &mut |request, _| summarizer.summarize(request))
 }
 
 /// Runs `compress` (twice if `twice`) and checks what must hold of any call:
