@@ -477,3 +477,65 @@ fn the_official_sdks_get_their_answers_byte_for_byte() {
         );
     }
 }
+
+/// A Codex-style OpenAI Responses request — reasoning items, shell calls and
+/// their outputs — long enough to compact: the upstream gets a valid
+/// Responses body (every call with its output), shorter, with the summary
+/// and the latest items byte for byte. A string `input` goes on unchanged.
+#[test]
+fn a_responses_request_with_tool_calls_is_compressed_validly() {
+    let mut input = vec![json!({"type": "message", "role": "user",
+        "content": [{"type": "input_text", "text": "Fix the failing parser tests."}]})];
+    for i in 0..40 {
+        input.push(json!({"type": "reasoning", "id": format!("rs_{i}"),
+            "summary": [{"type": "summary_text", "text": format!("Step {i}: look at the output.")}],
+            "encrypted_content": format!("gAAAA-enc-{i}")}));
+        input.push(json!({"type": "function_call", "call_id": format!("call_{i}"),
+            "name": "shell", "arguments": json!({"command": ["cargo", "test", format!("t{i}")]}).to_string()}));
+        input.push(json!({"type": "function_call_output", "call_id": format!("call_{i}"),
+            "output": format!("running test t{i}\n{}test result: FAILED", "  left: 1, right: 2\n".repeat(60))}));
+    }
+    input.push(json!({"type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": "The parser drops the last token."}]}));
+    input.push(json!({"type": "message", "role": "user",
+        "content": [{"type": "input_text", "text": "Fix it, then run clippy."}]}));
+    let body = json!({"model": "gpt-5-codex", "instructions": "You are Codex.", "input": input,
+                      "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object"}}]});
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"output": []}"#));
+    let proxy = RunningProxy::start(
+        "token_threshold = 4000\n",
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    let client = ureq::Agent::new_with_defaults();
+    let post = |body: &Value| {
+        client
+            .post(&proxy.url("/v1/responses"))
+            .header("authorization", "Bearer sk-test")
+            .send(body.to_string())
+            .unwrap()
+            .status()
+    };
+    assert_eq!(post(&body), 200);
+    let short = json!({"model": "gpt-5-codex", "input": "hello"});
+    assert_eq!(post(&short), 200);
+
+    let requests = upstream.requests();
+    let sent = &requests[0].body;
+    let parsed = condense_host::formats::Parsed::parse(
+        sent.clone(),
+        condense_host::formats::Format::Responses,
+    )
+    .unwrap();
+    parsed.check_tool_pairs().unwrap();
+    let (before, after) = (
+        body["input"].as_array().unwrap(),
+        sent["input"].as_array().unwrap(),
+    );
+    assert!(after.len() < before.len(), "{} items", after.len());
+    assert!(sent.to_string().contains(SUMMARY_MARKER));
+    assert_eq!(after[after.len() - 2..], before[before.len() - 2..]);
+    assert_eq!(sent["instructions"], body["instructions"]);
+    assert_eq!(sent["tools"], body["tools"]);
+    assert_eq!(requests[1].body, short);
+}
