@@ -118,6 +118,20 @@ pub fn next_compaction(
     None
 }
 
+/// How the LLM summarizer's instruction after the agent's conversation
+/// starts (`guest/summarizer-llm`, cache-friendly).
+pub const SUMMARY_INSTRUCTION: &str = "[condense] Stop here";
+
+/// Whether a recorded Chat Completions request body is the LLM summarizer
+/// asking in the agent's conversation: its last message is the instruction.
+pub fn asks_for_a_summary(body: &serde_json::Value) -> bool {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .is_some_and(|c| c.starts_with(SUMMARY_INSTRUCTION))
+}
+
 /// An OpenAI Chat Completions answer whose content is `text`, for a
 /// scripted model server.
 pub fn chat_answer(text: &str) -> condense_scripted_server::Reply {

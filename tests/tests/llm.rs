@@ -12,7 +12,8 @@ use condense_model::Message;
 use condense_runtime::model::{Model, ModelRequest, OpenAiConfig, OpenAiLlm, OpenAiModel};
 use condense_scripted_server::{Reply, TestServer};
 use condense_tests::{
-    chat_answer as answer, config_40k, embedded_middleware, next_compaction, session, summary_of,
+    SUMMARY_INSTRUCTION, asks_for_a_summary, chat_answer as answer, config_40k,
+    embedded_middleware, next_compaction, session, summary_of,
 };
 use serde_json::json;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -179,13 +180,10 @@ fn the_model_gets_the_previous_summary_and_only_the_new_messages_and_its_summary
 /// all of it but the instruction.
 #[test]
 fn with_the_cache_friendly_setting_the_request_starts_as_the_agents() {
-    const INSTRUCTION: &str = "[condense] Stop here";
     let summaries = Arc::new(Mutex::new(0));
     let counter = summaries.clone();
     let server = TestServer::answering(move |request| {
-        let messages = request.body["messages"].as_array().unwrap();
-        let last = messages.last().unwrap()["content"].as_str().unwrap_or("");
-        if last.starts_with(INSTRUCTION) {
+        if asks_for_a_summary(&request.body) {
             let mut n = counter.lock().unwrap();
             *n += 1;
             answer(&format!("## Current task\n- summary {n}"))
@@ -238,7 +236,7 @@ fn with_the_cache_friendly_setting_the_request_starts_as_the_agents() {
         let (instruction, prefix) = ours.split_last().unwrap();
         let instruction = instruction["content"].as_str().unwrap();
         assert!(
-            instruction.starts_with(INSTRUCTION),
+            instruction.starts_with(SUMMARY_INSTRUCTION),
             "fold {fold}: {:.300}",
             instruction
         );

@@ -607,7 +607,6 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
 /// instruction. The summary then reaches the agent's next request.
 #[test]
 fn the_llm_summarizer_asks_in_the_agents_own_request() {
-    const INSTRUCTION: &str = "[condense] Stop here";
     let dir = tempfile::tempdir().unwrap();
     let workdir = dir.path().join("work");
     std::fs::create_dir(&workdir).unwrap();
@@ -625,9 +624,7 @@ fn the_llm_summarizer_asks_in_the_agents_own_request() {
     let summaries = Arc::new(Mutex::new(0));
     let counter = summaries.clone();
     let server = TestServer::answering(move |request| {
-        let messages = request.body["messages"].as_array().unwrap();
-        let last = messages.last().unwrap()["content"].as_str().unwrap_or("");
-        if last.starts_with(INSTRUCTION) {
+        if condense_tests::asks_for_a_summary(&request.body) {
             let mut n = counter.lock().unwrap();
             *n += 1;
             condense_tests::chat_answer(&format!("## Current task\n- llm summary {n}"))
@@ -669,13 +666,7 @@ fn the_llm_summarizer_asks_in_the_agents_own_request() {
 
     let requests = server.requests();
     let asked: Vec<usize> = (0..requests.len())
-        .filter(|&i| {
-            requests[i].body["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .and_then(|m| m["content"].as_str())
-                .is_some_and(|c| c.starts_with(INSTRUCTION))
-        })
+        .filter(|&i| condense_tests::asks_for_a_summary(&requests[i].body))
         .collect();
     assert!(!asked.is_empty(), "the summarizer asked the model");
     assert_eq!(*summaries.lock().unwrap(), asked.len());

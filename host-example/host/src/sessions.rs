@@ -108,7 +108,9 @@ impl<'a> Lookup<'a> {
         group: String,
         history: &'a [Message],
     ) -> Result<Lookup<'a>, StoreError> {
-        let entries = store.entries(&group)?;
+        let mut entries = store.entries(&group)?;
+        // The latest first: `load` checks prefix hashes only until one fits.
+        entries.sort_by_key(|e| std::cmp::Reverse((e.len, e.checkpoint.checkpoint.boundary)));
         Ok(Lookup {
             store,
             group,
@@ -120,15 +122,12 @@ impl<'a> Lookup<'a> {
 
 impl CheckpointStore for Lookup<'_> {
     fn load(&mut self) -> Result<Option<SessionCheckpoint>, StoreError> {
-        let mut entries = self.entries.clone();
         let len = self.history.len();
-        entries.retain(|e| e.len as usize <= len);
-        // The latest first; the prefix hash is checked only until one fits.
-        entries.sort_by_key(|e| std::cmp::Reverse((e.len, e.checkpoint.checkpoint.boundary)));
-        Ok(entries
-            .into_iter()
-            .find(|e| e.checkpoint.fits(self.history))
-            .map(|e| e.checkpoint))
+        Ok(self
+            .entries
+            .iter()
+            .find(|e| e.len as usize <= len && e.checkpoint.fits(self.history))
+            .map(|e| e.checkpoint.clone()))
     }
 
     fn save(&mut self, checkpoint: &SessionCheckpoint) -> Result<(), StoreError> {

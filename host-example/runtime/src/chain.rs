@@ -323,6 +323,7 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                 elapsed_us: sent.report.elapsed_us,
             });
         }
+        let mut block_set = false;
         if self.placement == SummaryPlacement::Block
             && let Some(at) = sent
                 .items
@@ -336,13 +337,19 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
             let pair: Vec<Message> = conversation.drain(at..at + 2).collect();
             call.context
                 .set(BlockKind::Compressed, pair[0].joined_text());
+            block_set = true;
         }
         call.conversation = Some(conversation);
         if let Some(frame) = &self.frame {
-            // The block, if set just now, is part of the system prompt sent.
+            // The block, if set just now, is part of the system prompt sent:
+            // only then is the context compiled again.
+            let context = if block_set {
+                call.context_message()
+            } else {
+                context
+            };
             frame.set(Frame {
-                system: call
-                    .context_message()
+                system: context
                     .into_iter()
                     .chain(call.system.iter().cloned())
                     .collect(),
