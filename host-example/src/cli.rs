@@ -141,18 +141,21 @@ enum Command {
         long_about = "Serve an HTTP proxy in front of the provider: any Anthropic or OpenAI \
             client pointed at it gets its requests compressed, each session's prefix kept \
             byte-stable between compactions so the provider's prompt cache keeps hitting.\n\n\
-            POST /v1/messages (Anthropic Messages) and POST /v1/chat/completions (OpenAI Chat \
-            Completions) are compressed; every other request goes on unchanged. Answers, \
+            POST /v1/messages (Anthropic Messages), POST /v1/chat/completions (OpenAI Chat \
+            Completions) and POST /v1/responses (OpenAI Responses, its list form of `input`) \
+            are compressed; every other request goes on unchanged. Answers, \
             streamed ones included, come back byte for byte as the upstream sends them, and \
             the client's own API key goes upstream untouched (never logged or stored). A \
             session is found from the request itself (or named by an x-condense-session \
             header); its checkpoints are kept in an embedded database under --state-dir, so a \
-            restarted proxy goes on where it stopped. The config file's top-level settings \
+            restarted proxy goes on where it stopped, or in a Redis/Valkey server (--store) \
+            that several proxies share. The config file's top-level settings \
             are agent `default`; [agents.NAME] tables are selected with /agents/NAME/v1/... or \
             an x-condense-agent: NAME header. Anything condense cannot do forwards the \
             original request (fail-open); only an unreachable upstream is a 502.",
         after_help = "Examples:\n  \
             condense proxy --config condense.toml\n  \
+            condense proxy --store redis://127.0.0.1:6379      # sessions shared by proxies\n  \
             ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude\n  \
             OpenAI(base_url=\"http://127.0.0.1:8787/v1\")        # the openai Python SDK\n  \
             Anthropic(base_url=\"http://127.0.0.1:8787\")        # the anthropic Python SDK"
@@ -234,10 +237,23 @@ struct ProxyArgs {
     /// ~/.local/state/condense.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+    /// Keep the checkpoints in a Redis or Valkey server instead (redis://[:PASSWORD@]HOST[:PORT][/DB]),
+    /// shared by every proxy given the same URL. While it cannot be reached, requests are
+    /// forwarded unchanged.
+    #[arg(long, value_name = "URL", conflicts_with = "state_dir")]
+    store: Option<String>,
     /// Environment variable holding a token clients must send as `Proxy-Authorization:
     /// Bearer TOKEN` (their own Authorization header is the provider's).
     #[arg(long, value_name = "VAR")]
     token_env: Option<String>,
+    /// USD per million input tokens, for the estimate of what condense saved in GET
+    /// /metrics (condense_proxy_estimated_cost_saved_usd_total).
+    #[arg(long, value_name = "USD", default_value_t = condense_proxy::DEFAULT_INPUT_PRICE)]
+    input_price: f64,
+    /// Log the body each compressed request is sent upstream with (your users' words and
+    /// their tools' output). Headers, API keys among them, are never logged.
+    #[arg(long)]
+    log_bodies: bool,
 }
 
 #[derive(Args)]
@@ -491,7 +507,10 @@ pub fn run_on(
                 anthropic_upstream: args.anthropic_upstream,
                 openai_upstream: args.openai_upstream,
                 state_dir: args.state_dir,
+                store: args.store,
                 token_env: args.token_env,
+                input_price: args.input_price,
+                log_bodies: args.log_bodies,
             };
             crate::proxy::run(file.as_ref(), &run, stdout)
         }

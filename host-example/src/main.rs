@@ -3,15 +3,7 @@
 use std::io::IsTerminal;
 
 fn main() {
-    let spec = std::env::var("CONDENSE_LOG").unwrap_or_else(|_| "warn".into());
-    // Colours only for a person reading a terminal, not in a log file.
-    let ansi = std::io::stderr().is_terminal();
-    tracing::subscriber::set_global_default(condense::logging::subscriber(
-        std::io::stderr,
-        ansi,
-        &spec,
-    ))
-    .expect("the first subscriber");
+    condense::logging::install(std::env::args().nth(1).as_deref());
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let terminals = condense::cli::Terminals {

@@ -7,7 +7,7 @@
 
 use crate::settings::{ConfigFile, Settings};
 use anyhow::{Context, Result, bail};
-use condense_host::sessions::DbSessions;
+use condense_host::sessions::{DbSessions, RedisSessions, SessionStore};
 use condense_proxy::{Agent, DEFAULT_AGENT, Proxy, Routes};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -24,8 +24,14 @@ pub struct ProxyRun {
     pub openai_upstream: String,
     /// Where the checkpoints are kept (`None`: the user's state directory).
     pub state_dir: Option<PathBuf>,
+    /// A Redis server to keep them in instead (`redis://…`).
+    pub store: Option<String>,
     /// The environment variable holding the proxy's own token.
     pub token_env: Option<String>,
+    /// USD per million input tokens (`/metrics`' estimate of what was saved).
+    pub input_price: f64,
+    /// Log what each compressed request is sent upstream with.
+    pub log_bodies: bool,
 }
 
 /// The agents of a config file (or the defaults alone).
@@ -62,6 +68,36 @@ fn default_state_dir() -> Result<PathBuf> {
     }
 }
 
+/// The checkpoint store `run` asks for, and where it keeps them (for the
+/// first line). A Redis server that is down now is a warning, not an error:
+/// the proxy forwards requests unchanged until it is up.
+fn store(run: &ProxyRun) -> Result<(Arc<dyn SessionStore>, String)> {
+    if let Some(url) = &run.store {
+        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+            // Not echoed: a URL may carry a password.
+            bail!("--store: not a redis:// or rediss:// URL");
+        }
+        let redis = RedisSessions::open(url).context("--store")?;
+        if let Err(e) = redis.ping() {
+            tracing::warn!(
+                target: "condense::proxy",
+                "{e}: requests are forwarded unchanged until the server answers"
+            );
+        }
+        let kept_in = redis.server().to_owned();
+        return Ok((Arc::new(redis), kept_in));
+    }
+    let state_dir = match &run.state_dir {
+        Some(dir) => dir.clone(),
+        None => default_state_dir()?,
+    };
+    std::fs::create_dir_all(&state_dir)
+        .with_context(|| format!("--state-dir {}", state_dir.display()))?;
+    let db = DbSessions::open(&state_dir.join("checkpoints.redb"))
+        .with_context(|| format!("--state-dir {}", state_dir.display()))?;
+    Ok((Arc::new(db), state_dir.display().to_string()))
+}
+
 /// Checks everything, then serves until interrupted (Ctrl-C or SIGTERM),
 /// finishing the requests in flight. Prints one line when it listens.
 pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Result<()> {
@@ -81,6 +117,12 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         ),
         None => None,
     };
+    if !(run.input_price.is_finite() && run.input_price >= 0.0) {
+        bail!(
+            "--input-price {}: not a price (USD per million tokens, 0 or more)",
+            run.input_price
+        );
+    }
     for (flag, url) in [
         ("--anthropic-upstream", &run.anthropic_upstream),
         ("--openai-upstream", &run.openai_upstream),
@@ -89,19 +131,12 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
             bail!("{flag} {url}: not an http:// or https:// URL");
         }
     }
-    let state_dir = match &run.state_dir {
-        Some(dir) => dir.clone(),
-        None => default_state_dir()?,
-    };
-    std::fs::create_dir_all(&state_dir)
-        .with_context(|| format!("--state-dir {}", state_dir.display()))?;
-    let store = DbSessions::open(&state_dir.join("checkpoints.redb"))
-        .with_context(|| format!("--state-dir {}", state_dir.display()))?;
+    let (store, kept_in) = store(run)?;
     let agents = agents(file)?;
     let base = file.map_or_else(Settings::default, |f| f.base.clone());
     let proxy = Proxy {
         agents,
-        store: Arc::new(store),
+        store,
         routes: Routes {
             anthropic_upstream: run.anthropic_upstream.clone(),
             openai_upstream: run.openai_upstream.clone(),
@@ -109,6 +144,8 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         },
         max_request_bytes: base.limits.max_request_bytes as usize,
         compress_slots: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        input_price: run.input_price,
+        log_bodies: run.log_bodies,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -122,10 +159,8 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         writeln!(
             out,
             "condense proxy listening on http://{addr} (Anthropic → {}, OpenAI → {}; \
-             checkpoints in {})",
-            run.anthropic_upstream,
-            run.openai_upstream,
-            state_dir.display()
+             checkpoints in {kept_in})",
+            run.anthropic_upstream, run.openai_upstream,
         )?;
         out.flush()?;
         condense_proxy::serve(listener, proxy, interrupted())

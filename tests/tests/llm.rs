@@ -436,8 +436,12 @@ fn log() -> Arc<Mutex<Vec<u8>>> {
             move || LogWriter(logs.clone())
         };
         // condense's own subscriber, at its most verbose.
+        let style = condense::logging::Style {
+            spec: "trace".into(),
+            json: false,
+        };
         tracing::subscriber::set_global_default(condense::logging::subscriber(
-            writer, false, "trace",
+            writer, false, &style,
         ))
         .expect("the first subscriber of this test binary");
         logs

@@ -36,6 +36,8 @@ impl RunningProxy {
             },
             max_request_bytes: 64 << 20,
             compress_slots: 2,
+            input_price: condense_proxy::DEFAULT_INPUT_PRICE,
+            log_bodies: false,
         };
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
@@ -302,15 +304,18 @@ fn interleaved_sessions_with_the_same_start_keep_their_own_prefix() {
 fn cache_breaks(requests: &[&Recorded]) -> usize {
     requests
         .windows(2)
-        .filter(|pair| {
-            let (before, now) = (&pair[0].body, &pair[1].body);
-            let (b, n) = (
-                before["messages"].as_array().unwrap(),
-                now["messages"].as_array().unwrap(),
-            );
-            before["system"] != now["system"] || n.len() < b.len() || n[..b.len()] != b[..]
-        })
+        .filter(|pair| !continues(&pair[0].body, &pair[1].body))
         .count()
+}
+
+/// Whether Anthropic request `now` starts with the whole of `before`: the
+/// same system prompt, and its messages as a prefix (a prompt-cache hit).
+fn continues(before: &Value, now: &Value) -> bool {
+    let (b, n) = (
+        before["messages"].as_array().unwrap(),
+        now["messages"].as_array().unwrap(),
+    );
+    before["system"] == now["system"] && n.len() >= b.len() && n[..b.len()] == b[..]
 }
 
 /// A Python with the official `openai` and `anthropic` SDKs:
@@ -538,4 +543,486 @@ fn a_responses_request_with_tool_calls_is_compressed_validly() {
     assert_eq!(sent["instructions"], body["instructions"]);
     assert_eq!(sent["tools"], body["tools"]);
     assert_eq!(requests[1].body, short);
+}
+
+/// The requests of corpus session `name`, call by call (the one before each
+/// assistant message), as its client would send them.
+fn session_calls(name: &str) -> Vec<Value> {
+    let body = corpus_body(name);
+    let messages = body["messages"].as_array().unwrap();
+    (1..messages.len())
+        .filter(|&k| messages[k]["role"] == "assistant")
+        .map(|k| {
+            json!({
+                "model": "claude-opus-4",
+                "max_tokens": 1000,
+                "system": body["system"],
+                "messages": messages[..k],
+            })
+        })
+        .collect()
+}
+
+/// Posts an Anthropic request with `headers`; the answer's status.
+fn post(client: &ureq::Agent, url: &str, body: &Value, headers: &[(&str, &str)]) -> u16 {
+    let mut request = client
+        .post(url)
+        .header("x-api-key", KEY)
+        .header("anthropic-version", "2023-06-01");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send(body.to_string()).unwrap().status().as_u16()
+}
+
+/// What the upstream receives for `calls` sent through one proxy with the
+/// checkpoints in memory: the reference the other setups must match.
+fn through_one_proxy(config: &str, calls: &[Value]) -> Vec<Value> {
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let proxy = RunningProxy::start(
+        config,
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    let client = ureq::Agent::new_with_defaults();
+    for call in calls {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    upstream.requests().into_iter().map(|r| r.body).collect()
+}
+
+const SESSION_CONFIG: &str = "token_threshold = 40000\n";
+
+/// An answer streamed by the upstream reaches the client as it arrives:
+/// the upstream sends the first events, then waits until the client has
+/// read them before it sends the rest. A proxy that held the answer back
+/// would leave the client waiting until the upstream gave up.
+#[test]
+fn a_streamed_answer_reaches_the_client_as_it_arrives() {
+    let gate = condense_scripted_server::Gate::default();
+    let first = "event: message_start\ndata: {\"type\":\"message_start\"}\n\n".to_owned();
+    let rest = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n".to_owned();
+    let upstream = TestServer::start([Reply::Streamed {
+        first: first.clone(),
+        gate: gate.clone(),
+        rest: rest.clone(),
+    }]);
+    let proxy = RunningProxy::start(
+        "token_threshold = 4000\n",
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    let body = corpus_body("cc-trace-sonnet");
+    let answer = ureq::Agent::new_with_defaults()
+        .post(&proxy.url("/v1/messages"))
+        .header("x-api-key", KEY)
+        .send(body.to_string())
+        .unwrap();
+    assert_eq!(answer.headers()["content-type"], "text/event-stream");
+    let mut reader = answer.into_body().into_reader();
+    let mut got = vec![0; first.len()];
+    std::io::Read::read_exact(&mut reader, &mut got).unwrap();
+    assert_eq!(got, first.as_bytes());
+    // Only now does the upstream send the rest.
+    gate.open();
+    let mut tail = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut tail).unwrap();
+    assert_eq!(tail, rest.as_bytes());
+    assert_eq!(gate.opened_in_time(), Some(true));
+    assert!(
+        upstream.requests()[0]
+            .body
+            .to_string()
+            .contains(SUMMARY_MARKER)
+    );
+}
+
+/// A client's side requests — a title request (its own system prompt) and
+/// a sub-agent's growing conversation (its own system prompt and task),
+/// sent between the main session's calls — leave the main session's
+/// requests exactly as they are without them.
+#[test]
+fn side_requests_do_not_disturb_the_main_sessions_checkpoint() {
+    let calls = session_calls("cc-opus-c");
+    let alone = through_one_proxy(SESSION_CONFIG, &calls);
+
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let proxy = RunningProxy::start(
+        SESSION_CONFIG,
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    let client = ureq::Agent::new_with_defaults();
+    let main = [("x-test-session", "main")];
+    let side = [("x-test-session", "side")];
+    let mut sub_agent =
+        vec![json!({"role": "user", "content": "Find every caller of parse_args."})];
+    for (i, call) in calls.iter().enumerate() {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &main), 200);
+        let title = json!({"model": "claude-haiku", "max_tokens": 20,
+            "system": "Write a 5-word title for this conversation.",
+            "messages": [call["messages"][0].clone()]});
+        assert_eq!(
+            post(&client, &proxy.url("/v1/messages"), &title, &side),
+            200
+        );
+        sub_agent.push(json!({"role": "assistant", "content": format!("Searched part {i}.")}));
+        sub_agent.push(
+            json!({"role": "user", "content": format!("{}", "grep output line\n".repeat(200))}),
+        );
+        let search = json!({"model": "claude-haiku", "max_tokens": 200,
+            "system": "You are a file search agent.", "messages": sub_agent});
+        assert_eq!(
+            post(&client, &proxy.url("/v1/messages"), &search, &side),
+            200
+        );
+    }
+    let with_side: Vec<Value> = upstream
+        .requests()
+        .into_iter()
+        .filter(|r| r.header("x-test-session") == Some("main"))
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(with_side.len(), alone.len());
+    for (i, (a, b)) in alone.iter().zip(&with_side).enumerate() {
+        assert!(a == b, "call {i}: the main session's request changed");
+    }
+    let compacted = alone
+        .iter()
+        .filter(|b| b.to_string().contains(SUMMARY_MARKER))
+        .count();
+    assert!(
+        compacted > alone.len() / 2,
+        "{compacted} of {} compacted",
+        alone.len()
+    );
+}
+
+/// A `redis-server` of the test's own on 127.0.0.1, stopped when dropped.
+struct RedisServer {
+    child: std::process::Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// `None` (the test then passes saying so) when there is no
+    /// redis-server, unless `CONDENSE_REQUIRE_REDIS=1` (CI).
+    fn start() -> Option<RedisServer> {
+        let found = Command::new("redis-server").arg("--version").output();
+        if !found.is_ok_and(|o| o.status.success()) {
+            assert!(
+                std::env::var("CONDENSE_REQUIRE_REDIS").as_deref() != Ok("1"),
+                "CONDENSE_REQUIRE_REDIS=1, but there is no redis-server"
+            );
+            eprintln!("skipped: no redis-server (apt-get install redis-server)");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        let server = RedisServer {
+            child,
+            url: format!("redis://127.0.0.1:{port}"),
+            _dir: dir,
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "redis-server did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Some(server)
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The value of a counter line in a `/metrics` text (0 when absent).
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Two proxies sharing one redis-server serve one session alternately, call
+/// by call: the upstream gets exactly what one proxy alone would send, no
+/// extra cache break. Then Redis stops mid-session: every request is still
+/// answered, sent on unchanged, and `/metrics` counts the fail-opens.
+#[test]
+fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let calls = session_calls("cc-opus-c");
+    let (first, last) = calls.split_at(calls.len() * 2 / 3);
+    let alone = through_one_proxy(SESSION_CONFIG, first);
+
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let store = || -> Arc<dyn SessionStore> {
+        Arc::new(condense_host::sessions::RedisSessions::open(&redis.url).unwrap())
+    };
+    let proxies = [
+        RunningProxy::start(SESSION_CONFIG, &upstream.url(""), store()),
+        RunningProxy::start(SESSION_CONFIG, &upstream.url(""), store()),
+    ];
+    let client = ureq::Agent::new_with_defaults();
+    for (i, call) in first.iter().enumerate() {
+        let proxy = &proxies[i % 2];
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    let shared: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(shared.len(), alone.len());
+    for (i, (a, b)) in alone.iter().zip(&shared).enumerate() {
+        assert!(a == b, "call {i}: not what one proxy alone sends");
+    }
+    let compacted = shared
+        .iter()
+        .filter(|b| b.to_string().contains(SUMMARY_MARKER))
+        .count();
+    assert!(
+        compacted > shared.len() / 4,
+        "{compacted} of {} compacted",
+        shared.len()
+    );
+
+    redis.stop();
+    for (i, call) in last.iter().enumerate() {
+        let proxy = &proxies[i % 2];
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    let requests = upstream.requests();
+    for (call, sent) in last.iter().zip(&requests[first.len()..]) {
+        assert!(
+            &sent.body == call,
+            "sent on unchanged while the store is down"
+        );
+    }
+    let (mut fail_opens, mut compactions) = (0.0, 0.0);
+    for proxy in &proxies {
+        let text = client
+            .get(&proxy.url("/metrics"))
+            .call()
+            .unwrap()
+            .into_body()
+            .read_to_string()
+            .unwrap();
+        fail_opens += metric(&text, "condense_proxy_fail_opens_total{kind=\"store\"}");
+        compactions += metric(&text, "condense_proxy_compactions_total");
+    }
+    assert_eq!(fail_opens, last.len() as f64);
+    // Each compaction was a cache break, and nothing else was.
+    let breaks = shared
+        .windows(2)
+        .filter(|p| !continues(&p[0], &p[1]))
+        .count();
+    assert_eq!(compactions, breaks as f64);
+}
+
+/// The environment variable that makes [`proxy_process`] serve: the
+/// arguments of `condense proxy`, one per line.
+const PROXY_ARGS: &str = "CONDENSE_TEST_PROXY_ARGS";
+
+/// `condense proxy` in a process of its own, as a user runs it: this test
+/// binary again, with only [`proxy_process`] selected.
+struct ProxyProcess {
+    child: std::process::Child,
+    addr: String,
+    /// What it logs (stderr), read as it comes so it never blocks.
+    log: Option<JoinHandle<String>>,
+}
+
+impl ProxyProcess {
+    fn start(args: &[String]) -> ProxyProcess {
+        use std::io::BufRead;
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["proxy_process", "--exact", "--ignored", "--nocapture"])
+            .env(PROXY_ARGS, args.join("\n"))
+            .env_remove("CONDENSE_LOG")
+            .env_remove("CONDENSE_LOG_FORMAT")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let log = std::thread::spawn(move || {
+            let mut log = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut log);
+            log
+        });
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let addr = stdout
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| {
+                let rest = line.strip_prefix("condense proxy listening on http://")?;
+                Some(rest.split(' ').next()?.to_owned())
+            })
+            .expect("the proxy process says where it listens");
+        ProxyProcess {
+            child,
+            addr,
+            log: Some(log),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// `kill -9`: no shutdown, nothing flushed. Returns what it logged.
+    fn kill(mut self) -> String {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.log.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for ProxyProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Not a test: the proxy process of [`ProxyProcess`], which starts it with
+/// [`PROXY_ARGS`] set (without it, it does nothing).
+#[test]
+#[ignore = "the proxy process ProxyProcess starts"]
+fn proxy_process() {
+    let Ok(args) = std::env::var(PROXY_ARGS) else {
+        return;
+    };
+    // What the binary's main does first.
+    condense::logging::install(Some("proxy"));
+    let argv = ["condense", "proxy"]
+        .into_iter()
+        .map(String::from)
+        .chain(args.lines().map(String::from))
+        .map(std::ffi::OsString::from);
+    condense::cli::run(argv, &mut std::io::empty(), &mut std::io::stdout()).unwrap();
+}
+
+/// `condense proxy` killed with SIGKILL mid-session, then started again on
+/// the same state directory: the session goes on with the checkpoint it
+/// had — the next request reuses it (no compaction, no cache break) and
+/// the upstream gets exactly what an uninterrupted proxy sends.
+#[test]
+fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
+    let calls = session_calls("cc-opus-c");
+    let alone = through_one_proxy(SESSION_CONFIG, &calls);
+    let compacted = alone
+        .iter()
+        .position(|b| b.to_string().contains(SUMMARY_MARKER))
+        .expect("the session compacts");
+    // Killed a few calls after the first compaction, restarted on a call
+    // that continues the one before (not one that compacts anyway).
+    let kill_at = (compacted + 3..alone.len())
+        .find(|&i| continues(&alone[i - 1], &alone[i]))
+        .unwrap();
+
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("condense.toml");
+    std::fs::write(&config, SESSION_CONFIG).unwrap();
+    let args: Vec<String> = [
+        "--listen",
+        "127.0.0.1:0",
+        "--state-dir",
+        &dir.path().join("state").display().to_string(),
+        "--config",
+        &config.display().to_string(),
+        "--anthropic-upstream",
+        &upstream.url(""),
+        "--openai-upstream",
+        &upstream.url(""),
+    ]
+    .map(String::from)
+    .to_vec();
+    let client = ureq::Agent::new_with_defaults();
+    let proxy = ProxyProcess::start(&args);
+    for call in &calls[..kill_at] {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    let log = proxy.kill();
+    // One JSON line per request, without the body or the key.
+    let lines: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|l: &Value| l["message"] == "request forwarded")
+        .collect();
+    assert_eq!(lines.len(), kill_at, "{log}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["status"] == 200 && l.get("body").is_none())
+    );
+    assert!(!log.contains(KEY));
+
+    let args = [&args[..], &["--log-bodies".to_owned()]].concat();
+    let proxy = ProxyProcess::start(&args);
+    assert_eq!(
+        post(&client, &proxy.url("/v1/messages"), &calls[kill_at], &[]),
+        200
+    );
+    let metrics = client
+        .get(&proxy.url("/metrics"))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    // Compressed with the stored checkpoint, not compacted afresh.
+    assert_eq!(
+        metric(
+            &metrics,
+            "condense_proxy_condensed_total{outcome=\"compressed\"}"
+        ),
+        1.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, "condense_proxy_compactions_total"),
+        0.0,
+        "{metrics}"
+    );
+    for call in &calls[kill_at + 1..] {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    let sent: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(sent.len(), alone.len());
+    for (i, (a, b)) in alone.iter().zip(&sent).enumerate() {
+        assert!(a == b, "call {i}: not what an uninterrupted proxy sends");
+    }
+    // With --log-bodies, each line has the body sent upstream; never the key.
+    let log = proxy.kill();
+    let bodies: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|l| serde_json::from_str(l["body"].as_str()?).ok())
+        .collect();
+    assert_eq!(bodies[..], sent[kill_at..]);
+    assert!(!log.contains(KEY));
 }

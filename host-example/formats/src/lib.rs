@@ -161,6 +161,18 @@ pub fn detect(body: &Value) -> Result<Format> {
     }
 }
 
+/// Why `body`, a valid request of `format`, has nothing condense compresses,
+/// if so: a Responses request whose conversation the server holds
+/// (`previous_response_id`, `conversation`) or whose `input` is one string.
+/// A host sends such a request on as it is; it is not an error of the
+/// client's.
+pub fn nothing_to_compress(format: Format, body: &Value) -> Option<String> {
+    match format {
+        Format::Responses => responses::nothing_to_compress(body),
+        Format::OpenAi | Format::Anthropic => None,
+    }
+}
+
 /// A request body read into the message model, ready to be rendered back after
 /// compression.
 #[derive(Clone, Debug)]

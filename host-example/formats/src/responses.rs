@@ -43,7 +43,27 @@ use super::{
 /// and its results may answer calls condense never sees.
 const SERVER_STATE: [&str; 2] = ["previous_response_id", "conversation"];
 
+/// See [`crate::nothing_to_compress`].
+pub(super) fn nothing_to_compress(body: &Value) -> Option<String> {
+    let obj = body.as_object()?;
+    if let Some(key) = SERVER_STATE
+        .into_iter()
+        .find(|key| obj.get(*key).is_some_and(|v| !v.is_null()))
+    {
+        return Some(format!(
+            "{key}: the conversation is held by the server; nothing to compress"
+        ));
+    }
+    if obj.get("input").is_some_and(Value::is_string) {
+        return Some("input: a string input is not compressed (only the list form is)".into());
+    }
+    None
+}
+
 pub(super) fn parse(mut body: Value) -> Result<Parsed> {
+    if let Some(why) = nothing_to_compress(&body) {
+        bail!("{why}");
+    }
     let obj = match &mut body {
         Value::Object(obj) => obj,
         other => bail!(
@@ -51,15 +71,6 @@ pub(super) fn parse(mut body: Value) -> Result<Parsed> {
             kind(other)
         ),
     };
-    if let Some(key) = SERVER_STATE
-        .into_iter()
-        .find(|key| obj.get(*key).is_some_and(|v| !v.is_null()))
-    {
-        bail!("{key}: the conversation is held by the server; nothing to compress");
-    }
-    if obj.get("input").is_some_and(Value::is_string) {
-        bail!("input: a string input is not compressed (only the list form is)");
-    }
     let list = take_list(obj, "input")?;
 
     let root = At::ROOT;

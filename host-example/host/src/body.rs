@@ -185,6 +185,10 @@ pub enum BodyError {
     UnknownFormat(String),
     #[error("not a valid {format} request: {reason}")]
     Invalid { format: Format, reason: String },
+    /// A valid request with nothing condense compresses
+    /// ([`formats::nothing_to_compress`]): to be sent on as it is.
+    #[error("nothing to compress in this {format} request: {reason}")]
+    NothingToCompress { format: Format, reason: String },
 }
 
 /// Reads a request body: UTF-8 JSON, in `format` or the one it looks like,
@@ -223,6 +227,9 @@ pub fn parse_body(body: &[u8], format: Option<Format>) -> Result<Parsed, BodyErr
         }
         (Some(forced), _) => forced,
     };
+    if let Some(reason) = formats::nothing_to_compress(format, &value) {
+        return Err(BodyError::NothingToCompress { format, reason });
+    }
     let invalid = |e: formats::FormatError| BodyError::Invalid {
         format,
         reason: e.to_string(),

@@ -25,6 +25,11 @@
 //! break. Entries are never replaced, only added (a checkpoint is content:
 //! saving it twice is saving it once) and pruned, oldest first, past
 //! [`MAX_PER_GROUP`].
+//!
+//! Three stores: [`MemorySessions`] (tests, and hosts whose sessions need not
+//! outlive them), [`DbSessions`] (an embedded database file, durable across a
+//! crash) and [`RedisSessions`] (a Redis or Valkey server that several hosts
+//! share).
 
 use crate::body::{CheckpointStore, StoreError};
 use crate::formats::Format;
@@ -33,8 +38,13 @@ use condense_model::hash::message_digest;
 use condense_model::{Message, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Mutex;
+
+mod db;
+mod redis;
+
+pub use self::db::DbSessions;
+pub use self::redis::RedisSessions;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Checkpoints kept per group: a long session makes one per compaction, and
@@ -97,6 +107,7 @@ pub struct Lookup<'a> {
     group: String,
     history: &'a [Message],
     entries: Vec<StoredCheckpoint>,
+    found: bool,
 }
 
 impl<'a> Lookup<'a> {
@@ -116,18 +127,27 @@ impl<'a> Lookup<'a> {
             group,
             history,
             entries,
+            found: false,
         })
+    }
+
+    /// Whether [`load`](CheckpointStore::load) found the request's
+    /// checkpoint: the session is one condense has been compressing.
+    pub fn found(&self) -> bool {
+        self.found
     }
 }
 
 impl CheckpointStore for Lookup<'_> {
     fn load(&mut self) -> Result<Option<SessionCheckpoint>, StoreError> {
         let len = self.history.len();
-        Ok(self
+        let found = self
             .entries
             .iter()
             .find(|e| e.len as usize <= len && e.checkpoint.fits(self.history))
-            .map(|e| e.checkpoint.clone()))
+            .map(|e| e.checkpoint.clone());
+        self.found = found.is_some();
+        Ok(found)
     }
 
     fn save(&mut self, checkpoint: &SessionCheckpoint) -> Result<(), StoreError> {
@@ -182,98 +202,13 @@ impl SessionStore for MemorySessions {
     }
 }
 
-/// The checkpoints table: `group \0 id` → the entry as JSON. A group's
-/// entries are one range of keys.
-const TABLE: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("checkpoints");
-
-/// Checkpoints in an embedded database file (redb): every `put` is one
-/// transaction, committed durably before it returns, so a host killed at any
-/// moment finds every checkpoint it had saved.
-pub struct DbSessions {
-    db: redb::Database,
-}
-
-impl std::fmt::Debug for DbSessions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DbSessions").finish_non_exhaustive()
-    }
-}
-
-fn backend(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend {
-        store: "embedded database",
-        reason: e.to_string(),
-    }
-}
-
-impl DbSessions {
-    /// Opens the database at `path`, creating it.
-    pub fn open(path: &Path) -> Result<DbSessions, StoreError> {
-        let db = redb::Database::create(path)
-            .map_err(|e| backend(format!("cannot open {}: {e}", path.display())))?;
-        Ok(DbSessions { db })
-    }
-
-    fn range(group: &str) -> (String, String) {
-        (format!("{group}\0"), format!("{group}\u{1}"))
-    }
-}
-
-impl SessionStore for DbSessions {
-    fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {
-        use redb::ReadableDatabase;
-        let txn = self.db.begin_read().map_err(backend)?;
-        let table = match txn.open_table(TABLE) {
-            Ok(table) => table,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(backend(e)),
-        };
-        let (from, to) = DbSessions::range(group);
-        let mut out = Vec::new();
-        for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
-            let (_, value) = row.map_err(backend)?;
-            // An entry this condense cannot read is skipped, never an error.
-            if let Ok(entry) = serde_json::from_slice(value.value()) {
-                out.push(entry);
-            }
-        }
-        Ok(out)
-    }
-
-    fn put(&self, group: &str, entry: &StoredCheckpoint) -> Result<(), StoreError> {
-        use redb::ReadableTable;
-        let txn = self.db.begin_write().map_err(backend)?;
-        {
-            let mut table = txn.open_table(TABLE).map_err(backend)?;
-            let (from, to) = DbSessions::range(group);
-            let mut entries: Vec<StoredCheckpoint> = Vec::new();
-            for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
-                let (_, value) = row.map_err(backend)?;
-                if let Ok(entry) = serde_json::from_slice(value.value()) {
-                    entries.push(entry);
-                }
-            }
-            for id in add(&mut entries, entry) {
-                table
-                    .remove(format!("{from}{id}").as_str())
-                    .map_err(backend)?;
-            }
-            let bytes = serde_json::to_vec(entry).expect("a checkpoint serialises");
-            table
-                .insert(format!("{from}{}", entry.id()).as_str(), bytes.as_slice())
-                .map_err(backend)?;
-        }
-        txn.commit().map_err(backend)
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use condense_model::Checkpoint;
     use condense_model::hash::prefix_hash;
 
-    fn history(words: &[&str]) -> Vec<Message> {
+    pub(crate) fn history(words: &[&str]) -> Vec<Message> {
         std::iter::once(Message::text(Role::System, "rules"))
             .chain(words.iter().enumerate().map(|(i, w)| {
                 let role = if i % 2 == 0 {
@@ -300,7 +235,7 @@ mod tests {
     /// Two sessions with the same start, interleaved: each finds its own
     /// checkpoint; a shorter request of the group does not pick up one made
     /// further on.
-    fn sessions_keep_their_own(store: &dyn SessionStore) {
+    pub(crate) fn sessions_keep_their_own(store: &dyn SessionStore) {
         let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
         let b = history(&["task", "b1", "b2", "b3", "b4", "b5", "b6"]);
         let group = group_of(Format::OpenAi, "default", None, &a);
@@ -328,17 +263,6 @@ mod tests {
     #[test]
     fn in_memory_sessions_keep_their_own_checkpoints() {
         sessions_keep_their_own(&MemorySessions::default());
-    }
-
-    #[test]
-    fn in_the_database_sessions_keep_their_own_checkpoints_across_a_reopen() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("checkpoints.redb");
-        sessions_keep_their_own(&DbSessions::open(&path).unwrap());
-        let reopened = DbSessions::open(&path).unwrap();
-        let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
-        let group = group_of(Format::OpenAi, "default", None, &a);
-        assert_eq!(reopened.entries(&group).unwrap().len(), 3);
     }
 
     #[test]

@@ -5,11 +5,14 @@
 //! Fail-open: a body condense cannot read, a store that cannot be read, a
 //! component that fails, a task that panics — each forwards the original
 //! body, byte for byte, and says why in the [`Outcome`]. So does a body
-//! condense kept whole: the client's own bytes go on until a compaction.
+//! condense kept whole: the client's own bytes go on until a compaction, and
+//! one with nothing to compress (a Responses request whose conversation the
+//! server holds).
 
 use crate::Agent;
 use crate::route::Route;
 use bytes::Bytes;
+use condense_host::body::BodyError;
 use condense_host::formats::Format;
 use condense_host::sessions::{Lookup, SessionStore, group_of};
 use condense_host::{BodyConfig, Status, compress_parsed};
@@ -22,12 +25,23 @@ use tokio::sync::Semaphore;
 pub enum Outcome {
     /// Not a request condense compresses (another path).
     NotCompressed,
-    /// Compressed: tokens before and after.
-    Compressed { before: u32, after: u32 },
+    /// Compressed: tokens before and after, and whether this request
+    /// compacted (a new fold: the session's one cache break) or reused the
+    /// session's checkpoint.
+    Compressed {
+        before: u32,
+        after: u32,
+        compacted: bool,
+    },
     /// Read and kept whole (under the threshold).
     Unchanged,
-    /// Forwarded unchanged because something failed; why.
-    FailedOpen(FailedOpen),
+    /// Forwarded unchanged because something failed: why, and whether the
+    /// session's checkpoint had been found (then the unchanged request breaks
+    /// its cached prefix).
+    FailedOpen {
+        why: FailedOpen,
+        had_checkpoint: bool,
+    },
 }
 
 /// Why a request was forwarded unchanged.
@@ -47,9 +61,20 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::NotCompressed => f.write_str("not compressed"),
-            Outcome::Compressed { before, after } => write!(f, "compressed {before} → {after}"),
+            Outcome::Compressed {
+                before,
+                after,
+                compacted,
+            } => {
+                let how = if *compacted {
+                    "compacted"
+                } else {
+                    "compressed"
+                };
+                write!(f, "{how} {before} → {after}")
+            }
             Outcome::Unchanged => f.write_str("unchanged"),
-            Outcome::FailedOpen(why) => {
+            Outcome::FailedOpen { why, .. } => {
                 let (kind, reason) = match why {
                     FailedOpen::Unreadable(r) => ("unreadable body", r),
                     FailedOpen::Store(r) => ("store", r),
@@ -81,15 +106,24 @@ pub async fn compress(
     let (agent_name, session) = (route.agent.clone(), route.session.clone());
     let original = body.clone();
     let task = tokio::task::spawn_blocking(move || {
-        let unchanged = |why| (body.clone(), Outcome::FailedOpen(why));
+        let failed = |why, had_checkpoint| {
+            let outcome = Outcome::FailedOpen {
+                why,
+                had_checkpoint,
+            };
+            (body.clone(), outcome)
+        };
         let parsed = match condense_host::body::parse_body(&body, Some(format)) {
             Ok(parsed) => parsed,
-            Err(e) => return unchanged(FailedOpen::Unreadable(e.to_string())),
+            Err(BodyError::NothingToCompress { .. }) => {
+                return (body.clone(), Outcome::NotCompressed);
+            }
+            Err(e) => return failed(FailedOpen::Unreadable(e.to_string()), false),
         };
         let group = group_of(format, &agent_name, session.as_deref(), parsed.messages());
         let mut lookup = match Lookup::fetch(&*store, group, parsed.messages()) {
             Ok(lookup) => lookup,
-            Err(e) => return unchanged(FailedOpen::Store(e.to_string())),
+            Err(e) => return failed(FailedOpen::Store(e.to_string()), false),
         };
         let sent = compress_parsed(&middleware, &config, &parsed, &mut lookup);
         match (sent.report.status(), sent.report.guest()) {
@@ -98,11 +132,13 @@ pub async fn compress(
                 Outcome::Compressed {
                     before: report.tokens_before,
                     after: report.tokens_after,
+                    compacted: sent.report.compacted(),
                 },
             ),
-            (Status::FailedOpen, _) => unchanged(FailedOpen::Condense(
-                sent.report.reason().unwrap_or("failed").to_owned(),
-            )),
+            (Status::FailedOpen, _) => failed(
+                FailedOpen::Condense(sent.report.reason().unwrap_or("failed").to_owned()),
+                lookup.found(),
+            ),
             _ => (body.clone(), Outcome::Unchanged),
         }
     });
@@ -110,7 +146,10 @@ pub async fn compress(
         Ok(done) => done,
         Err(e) => (
             original,
-            Outcome::FailedOpen(FailedOpen::Task(format!("the compress task failed: {e}"))),
+            Outcome::FailedOpen {
+                why: FailedOpen::Task(format!("the compress task failed: {e}")),
+                had_checkpoint: false,
+            },
         ),
     }
 }

@@ -15,8 +15,13 @@
 //!   headers (its key among them, never logged or stored), and the answer
 //!   streamed back byte for byte as it arrives (SSE included). Only an
 //!   upstream that cannot be reached is the proxy's answer: a 502 saying so.
+//!
+//! [`metrics`] counts all of it for `GET /metrics`; each request is one log
+//! line (target `condense::proxy`), without its body unless
+//! [`Proxy::log_bodies`].
 
 pub mod compress;
+pub mod metrics;
 pub mod route;
 pub mod upstream;
 
@@ -26,6 +31,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use condense_host::sessions::SessionStore;
 use condense_host::{BodyConfig, Middleware};
+use metrics::Metrics;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -55,7 +61,18 @@ pub struct Proxy {
     pub max_request_bytes: usize,
     /// Compressions run at once; more wait for a turn (backpressure).
     pub compress_slots: usize,
+    /// USD per million uncached input tokens: what `/metrics` prices the
+    /// tokens condense saved at.
+    pub input_price: f64,
+    /// Log the body each compressed route sends upstream (the users' words
+    /// and their tools' output: off unless asked for). Headers, the keys
+    /// among them, are never logged.
+    pub log_bodies: bool,
 }
+
+/// The price [`Proxy::input_price`] defaults to: USD per million input
+/// tokens of a mid-range model (Claude Sonnet's list price).
+pub const DEFAULT_INPUT_PRICE: f64 = 3.0;
 
 /// What the handlers share.
 struct Shared {
@@ -64,6 +81,7 @@ struct Shared {
     agents: Vec<String>,
     slots: Semaphore,
     client: ureq::Agent,
+    metrics: Metrics,
 }
 
 /// Serves `proxy` on `listener` until `shutdown` completes; requests in
@@ -77,15 +95,25 @@ pub async fn serve(
         agents: proxy.agents.keys().cloned().collect(),
         slots: Semaphore::new(proxy.compress_slots.max(1)),
         client: upstream::client(),
+        metrics: Metrics::new(proxy.input_price),
         proxy,
     });
     let app = Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok\n" }))
+        .route("/metrics", axum::routing::get(render_metrics))
         .fallback(handle)
         .with_state(shared);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+async fn render_metrics(State(shared): State<Arc<Shared>>) -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, metrics::CONTENT_TYPE)],
+        shared.metrics.render(),
+    )
+        .into_response()
 }
 
 /// One request, start to end.
@@ -113,7 +141,8 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let (body, outcome) = match route.format {
         Some(format) => {
             let agent = &shared.proxy.agents[&route.agent];
-            compress::compress(
+            let condensing = Instant::now();
+            let (body, outcome) = compress::compress(
                 &shared.slots,
                 agent,
                 shared.proxy.store.clone(),
@@ -121,19 +150,30 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 &route,
                 body,
             )
-            .await
+            .await;
+            shared.metrics.condensed(&outcome, condensing.elapsed());
+            (body, Some(outcome))
         }
-        None => (body, compress::Outcome::NotCompressed),
+        None => (body, None),
     };
+    let logged_body = shared
+        .proxy
+        .log_bodies
+        .then(|| String::from_utf8_lossy(&body).into_owned());
     let response = upstream::forward(&shared.client, &route, parts, body).await;
+    let status = response.status().as_u16();
+    let route_name = route.format.map_or("forwarded", |f| f.name());
+    shared.metrics.request(route_name, status);
+    let outcome = outcome.unwrap_or(compress::Outcome::NotCompressed);
     tracing::info!(
         target: "condense::proxy",
         method = %route.method,
         path = %route.path,
         agent = %route.agent,
-        status = response.status().as_u16(),
+        status,
         condense = %outcome,
         ms = started.elapsed().as_millis() as u64,
+        body = logged_body,
         "request forwarded"
     );
     response

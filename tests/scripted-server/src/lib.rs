@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -29,6 +29,48 @@ pub enum Reply {
     Hang,
     /// Wait, then give `reply`: a slow model.
     Late(Duration, Box<Reply>),
+    /// A 200 `text/event-stream` answer in two parts: `first`, then — once
+    /// `gate` is opened, or after [`Gate::PATIENCE`] — `rest`. The body has
+    /// no length (the connection's close ends it), so anything between the
+    /// server and the client that held the answer back until its end would
+    /// keep `first` from the client until the gate gave up waiting.
+    Streamed {
+        first: String,
+        gate: Gate,
+        rest: String,
+    },
+}
+
+/// What a [`Reply::Streamed`] waits on: opened by the test once its client
+/// has read the first part.
+#[derive(Clone, Debug, Default)]
+pub struct Gate(Arc<(Mutex<Option<bool>>, Condvar)>);
+
+impl Gate {
+    /// How long the server waits for the gate before sending the rest anyway.
+    pub const PATIENCE: Duration = Duration::from_secs(20);
+
+    pub fn open(&self) {
+        let (opened, changed) = &*self.0;
+        lock(opened).get_or_insert(true);
+        changed.notify_all();
+    }
+
+    /// Waits for [`open`](Gate::open), up to [`Gate::PATIENCE`].
+    fn wait(&self) {
+        let (opened, changed) = &*self.0;
+        let guard = lock(opened);
+        let (mut guard, _) = changed
+            .wait_timeout_while(guard, Gate::PATIENCE, |o| o.is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        guard.get_or_insert(false);
+    }
+
+    /// Whether the gate was opened before the server gave up waiting (`None`
+    /// while it is still waiting).
+    pub fn opened_in_time(&self) -> Option<bool> {
+        *lock(&self.0.0)
+    }
 }
 
 /// What answers a request: the next [`Reply`] of a script, or a function of
@@ -137,6 +179,16 @@ impl TestServer {
                             headers,
                             body,
                         }) => write_reply(&mut stream, status, &headers, &body),
+                        Some(Reply::Streamed { first, gate, rest }) => {
+                            let head = "HTTP/1.1 200 Scripted\r\ncontent-type: text/event-stream\r\n\
+                                        connection: close\r\n\r\n";
+                            let _ = stream.write_all(head.as_bytes());
+                            let _ = stream.write_all(first.as_bytes());
+                            let _ = stream.flush();
+                            gate.wait();
+                            let _ = stream.write_all(rest.as_bytes());
+                            let _ = stream.flush();
+                        }
                         None => write_reply(
                             &mut stream,
                             500,

@@ -1,0 +1,110 @@
+//! [`SessionStore`] in an embedded database file (redb): the proxy's default,
+//! durable across a crash of the process.
+
+use super::{SessionStore, StoredCheckpoint, add};
+use crate::body::StoreError;
+use std::path::Path;
+
+/// The checkpoints table: `group \0 id` → the entry as JSON. A group's
+/// entries are one range of keys.
+const TABLE: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("checkpoints");
+
+/// Checkpoints in an embedded database file (redb): every `put` is one
+/// transaction, committed durably before it returns, so a host killed at any
+/// moment finds every checkpoint it had saved.
+pub struct DbSessions {
+    db: redb::Database,
+}
+
+impl std::fmt::Debug for DbSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbSessions").finish_non_exhaustive()
+    }
+}
+
+fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend {
+        store: "embedded database",
+        reason: e.to_string(),
+    }
+}
+
+impl DbSessions {
+    /// Opens the database at `path`, creating it.
+    pub fn open(path: &Path) -> Result<DbSessions, StoreError> {
+        let db = redb::Database::create(path)
+            .map_err(|e| backend(format!("cannot open {}: {e}", path.display())))?;
+        Ok(DbSessions { db })
+    }
+
+    fn range(group: &str) -> (String, String) {
+        (format!("{group}\0"), format!("{group}\u{1}"))
+    }
+}
+
+impl SessionStore for DbSessions {
+    fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {
+        use redb::ReadableDatabase;
+        let txn = self.db.begin_read().map_err(backend)?;
+        let table = match txn.open_table(TABLE) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(backend(e)),
+        };
+        let (from, to) = DbSessions::range(group);
+        let mut out = Vec::new();
+        for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
+            let (_, value) = row.map_err(backend)?;
+            // An entry this condense cannot read is skipped, never an error.
+            if let Ok(entry) = serde_json::from_slice(value.value()) {
+                out.push(entry);
+            }
+        }
+        Ok(out)
+    }
+
+    fn put(&self, group: &str, entry: &StoredCheckpoint) -> Result<(), StoreError> {
+        use redb::ReadableTable;
+        let txn = self.db.begin_write().map_err(backend)?;
+        {
+            let mut table = txn.open_table(TABLE).map_err(backend)?;
+            let (from, to) = DbSessions::range(group);
+            let mut entries: Vec<StoredCheckpoint> = Vec::new();
+            for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
+                let (_, value) = row.map_err(backend)?;
+                if let Ok(entry) = serde_json::from_slice(value.value()) {
+                    entries.push(entry);
+                }
+            }
+            for id in add(&mut entries, entry) {
+                table
+                    .remove(format!("{from}{id}").as_str())
+                    .map_err(backend)?;
+            }
+            let bytes = serde_json::to_vec(entry).expect("a checkpoint serialises");
+            table
+                .insert(format!("{from}{}", entry.id()).as_str(), bytes.as_slice())
+                .map_err(backend)?;
+        }
+        txn.commit().map_err(backend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::Format;
+    use crate::sessions::group_of;
+    use crate::sessions::tests::{history, sessions_keep_their_own};
+
+    #[test]
+    fn in_the_database_sessions_keep_their_own_checkpoints_across_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoints.redb");
+        sessions_keep_their_own(&DbSessions::open(&path).unwrap());
+        let reopened = DbSessions::open(&path).unwrap();
+        let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
+        let group = group_of(Format::OpenAi, "default", None, &a);
+        assert_eq!(reopened.entries(&group).unwrap().len(), 3);
+    }
+}

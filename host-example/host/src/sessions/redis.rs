@@ -1,0 +1,200 @@
+//! [`SessionStore`] in Redis or Valkey: several hosts (proxies behind one
+//! load balancer) share their sessions, so a session served by one and then
+//! by another keeps its checkpoint and its cached prefix.
+//!
+//! A group is one hash, `condense:<group>`: field [`StoredCheckpoint::id`],
+//! value the entry as JSON (the embedded database's layout). Each `put`
+//! refreshes the hash's expiry ([`EXPIRY_SECS`]), so the sessions nobody
+//! continues go away by themselves.
+//!
+//! Every call is bounded by [`TIMEOUT`]: a server that is down or slow makes
+//! a lookup fail fast, and the host fails open (the request goes on as the
+//! client sent it) rather than keep the request waiting.
+
+use super::{MAX_PER_GROUP, SessionStore, StoredCheckpoint, add};
+use crate::body::StoreError;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The bound on connecting to the server and on each reply.
+pub const TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How long a group nobody adds to is kept: 30 days.
+pub const EXPIRY_SECS: u64 = 30 * 24 * 3600;
+
+/// Idle connections kept for the next calls; more calls at once open more.
+const IDLE: usize = 16;
+
+/// Checkpoints in a Redis or Valkey server.
+pub struct RedisSessions {
+    client: redis::Client,
+    /// Where, for messages: the URL without its password.
+    shown: String,
+    /// Connections between calls. A pool of its own rather than r2d2's,
+    /// whose `get` against a server that is down waits out its whole
+    /// timeout retrying, where a refused connection should fail at once.
+    idle: Mutex<Vec<redis::Connection>>,
+}
+
+impl std::fmt::Debug for RedisSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisSessions")
+            .field("server", &self.shown)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `url` with any password in it replaced by `***`.
+fn shown(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+impl RedisSessions {
+    /// The store at `url` (`redis://[user:password@]host[:port][/db]`, or
+    /// `rediss://` for TLS where the build has it). Checks the URL only:
+    /// a server that is down now is a store that fails open until it is up.
+    pub fn open(url: &str) -> Result<RedisSessions, StoreError> {
+        let shown = shown(url);
+        let client = redis::Client::open(url).map_err(|e| StoreError::Backend {
+            store: "redis",
+            reason: format!("{shown}: {e}"),
+        })?;
+        Ok(RedisSessions {
+            client,
+            shown,
+            idle: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The server without its password, for messages.
+    pub fn server(&self) -> &str {
+        &self.shown
+    }
+
+    /// Whether the server answers now.
+    pub fn ping(&self) -> Result<(), StoreError> {
+        self.with(|con| redis::cmd("PING").query::<String>(con).map(drop))
+    }
+
+    fn error(&self, e: redis::RedisError) -> StoreError {
+        StoreError::Backend {
+            store: "redis",
+            reason: format!("{}: {e}", self.shown),
+        }
+    }
+
+    /// Runs `call` on an idle connection or a new one; a connection that
+    /// failed is dropped, not kept.
+    fn with<T>(
+        &self,
+        call: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, StoreError> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut con = match idle {
+            Some(con) => con,
+            None => {
+                let con = self
+                    .client
+                    .get_connection_with_timeout(TIMEOUT)
+                    .map_err(|e| self.error(e))?;
+                con.set_read_timeout(Some(TIMEOUT))
+                    .and_then(|()| con.set_write_timeout(Some(TIMEOUT)))
+                    .map_err(|e| self.error(e))?;
+                con
+            }
+        };
+        let out = call(&mut con).map_err(|e| self.error(e))?;
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < IDLE {
+            idle.push(con);
+        }
+        Ok(out)
+    }
+}
+
+fn key(group: &str) -> String {
+    format!("condense:{group}")
+}
+
+/// The entries of a hash's values; one this condense cannot read is
+/// skipped, never an error.
+fn parse(values: Vec<Vec<u8>>) -> Vec<StoredCheckpoint> {
+    values
+        .iter()
+        .filter_map(|v| serde_json::from_slice(v).ok())
+        .collect()
+}
+
+impl SessionStore for RedisSessions {
+    fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {
+        let values = self.with(|con| redis::cmd("HVALS").arg(key(group)).query(con))?;
+        Ok(parse(values))
+    }
+
+    fn put(&self, group: &str, entry: &StoredCheckpoint) -> Result<(), StoreError> {
+        let key = key(group);
+        let bytes = serde_json::to_vec(entry).expect("a checkpoint serialises");
+        self.with(|con| {
+            let (len,): (usize,) = redis::pipe()
+                .atomic()
+                .cmd("HSET")
+                .arg(&key)
+                .arg(entry.id())
+                .arg(bytes)
+                .ignore()
+                .cmd("EXPIRE")
+                .arg(&key)
+                .arg(EXPIRY_SECS)
+                .ignore()
+                .cmd("HLEN")
+                .arg(&key)
+                .query(con)?;
+            if len <= MAX_PER_GROUP {
+                return Ok(());
+            }
+            // Past the bound: drop the oldest. Two hosts pruning at once
+            // may both drop an entry; deleting it twice is deleting it.
+            let mut entries = parse(redis::cmd("HVALS").arg(&key).query(con)?);
+            let dropped = add(&mut entries, entry);
+            if !dropped.is_empty() {
+                redis::cmd("HDEL").arg(&key).arg(dropped).query::<()>(con)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_is_never_shown() {
+        assert_eq!(
+            shown("redis://user:secret@db.internal:6380/2"),
+            "redis://***@db.internal:6380/2"
+        );
+        assert_eq!(shown("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        let error = RedisSessions::open("redis://:secret@[bad").unwrap_err();
+        assert!(!error.to_string().contains("secret"), "{error}");
+    }
+
+    #[test]
+    fn a_server_that_is_down_fails_at_once() {
+        // A port nothing listens on: refused, not waited for.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let store = RedisSessions::open(&format!("redis://127.0.0.1:{port}")).unwrap();
+        let error = store.entries("g").unwrap_err();
+        assert!(error.to_string().contains("redis"), "{error}");
+        assert!(store.ping().is_err());
+    }
+}
