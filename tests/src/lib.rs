@@ -16,6 +16,7 @@ pub mod guests {
 }
 
 // The survival benchmark of issue 11 (see its module doc).
+pub mod proxy;
 pub mod survival;
 
 // Key facts kept at the end of a replay (see its module doc).

@@ -2,84 +2,14 @@
 //! 127.0.0.1; it records what arrives): driven with curl and with an HTTP
 //! client, every request through the embedded components.
 
-use condense::settings::ConfigFile;
 use condense_host::sessions::{DbSessions, MemorySessions, SessionStore};
 use condense_model::SUMMARY_MARKER;
-use condense_proxy::{Proxy, Routes};
 use condense_scripted_server::{Recorded, Reply, TestServer};
 use condense_tests::corpus_dir;
+use condense_tests::proxy::{ProxyProcess, RunningProxy};
 use serde_json::{Value, json};
-use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::Arc;
-use std::thread::JoinHandle;
-
-/// A proxy served on 127.0.0.1 by a thread of its own until dropped.
-struct RunningProxy {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl RunningProxy {
-    /// The proxy with `config` (TOML) in front of `upstream` for both
-    /// protocols, its checkpoints in `store`.
-    fn start(config: &str, upstream: &str, store: Arc<dyn SessionStore>) -> RunningProxy {
-        let file = ConfigFile::parse(config).unwrap();
-        let proxy = Proxy {
-            agents: condense::proxy::agents(Some(&file)).unwrap(),
-            store,
-            routes: Routes {
-                anthropic_upstream: upstream.to_owned(),
-                openai_upstream: upstream.to_owned(),
-                token: None,
-            },
-            max_request_bytes: 64 << 20,
-            compress_slots: 2,
-            input_price: condense_proxy::DEFAULT_INPUT_PRICE,
-            log_bodies: false,
-        };
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                condense_proxy::serve(listener, proxy, async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-            });
-        });
-        RunningProxy {
-            addr,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-impl Drop for RunningProxy {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
 
 fn corpus_body(name: &str) -> Value {
     let path = corpus_dir()
@@ -322,19 +252,37 @@ fn continues(before: &Value, now: &Value) -> bool {
 /// `$CONDENSE_PYTHON` (`.ci/run` sets it to its virtual environment's),
 /// else `python3` if it has both. `Err` says why there is none: the test
 /// then passes saying so, unless `CONDENSE_REQUIRE_PYTHON=1` (CI).
-fn python_with_sdks() -> Result<std::path::PathBuf, String> {
+/// `$CONDENSE_PYTHON`, else `python3`, if it has `packages` (their
+/// import names); `Err` says why not.
+fn python_with(packages: &[&str]) -> Result<std::path::PathBuf, String> {
     let python = std::env::var_os("CONDENSE_PYTHON").map_or_else(|| "python3".into(), Into::into);
     let found = Command::new(&python)
-        .args(["-c", "import openai, anthropic"])
+        .args(["-c", &format!("import {}", packages.join(", "))])
         .output()
         .map_err(|e| format!("{}: {e}", std::path::Path::new(&python).display()))?;
     if found.status.success() {
         Ok(python)
     } else {
         Err(format!(
-            "{} has no openai and anthropic packages (pip install openai anthropic)",
-            std::path::Path::new(&python).display()
+            "{} lacks one of {} (pip install them)",
+            std::path::Path::new(&python).display(),
+            packages.join(", ")
         ))
+    }
+}
+
+/// The Python to drive the proxy with, or `None` (the test then passes
+/// saying so) unless `CONDENSE_REQUIRE_PYTHON=1` (CI).
+fn required_python(packages: &[&str]) -> Option<std::path::PathBuf> {
+    match python_with(packages) {
+        Ok(python) => Some(python),
+        Err(why) if std::env::var("CONDENSE_REQUIRE_PYTHON").as_deref() == Ok("1") => {
+            panic!("CONDENSE_REQUIRE_PYTHON=1, but {why}")
+        }
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
     }
 }
 
@@ -376,15 +324,8 @@ with o.chat.completions.with_streaming_response.create(model="gpt-5", messages=m
 /// SDKs' requests compressed, with their keys intact.
 #[test]
 fn the_official_sdks_get_their_answers_byte_for_byte() {
-    let python = match python_with_sdks() {
-        Ok(python) => python,
-        Err(why) if std::env::var("CONDENSE_REQUIRE_PYTHON").as_deref() == Ok("1") => {
-            panic!("CONDENSE_REQUIRE_PYTHON=1, but {why}")
-        }
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
+    let Some(python) = required_python(&["openai", "anthropic"]) else {
+        return;
     };
     let anthropic_sse = std::fs::read_to_string(
         corpus_dir().join("api/anthropic_claude-code-1.0.6_sonnet-4_main_turn.response.sse.txt"),
@@ -841,88 +782,25 @@ fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
     assert_eq!(compactions, breaks as f64);
 }
 
-/// The environment variable that makes [`proxy_process`] serve: the
-/// arguments of `condense proxy`, one per line.
-const PROXY_ARGS: &str = "CONDENSE_TEST_PROXY_ARGS";
-
-/// `condense proxy` in a process of its own, as a user runs it: this test
-/// binary again, with only [`proxy_process`] selected.
-struct ProxyProcess {
-    child: std::process::Child,
-    addr: String,
-    /// What it logs (stderr), read as it comes so it never blocks.
-    log: Option<JoinHandle<String>>,
-}
-
-impl ProxyProcess {
-    fn start(args: &[String]) -> ProxyProcess {
-        use std::io::BufRead;
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["proxy_process", "--exact", "--ignored", "--nocapture"])
-            .env(PROXY_ARGS, args.join("\n"))
-            .env_remove("CONDENSE_LOG")
-            .env_remove("CONDENSE_LOG_FORMAT")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = child.stderr.take().unwrap();
-        let log = std::thread::spawn(move || {
-            let mut log = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut log);
-            log
-        });
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let addr = stdout
-            .lines()
-            .map_while(Result::ok)
-            .find_map(|line| {
-                let rest = line.strip_prefix("condense proxy listening on http://")?;
-                Some(rest.split(' ').next()?.to_owned())
-            })
-            .expect("the proxy process says where it listens");
-        ProxyProcess {
-            child,
-            addr,
-            log: Some(log),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    /// `kill -9`: no shutdown, nothing flushed. Returns what it logged.
-    fn kill(mut self) -> String {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-        self.log.take().unwrap().join().unwrap()
-    }
-}
-
-impl Drop for ProxyProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Not a test: the proxy process of [`ProxyProcess`], which starts it with
-/// [`PROXY_ARGS`] set (without it, it does nothing).
+/// [`PROXY_ARGS`](condense_tests::proxy::PROXY_ARGS) set (without it, it
+/// does nothing).
 #[test]
 #[ignore = "the proxy process ProxyProcess starts"]
 fn proxy_process() {
-    let Ok(args) = std::env::var(PROXY_ARGS) else {
-        return;
-    };
-    // What the binary's main does first.
-    condense::logging::install(Some("proxy"));
-    let argv = ["condense", "proxy"]
-        .into_iter()
-        .map(String::from)
-        .chain(args.lines().map(String::from))
-        .map(std::ffi::OsString::from);
-    condense::cli::run(argv, &mut std::io::empty(), &mut std::io::stdout()).unwrap();
+    condense_tests::proxy::serve_if_asked();
+}
+
+/// This test binary again, with only [`proxy_process`] selected.
+fn proxy_process_command() -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args([
+        "proxy::proxy_process",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+    ]);
+    command
 }
 
 /// `condense proxy` killed with SIGKILL mid-session, then started again on
@@ -962,7 +840,7 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
     .map(String::from)
     .to_vec();
     let client = ureq::Agent::new_with_defaults();
-    let proxy = ProxyProcess::start(&args);
+    let proxy = ProxyProcess::start(proxy_process_command(), &args);
     for call in &calls[..kill_at] {
         assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
     }
@@ -982,7 +860,7 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
     assert!(!log.contains(KEY));
 
     let args = [&args[..], &["--log-bodies".to_owned()]].concat();
-    let proxy = ProxyProcess::start(&args);
+    let proxy = ProxyProcess::start(proxy_process_command(), &args);
     assert_eq!(
         post(&client, &proxy.url("/v1/messages"), &calls[kill_at], &[]),
         200
@@ -1025,4 +903,99 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
         .collect();
     assert_eq!(bodies[..], sent[kill_at..]);
     assert!(!log.contains(KEY));
+}
+
+/// The LangChain recipe: chat models pointed at the proxy with `base_url`,
+/// each given the same long conversation.
+const LANGCHAIN_CLIENT: &str = r#"
+import json, sys
+from langchain_anthropic import ChatAnthropic
+from langchain_openai import ChatOpenAI
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+proxy, body_path = sys.argv[1], sys.argv[2]
+body = json.load(open(body_path))
+text = lambda c: c if isinstance(c, str) else " ".join(b.get("text", "") for b in c)
+messages = [SystemMessage(body["system"])] + [
+    (HumanMessage if m["role"] == "user" else AIMessage)(text(m["content"]) or "(tool output)")
+    for m in body["messages"]
+]
+key = "sk-test-0123456789"
+answers = [
+    ChatAnthropic(model="claude-sonnet-4", base_url=proxy, api_key=key, max_retries=0).invoke(messages).content,
+    ChatOpenAI(model="gpt-5", base_url=proxy + "/v1", api_key=key, max_retries=0).invoke(messages).content,
+    ChatOpenAI(model="gpt-5", base_url=proxy + "/v1", api_key=key, max_retries=0,
+               use_responses_api=True).invoke(messages).text,
+]
+print(json.dumps(answers))
+"#;
+
+/// LangChain's chat models (`langchain-anthropic`, `langchain-openai`, Chat
+/// Completions and Responses), pointed at the proxy with `base_url`: they
+/// read the upstream's answers, and the upstream gets their requests
+/// compressed.
+#[test]
+fn langchain_chat_models_work_through_the_proxy() {
+    let Some(python) = required_python(&["langchain_openai", "langchain_anthropic"]) else {
+        return;
+    };
+    let anthropic = json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+        "content": [{"type": "text", "text": "Done (anthropic)."}], "stop_reason": "end_turn",
+        "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 2},
+    });
+    let responses = json!({
+        "id": "resp_1", "object": "response", "created_at": 1, "status": "completed",
+        "model": "gpt-5", "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
+        "output": [{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Done (responses).", "annotations": []}]}],
+        "usage": {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12,
+                  "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens_details": {"reasoning_tokens": 0}},
+    });
+    let upstream = TestServer::start([
+        Reply::json(200, anthropic.to_string()),
+        condense_tests::chat_answer("Done (chat)."),
+        Reply::json(200, responses.to_string()),
+    ]);
+    let proxy = RunningProxy::start(
+        "token_threshold = 4000\n",
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let body_path = dir.path().join("body.json");
+    std::fs::write(&body_path, corpus_body("cc-trace-sonnet").to_string()).unwrap();
+    let out = Command::new(python)
+        .args([
+            "-c",
+            LANGCHAIN_CLIENT,
+            &proxy.url(""),
+            &body_path.display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the LangChain client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        answers,
+        json!(["Done (anthropic).", "Done (chat).", "Done (responses)."])
+    );
+    let requests = upstream.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["/v1/messages", "/v1/chat/completions", "/v1/responses"]
+    );
+    for request in &requests {
+        assert!(
+            request.body.to_string().contains(SUMMARY_MARKER),
+            "{} is compressed",
+            request.path
+        );
+    }
 }

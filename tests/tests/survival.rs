@@ -4,7 +4,7 @@
 //! small share of the text), and a small run through the host compacts every
 //! round and folds every kind. The survival targets are asserted elsewhere
 //! (`Report::meets`); here the report is only printed:
-//! `cargo test -p condense-tests --test survival -- --nocapture`.
+//! `cargo test -p condense-tests --test integration -- survival:: --nocapture`.
 
 use condense_model::Role;
 use condense_model::invariants::check_pairs;

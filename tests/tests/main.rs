@@ -1,0 +1,18 @@
+//! condense's integration tests: every component driven through the host,
+//! the command line, the runtime and the proxy. One binary, a module per
+//! area (`cargo test -p condense-tests --test integration -- proxy::` runs
+//! one area).
+
+mod cli;
+mod corpus;
+mod host;
+mod llm;
+mod passes;
+mod properties;
+mod proxy;
+mod python_summarizer;
+mod recall;
+mod rules;
+mod runtime;
+mod sdk;
+mod survival;
