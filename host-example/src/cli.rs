@@ -254,6 +254,10 @@ struct ProxyArgs {
     /// their tools' output). Headers, API keys among them, are never logged.
     #[arg(long)]
     log_bodies: bool,
+    /// Append each compaction (agent, session, tokens before/after, messages folded,
+    /// passes, summarizer, time) to FILE as a JSON line. They are logged too.
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -511,6 +515,7 @@ pub fn run_on(
                 token_env: args.token_env,
                 input_price: args.input_price,
                 log_bodies: args.log_bodies,
+                events: args.events,
             };
             crate::proxy::run(file.as_ref(), &run, stdout)
         }

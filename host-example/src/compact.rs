@@ -106,18 +106,8 @@ pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result
              of it); nothing was written"
         );
     }
-    let compaction = Compaction {
-        call: 0,
-        trigger: Cause::Manual,
-        tokens_before: guest.tokens_before,
-        tokens_after: guest.tokens_after,
-        messages_folded: guest.newly_folded,
-        passes: guest.passes,
-        summary_by: report.summary_by.as_ref().map(ToString::to_string),
-        fell_through: report.fell_through.clone(),
-        cache_breaks: 0,
-        elapsed_us: report.elapsed_us,
-    };
+    let compaction = Compaction::of(&report, 0, Cause::Manual, 0)
+        .expect("a compressed report whose trigger is a compaction");
 
     // Written in full beside the destination, then moved into place: an
     // error leaves the session as it was and no half-written file.

@@ -32,6 +32,8 @@ pub struct ProxyRun {
     pub input_price: f64,
     /// Log what each compressed request is sent upstream with.
     pub log_bodies: bool,
+    /// Append each compaction to this file as a JSON line.
+    pub events: Option<PathBuf>,
 }
 
 /// The agents of a config file (or the defaults alone).
@@ -146,6 +148,7 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         compress_slots: std::thread::available_parallelism().map_or(2, |n| n.get()),
         input_price: run.input_price,
         log_bodies: run.log_bodies,
+        events: crate::session::events_log(run.events.as_deref())?,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

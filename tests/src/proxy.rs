@@ -23,8 +23,14 @@ impl RunningProxy {
     /// The proxy with `config` (TOML) in front of `upstream` for both
     /// protocols, its checkpoints in `store`.
     pub fn start(config: &str, upstream: &str, store: Arc<dyn SessionStore>) -> RunningProxy {
+        RunningProxy::serve(RunningProxy::settings(config, upstream, store))
+    }
+
+    /// What [`start`](RunningProxy::start) serves, to change before
+    /// [`serve`](RunningProxy::serve).
+    pub fn settings(config: &str, upstream: &str, store: Arc<dyn SessionStore>) -> Proxy {
         let file = ConfigFile::parse(config).unwrap();
-        let proxy = Proxy {
+        Proxy {
             agents: condense::proxy::agents(Some(&file)).unwrap(),
             store,
             routes: Routes {
@@ -36,7 +42,13 @@ impl RunningProxy {
             compress_slots: 2,
             input_price: condense_proxy::DEFAULT_INPUT_PRICE,
             log_bodies: false,
-        };
+            events: None,
+        }
+    }
+
+    /// Serves `proxy` on 127.0.0.1 from a thread of its own; dropping it
+    /// shuts the proxy down gracefully (requests in flight are finished).
+    pub fn serve(proxy: Proxy) -> RunningProxy {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();

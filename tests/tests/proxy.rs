@@ -825,7 +825,10 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("condense.toml");
     std::fs::write(&config, SESSION_CONFIG).unwrap();
+    let events = dir.path().join("events.jsonl");
     let args: Vec<String> = [
+        "--events",
+        &events.display().to_string(),
         "--listen",
         "127.0.0.1:0",
         "--state-dir",
@@ -998,4 +1001,119 @@ fn langchain_chat_models_work_through_the_proxy() {
             request.path
         );
     }
+}
+
+/// What an operator relies on, through the running proxy: `/healthz`; its
+/// own token (the upstream never sees it); per-agent settings by route
+/// prefix and by header, and an unknown agent refused; the request-size
+/// cap; and a graceful shutdown that finishes the stream in flight.
+#[test]
+fn the_proxy_serves_agents_checks_its_token_caps_bodies_and_shuts_down_gracefully() {
+    let gate = condense_scripted_server::Gate::default();
+    let first = "event: message_start\ndata: {}\n\n".to_owned();
+    let rest = "event: message_stop\ndata: {}\n\n".to_owned();
+    let upstream = TestServer::start([
+        Reply::json(200, "{}"),
+        Reply::json(200, "{}"),
+        Reply::json(200, "{}"),
+        Reply::Streamed {
+            first: first.clone(),
+            gate: gate.clone(),
+            rest: rest.clone(),
+        },
+    ]);
+    // Agent `default` compresses nothing this size; agent `tight` does.
+    let config = "token_threshold = 1000000\n[agents.tight]\ntoken_threshold = 4000\n";
+    let mut settings = RunningProxy::settings(
+        config,
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    settings.routes.token = Some("proxy-t0ken".into());
+    settings.max_request_bytes = 1 << 20;
+    let proxy = RunningProxy::serve(settings);
+    let client = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let body = corpus_body("cc-trace-sonnet").to_string();
+    let send = |path: &str, headers: &[(&str, &str)], body: &str| {
+        let mut request = client.post(&proxy.url(path)).header("x-api-key", KEY);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let mut answer = request.send(body).unwrap();
+        let text = answer.body_mut().read_to_string().unwrap_or_default();
+        (answer.status().as_u16(), text)
+    };
+    let token = ("proxy-authorization", "Bearer proxy-t0ken");
+
+    let health = client.get(&proxy.url("/healthz")).call().unwrap();
+    assert_eq!(health.status(), 200);
+    let (status, text) = send("/v1/messages", &[], &body);
+    assert_eq!(status, 407, "{text}");
+    let (status, text) = send("/agents/nope/v1/messages", &[token], &body);
+    assert_eq!(status, 404);
+    assert!(text.contains("no agent `nope`"), "{text}");
+    // curl waits for `100 Continue` before it sends a large body: refused
+    // before it does.
+    let too_big = format!("{{\"pad\": \"{}\"}}", "x".repeat(1 << 20));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.json"), &too_big).unwrap();
+    let out = Command::new("curl")
+        .args(["--silent", "--write-out", "%{http_code}", "--data-binary"])
+        .arg(format!("@{}", dir.path().join("big.json").display()))
+        .args(["-H", "proxy-authorization: Bearer proxy-t0ken"])
+        .arg(proxy.url("/v1/messages"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.ends_with("413") && out.contains("over 1048576 bytes"),
+        "{out}"
+    );
+    assert!(
+        upstream.requests().is_empty(),
+        "refused requests never go upstream"
+    );
+
+    assert_eq!(send("/v1/messages", &[token], &body).0, 200);
+    assert_eq!(send("/agents/tight/v1/messages", &[token], &body).0, 200);
+    let by_header = [token, ("x-condense-agent", "tight")];
+    assert_eq!(send("/v1/messages", &by_header, &body).0, 200);
+    let requests = upstream.requests();
+    let original: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        requests[0].body, original,
+        "agent default: under its threshold"
+    );
+    for sent in &requests[1..] {
+        assert_eq!(sent.path, "/v1/messages");
+        assert!(
+            sent.body.to_string().contains(SUMMARY_MARKER),
+            "agent tight"
+        );
+    }
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.header("proxy-authorization").is_none())
+    );
+
+    // A stream in flight when the proxy is told to stop is finished.
+    let answer = client
+        .post(&proxy.url("/v1/messages"))
+        .header("proxy-authorization", "Bearer proxy-t0ken")
+        .send(&body)
+        .unwrap();
+    let mut reader = answer.into_body().into_reader();
+    let mut got = vec![0; first.len()];
+    std::io::Read::read_exact(&mut reader, &mut got).unwrap();
+    let stopping = std::thread::spawn(move || drop(proxy));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    gate.open();
+    let mut tail = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut tail).unwrap();
+    assert_eq!(tail, rest.as_bytes());
+    stopping.join().unwrap();
 }

@@ -16,6 +16,8 @@ use condense_host::body::BodyError;
 use condense_host::formats::Format;
 use condense_host::sessions::{Lookup, SessionStore, group_of};
 use condense_host::{BodyConfig, Status, compress_parsed};
+use condense_runtime::events::{Cause, Compaction};
+use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
@@ -25,13 +27,13 @@ use tokio::sync::Semaphore;
 pub enum Outcome {
     /// Not a request condense compresses (another path).
     NotCompressed,
-    /// Compressed: tokens before and after, and whether this request
-    /// compacted (a new fold: the session's one cache break) or reused the
-    /// session's checkpoint.
+    /// Compressed: tokens before and after, and the compaction if this
+    /// request compacted (a new fold: one cache break of its session) rather
+    /// than reuse the session's checkpoint.
     Compressed {
         before: u32,
         after: u32,
-        compacted: bool,
+        compacted: Option<Box<Compacted>>,
     },
     /// Read and kept whole (under the threshold).
     Unchanged,
@@ -42,6 +44,18 @@ pub enum Outcome {
         why: FailedOpen,
         had_checkpoint: bool,
     },
+}
+
+/// A compaction the proxy made, as its events file has it: the runtime's
+/// event (its `call` and `cache_breaks` are 0: a proxy neither numbers a
+/// session's calls nor follows its requests), and whose it was.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Compacted {
+    pub agent: String,
+    /// The session's checkpoint group ([`group_of`]).
+    pub session: String,
+    #[serde(flatten)]
+    pub compaction: Compaction,
 }
 
 /// Why a request was forwarded unchanged.
@@ -66,7 +80,7 @@ impl fmt::Display for Outcome {
                 after,
                 compacted,
             } => {
-                let how = if *compacted {
+                let how = if compacted.is_some() {
                     "compacted"
                 } else {
                     "compressed"
@@ -121,7 +135,7 @@ pub async fn compress(
             Err(e) => return failed(FailedOpen::Unreadable(e.to_string()), false),
         };
         let group = group_of(format, &agent_name, session.as_deref(), parsed.messages());
-        let mut lookup = match Lookup::fetch(&*store, group, parsed.messages()) {
+        let mut lookup = match Lookup::fetch(&*store, group.clone(), parsed.messages()) {
             Ok(lookup) => lookup,
             Err(e) => return failed(FailedOpen::Store(e.to_string()), false),
         };
@@ -132,7 +146,15 @@ pub async fn compress(
                 Outcome::Compressed {
                     before: report.tokens_before,
                     after: report.tokens_after,
-                    compacted: sent.report.compacted(),
+                    compacted: Compaction::of(&sent.report, 0, Cause::Threshold, 0).map(
+                        |compaction| {
+                            Box::new(Compacted {
+                                agent: agent_name.clone(),
+                                session: group,
+                                compaction,
+                            })
+                        },
+                    ),
                 },
             ),
             (Status::FailedOpen, _) => failed(

@@ -31,10 +31,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use condense_host::sessions::SessionStore;
 use condense_host::{BodyConfig, Middleware};
+use condense_runtime::events::EventLog;
 use metrics::Metrics;
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -68,6 +69,9 @@ pub struct Proxy {
     /// and their tools' output: off unless asked for). Headers, the keys
     /// among them, are never logged.
     pub log_bodies: bool,
+    /// Where each compaction is appended as a JSON line (the runtime's
+    /// event, with the agent and session), if anywhere.
+    pub events: Option<EventLog>,
 }
 
 /// The price [`Proxy::input_price`] defaults to: USD per million input
@@ -82,13 +86,14 @@ struct Shared {
     slots: Semaphore,
     client: ureq::Agent,
     metrics: Metrics,
+    events: Option<Mutex<EventLog>>,
 }
 
 /// Serves `proxy` on `listener` until `shutdown` completes; requests in
 /// flight, streams included, are finished first.
 pub async fn serve(
     listener: TcpListener,
-    proxy: Proxy,
+    mut proxy: Proxy,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let shared = Arc::new(Shared {
@@ -96,6 +101,7 @@ pub async fn serve(
         slots: Semaphore::new(proxy.compress_slots.max(1)),
         client: upstream::client(),
         metrics: Metrics::new(proxy.input_price),
+        events: proxy.events.take().map(Mutex::new),
         proxy,
     });
     let app = Router::new()
@@ -116,26 +122,59 @@ async fn render_metrics(State(shared): State<Arc<Shared>>) -> Response {
         .into_response()
 }
 
+/// Logs a compaction, and appends it to the events file.
+fn record(shared: &Shared, event: &compress::Compacted) {
+    event.compaction.log();
+    if let Some(events) = &shared.events {
+        let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = events.append(event) {
+            tracing::warn!(
+                target: "condense::proxy",
+                "cannot append to {}: {e}",
+                events.path().display()
+            );
+        }
+    }
+}
+
 /// One request, start to end.
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let started = Instant::now();
     let (parts, body) = request.into_parts();
-    let agents: Vec<&str> = shared.agents.iter().map(String::as_str).collect();
-    let route = match route::route(&parts, &shared.proxy.routes, &agents) {
+    let limit = shared.proxy.max_request_bytes;
+    let route = match route::route(&parts, &shared.proxy.routes, &shared.agents) {
         Ok(route) => route,
-        Err(refused) => return refused.into_response(),
+        Err(refused) => {
+            // Read (up to the cap) and dropped first: a client that sends
+            // its whole body before it reads the answer would otherwise see
+            // the connection closed under it, not the refusal.
+            let _ = axum::body::to_bytes(body, limit).await;
+            return refused.into_response();
+        }
     };
-    let body = match axum::body::to_bytes(body, shared.proxy.max_request_bytes).await {
+    let too_large = || {
+        let message = format!("condense proxy: the request body is over {limit} bytes\n");
+        (StatusCode::PAYLOAD_TOO_LARGE, message).into_response()
+    };
+    // Refused before any of it is read when its length says so: a client
+    // that waits for `100 Continue` never sends it.
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large();
+    }
+    let body = match axum::body::to_bytes(body, limit).await {
         Ok(body) => body,
-        Err(_) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "condense proxy: the request body is over {} bytes\n",
-                    shared.proxy.max_request_bytes
-                ),
-            )
-                .into_response();
+        Err(e) => {
+            let over = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            if over {
+                return too_large();
+            }
+            let message = format!("condense proxy: cannot read the request body: {e}\n");
+            return (StatusCode::BAD_REQUEST, message).into_response();
         }
     };
     let (body, outcome) = match route.format {
@@ -152,6 +191,13 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             )
             .await;
             shared.metrics.condensed(&outcome, condensing.elapsed());
+            if let compress::Outcome::Compressed {
+                compacted: Some(event),
+                ..
+            } = &outcome
+            {
+                record(&shared, event);
+            }
             (body, Some(outcome))
         }
         None => (body, None),

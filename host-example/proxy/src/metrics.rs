@@ -154,7 +154,7 @@ impl Metrics {
                 let saved = before.saturating_sub(*after);
                 self.cost_saved
                     .inc_by(f64::from(saved) * self.input_price / 1e6);
-                if *compacted {
+                if compacted.is_some() {
                     self.compactions.inc();
                     self.cache_breaks.inc();
                 }
@@ -194,6 +194,7 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use condense_runtime::events::{Cause, Compaction};
 
     #[test]
     fn what_condense_did_is_counted() {
@@ -201,10 +202,26 @@ mod tests {
         metrics.request("anthropic", 200);
         metrics.request("anthropic", 200);
         metrics.request("forwarded", 404);
+        let compaction = Compaction {
+            call: 0,
+            trigger: Cause::Threshold,
+            tokens_before: 1_200_000,
+            tokens_after: 200_000,
+            messages_folded: 40,
+            passes: Default::default(),
+            summary_by: None,
+            fell_through: Vec::new(),
+            cache_breaks: 0,
+            elapsed_us: 3000,
+        };
         let compacted = Outcome::Compressed {
             before: 1_200_000,
             after: 200_000,
-            compacted: true,
+            compacted: Some(Box::new(crate::compress::Compacted {
+                agent: "default".into(),
+                session: "g".into(),
+                compaction,
+            })),
         };
         metrics.condensed(&compacted, Duration::from_millis(3));
         let store = FailedOpen::Store("down".into());

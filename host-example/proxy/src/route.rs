@@ -77,7 +77,7 @@ pub struct Routes {
 
 /// The route of a request, or why the proxy refuses it; `agents` are the
 /// names configured.
-pub fn route(parts: &Parts, routes: &Routes, agents: &[&str]) -> Result<Route, Refused> {
+pub fn route(parts: &Parts, routes: &Routes, agents: &[String]) -> Result<Route, Refused> {
     if let Some(token) = &routes.token {
         let given = header(&parts.headers, "proxy-authorization");
         if given.and_then(|g| g.strip_prefix("Bearer ")) != Some(token.as_str()) {
@@ -100,7 +100,7 @@ pub fn route(parts: &Parts, routes: &Routes, agents: &[&str]) -> Result<Route, R
             full.to_owned(),
         ),
     };
-    if !agents.contains(&agent.as_str()) {
+    if !agents.contains(&agent) {
         return Err(Refused {
             status: StatusCode::NOT_FOUND,
             message: format!(
@@ -162,12 +162,14 @@ mod tests {
         request.body(()).unwrap().into_parts().0
     }
 
-    const AGENTS: &[&str] = &["default", "review"];
+    fn agents() -> Vec<String> {
+        vec!["default".into(), "review".into()]
+    }
 
     #[test]
     fn agents_protocols_and_upstreams() {
         let routes = routes(None);
-        let r = route(&parts("POST", "/v1/messages", &[]), &routes, AGENTS).unwrap();
+        let r = route(&parts("POST", "/v1/messages", &[]), &routes, &agents()).unwrap();
         assert_eq!(
             (r.agent.as_str(), r.format, r.url().as_str()),
             (
@@ -179,7 +181,7 @@ mod tests {
         let r = route(
             &parts("POST", "/agents/review/v1/chat/completions?x=1", &[]),
             &routes,
-            AGENTS,
+            &agents(),
         )
         .unwrap();
         assert_eq!(
@@ -198,7 +200,7 @@ mod tests {
                 &[(AGENT_HEADER, "review"), (SESSION_HEADER, "s1")],
             ),
             &routes,
-            AGENTS,
+            &agents(),
         )
         .unwrap();
         assert_eq!(
@@ -206,7 +208,7 @@ mod tests {
             ("review", None, Some("s1"))
         );
         assert!(r.url().starts_with("https://a.example/"));
-        let r = route(&parts("GET", "/v1/models", &[]), &routes, AGENTS).unwrap();
+        let r = route(&parts("GET", "/v1/models", &[]), &routes, &agents()).unwrap();
         assert_eq!(
             (r.format, r.url().as_str()),
             (None, "https://o.example/v1/models")
@@ -214,7 +216,7 @@ mod tests {
         let e = route(
             &parts("POST", "/agents/nope/v1/messages", &[]),
             &routes,
-            AGENTS,
+            &agents(),
         )
         .unwrap_err();
         assert_eq!(e.status, StatusCode::NOT_FOUND);
@@ -224,11 +226,11 @@ mod tests {
     #[test]
     fn the_proxys_token_is_asked_for() {
         let routes = routes(Some("t0k"));
-        let e = route(&parts("POST", "/v1/messages", &[]), &routes, AGENTS).unwrap_err();
+        let e = route(&parts("POST", "/v1/messages", &[]), &routes, &agents()).unwrap_err();
         assert_eq!(e.status, StatusCode::PROXY_AUTHENTICATION_REQUIRED);
         let wrong = [("proxy-authorization", "Bearer nope")];
-        assert!(route(&parts("POST", "/v1/messages", &wrong), &routes, AGENTS).is_err());
+        assert!(route(&parts("POST", "/v1/messages", &wrong), &routes, &agents()).is_err());
         let right = [("proxy-authorization", "Bearer t0k")];
-        assert!(route(&parts("POST", "/v1/messages", &right), &routes, AGENTS).is_ok());
+        assert!(route(&parts("POST", "/v1/messages", &right), &routes, &agents()).is_ok());
     }
 }

@@ -307,22 +307,13 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
                 other => message_digest(other.message(history.messages())),
             }));
         self.cache.send(digests.collect());
-        if sent.report.compacted()
-            && let Some(report) = sent.report.guest()
-        {
-            call.compactions.push(Compaction {
-                call: call.number,
-                trigger: Cause::Threshold,
-                tokens_before: report.tokens_before,
-                tokens_after: report.tokens_after,
-                messages_folded: report.newly_folded,
-                passes: report.passes,
-                summary_by: sent.report.summary_by.as_ref().map(ToString::to_string),
-                fell_through: sent.report.fell_through.clone(),
-                cache_breaks: self.cache.breaks,
-                elapsed_us: sent.report.elapsed_us,
-            });
-        }
+        let compaction = Compaction::of(
+            &sent.report,
+            call.number,
+            Cause::Threshold,
+            self.cache.breaks,
+        );
+        call.compactions.extend(compaction);
         let mut block_set = false;
         if self.placement == SummaryPlacement::Block
             && let Some(at) = sent

@@ -1,7 +1,9 @@
 //! What the runtime reports about each compaction: one structured event,
 //! written to the journal, logged through `tracing`, and (with `--events
-//! FILE`) appended as a JSON line.
+//! FILE`) appended as a JSON line. `condense compact` and the proxy report
+//! theirs the same way.
 
+use condense_host::HostReport;
 use condense_model::PassReport;
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +11,9 @@ use serde::{Deserialize, Serialize};
 /// wrote the summary.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Compaction {
-    /// The model call (1-based, in this session) whose request was compacted.
+    /// The model call (1-based, in this session) whose request was compacted;
+    /// 0 where a session's calls are not numbered (`condense compact`, the
+    /// proxy).
     pub call: u64,
     pub trigger: Cause,
     /// The request's estimated tokens before and after.
@@ -25,7 +29,8 @@ pub struct Compaction {
     /// call that failed, the breaker holding model calls back).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fell_through: Vec<String>,
-    /// Prompt-cache breaks in the session so far, this one included.
+    /// Prompt-cache breaks in the session so far, this one included; 0 where
+    /// they are not counted (`condense compact`, the proxy).
     pub cache_breaks: u32,
     /// Wall time of the compressing call, in microseconds.
     pub elapsed_us: u64,
@@ -42,6 +47,24 @@ pub enum Cause {
 }
 
 impl Compaction {
+    /// The event of a call whose `report` says it compacted (`None` if it
+    /// did not): call `call` of its session, `cache_breaks` so far.
+    pub fn of(report: &HostReport, call: u64, trigger: Cause, cache_breaks: u32) -> Option<Self> {
+        let guest = report.guest().filter(|_| report.compacted())?;
+        Some(Compaction {
+            call,
+            trigger,
+            tokens_before: guest.tokens_before,
+            tokens_after: guest.tokens_after,
+            messages_folded: guest.newly_folded,
+            passes: guest.passes,
+            summary_by: report.summary_by.as_ref().map(ToString::to_string),
+            fell_through: report.fell_through.clone(),
+            cache_breaks,
+            elapsed_us: report.elapsed_us,
+        })
+    }
+
     /// Logs the event through `tracing` (level info: `CONDENSE_LOG=info`).
     pub fn log(&self) {
         tracing::info!(
@@ -85,8 +108,9 @@ impl EventLog {
         &self.path
     }
 
-    /// Appends `event` as one line.
-    pub fn append(&mut self, event: &Compaction) -> std::io::Result<()> {
+    /// Appends `event` (a [`Compaction`], or one with more about where it
+    /// happened) as one line.
+    pub fn append(&mut self, event: &impl Serialize) -> std::io::Result<()> {
         use std::io::Write;
         let mut line = serde_json::to_vec(event).expect("events serialise");
         line.push(b'\n');
