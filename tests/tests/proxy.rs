@@ -1117,3 +1117,206 @@ fn the_proxy_serves_agents_checks_its_token_caps_bodies_and_shuts_down_gracefull
     assert_eq!(tail, rest.as_bytes());
     stopping.join().unwrap();
 }
+
+/// Claude Code's own binary: `$CONDENSE_CLAUDE` (`.ci/run` installs the npm
+/// package, pinned), else `claude` on the PATH; `None` (the test then
+/// passes saying so) unless `CONDENSE_REQUIRE_CLAUDE=1` (CI).
+fn claude_code() -> Option<std::path::PathBuf> {
+    let claude = std::env::var_os("CONDENSE_CLAUDE").map_or_else(|| "claude".into(), Into::into);
+    let found = Command::new(&claude).arg("--version").output();
+    if found.is_ok_and(|o| o.status.success()) {
+        return Some(claude);
+    }
+    let why = format!(
+        "no Claude Code at {} (npm install @anthropic-ai/claude-code)",
+        std::path::Path::new(&claude).display()
+    );
+    assert!(
+        std::env::var("CONDENSE_REQUIRE_CLAUDE").as_deref() != Ok("1"),
+        "CONDENSE_REQUIRE_CLAUDE=1, but {why}"
+    );
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// The upstream's streamed answer to turn `turn` of the Claude Code task:
+/// a Bash call with a long output for the first `calls` turns, then the
+/// final text.
+fn claude_turn(turn: usize, calls: usize) -> Reply {
+    let start = json!({"type": "message_start", "message": {"id": format!("msg_{turn}"),
+        "type": "message", "role": "assistant", "model": "claude-sonnet-4", "content": [],
+        "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 1}}});
+    let (block, delta, stop) = if turn < calls {
+        let input = json!({"command": format!("seq 1 {}", 3000 + turn), "description": "Count"});
+        (
+            json!({"type": "tool_use", "id": format!("toolu_{turn:02}"), "name": "Bash", "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+            "tool_use",
+        )
+    } else {
+        (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": "Counted."}),
+            "end_turn",
+        )
+    };
+    let events = [
+        start,
+        json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+               "usage": {"output_tokens": 20}}),
+        json!({"type": "message_stop"}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    Reply::Answer {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body,
+    }
+}
+
+/// Claude Code itself (`claude -p`), pointed at the proxy with
+/// `ANTHROPIC_BASE_URL`, on a task whose Bash calls print long outputs:
+/// condense compacts its requests (its real system prompt and tools, its
+/// `?beta=true` path), Claude Code reads every streamed answer and finishes
+/// the task, every tool result still follows its call, and between
+/// compactions its requests keep a byte-stable prefix.
+#[test]
+fn claude_code_works_through_the_proxy() {
+    let Some(claude) = claude_code() else {
+        return;
+    };
+    const CALLS: usize = 14;
+    let mut turn = 0;
+    let upstream = TestServer::answering(move |_| {
+        turn += 1;
+        claude_turn(turn - 1, CALLS)
+    });
+    let proxy = RunningProxy::start(
+        "token_threshold = 40000\n",
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = Command::new(claude)
+        .args([
+            "-p",
+            "Count to 3000 a few times.",
+            "--output-format",
+            "json",
+        ])
+        .args(["--allowedTools", "Bash(seq:*)"])
+        .current_dir(&work)
+        .env("HOME", dir.path())
+        .env("ANTHROPIC_BASE_URL", proxy.url(""))
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "claude failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result["result"], "Counted.", "{result}");
+
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), CALLS + 1);
+    for (i, request) in requests.iter().enumerate() {
+        assert!(request.path.starts_with("/v1/messages"), "{}", request.path);
+        assert_eq!(request.header("x-api-key"), Some(KEY));
+        // Every tool result answers a call earlier in the same request.
+        let mut calls = std::collections::HashSet::new();
+        for message in request.body["messages"].as_array().unwrap() {
+            for block in message["content"].as_array().into_iter().flatten() {
+                match block["type"].as_str() {
+                    Some("tool_use") => {
+                        calls.insert(block["id"].clone());
+                    }
+                    Some("tool_result") => {
+                        assert!(
+                            calls.contains(&block["tool_use_id"]),
+                            "request {i}: {block}"
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let metrics = ureq::get(&proxy.url("/metrics"))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    let compacted = requests
+        .iter()
+        .filter(|r| r.body["messages"].to_string().contains(SUMMARY_MARKER))
+        .count();
+    assert!(
+        compacted >= CALLS / 2,
+        "{compacted} of {} compacted\n{metrics}",
+        requests.len()
+    );
+    // Claude Code moves its own `cache_control` marks to the newest
+    // message on every call, and sends that message's text as a block
+    // (where the mark goes) and later as a string: neither is content, the
+    // provider caches the same prefix. Without them, the requests break
+    // only where condense compacted.
+    let unmarked: Vec<Value> = requests
+        .iter()
+        .map(|r| without_cache_marks(r.body.clone()))
+        .collect();
+    let breaks = unmarked
+        .windows(2)
+        .filter(|p| !continues(&p[0], &p[1]))
+        .count();
+    let compactions = metric(&metrics, "condense_proxy_compactions_total");
+    assert!(compactions >= 2.0, "{metrics}");
+    assert!(
+        compactions < compacted as f64,
+        "checkpoints reused between compactions"
+    );
+    assert_eq!(breaks as f64, compactions, "breaks only at compactions");
+}
+
+/// `value` without its `cache_control` keys, and a content of one text
+/// block as the string it is.
+fn without_cache_marks(mut value: Value) -> Value {
+    match &mut value {
+        Value::Object(obj) => {
+            obj.shift_remove("cache_control");
+            for v in obj.values_mut() {
+                *v = without_cache_marks(v.take());
+            }
+            if let Some(Value::Array(blocks)) = obj.get("content")
+                && let [block] = blocks.as_slice()
+                && block["type"] == "text"
+                && block.as_object().is_some_and(|b| b.len() == 2)
+            {
+                let text = block["text"].clone();
+                obj.insert("content".into(), text);
+            }
+        }
+        Value::Array(list) => {
+            for v in list {
+                *v = without_cache_marks(v.take());
+            }
+        }
+        _ => {}
+    }
+    value
+}

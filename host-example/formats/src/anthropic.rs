@@ -3,15 +3,18 @@
 //! | JSON                                          | model                                                  |
 //! |-----------------------------------------------|--------------------------------------------------------|
 //! | top-level `system` (string or text blocks)    | one [`Role::System`] message, index 0                  |
+//! | a `system` message in `messages`              | a [`Role::System`] message where it is                 |
 //! | `content` string / `text` block               | [`Part::Text`]                                         |
 //! | `thinking` block                              | [`Part::Thinking`] with its signature                  |
 //! | `tool_use` block                              | [`Part::ToolCall`], `input` as JSON text               |
 //! | `tool_result` block                           | [`Part::ToolResult`]; the message stays [`Role::User`] |
 //! | `redacted_thinking`, `image`, `document`, ... | [`Part::Opaque`]                                       |
 //!
-//! Rendering: the output's system messages go to `system`, as the original value
-//! when they are the parsed system message, as text blocks when they changed, and
-//! the key is removed when there are none. Other new messages get block content;
+//! Rendering: the top-level system message, and any system message condense
+//! wrote, go to `system`, as the original value when it is the parsed one, as text
+//! blocks when it changed, and the key is removed when there are none; a system
+//! message of the list (Claude Code sends its environment as one) stays in the
+//! list. Other new messages get block content;
 //! [`Role::Tool`] messages become `user` messages, where Anthropic carries results.
 
 use crate::{Result, bail};
@@ -94,9 +97,8 @@ fn parse_message(value: &Value, at: &At) -> Result<Message> {
     let role = match message.str("role")? {
         "user" => Role::User,
         "assistant" => Role::Assistant,
-        other => bail!(
-            "{at}: unsupported role `{other}` (expected user or assistant; the system prompt is top-level `system`)"
-        ),
+        "system" => Role::System,
+        other => bail!("{at}: unsupported role `{other}` (expected user, assistant or system)"),
     };
     let mut parts = Vec::new();
     // Unlike OpenAI's, Anthropic content is never absent or null.
@@ -136,10 +138,16 @@ fn parse_block(block: Obj, block_type: &str) -> Result<Part> {
 }
 
 pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
-    // Anthropic has no system role in the list: system messages go to `system`.
-    let (system, conversation): (Vec<&Item>, Vec<&Item>) = output
-        .iter()
-        .partition(|item| item.message(&parsed.messages).role == Role::System);
+    // The top-level system message (index 0 when there is one) and written
+    // ones go to `system`; the list's own system messages stay in it.
+    let top = parsed.has_top_level_system();
+    let (system, conversation): (Vec<&Item>, Vec<&Item>) = output.iter().partition(|item| {
+        item.message(&parsed.messages).role == Role::System
+            && match item {
+                Item::Kept(i) | Item::Rewritten(i, _) => top && *i == 0,
+                Item::Written(_) => true,
+            }
+    });
     let messages = parsed.reuse_or_render(conversation, render_rewrite, |message, out| {
         out.push(render_message(message))
     });
@@ -183,8 +191,9 @@ fn render_rewrite(rewrite: Rewrite) -> Value {
 fn render_message(message: &Message) -> Value {
     let role = match message.role {
         Role::Assistant => "assistant",
+        Role::System => "system",
         // Tool results travel in user messages.
-        Role::User | Role::Tool | Role::System => "user",
+        Role::User | Role::Tool => "user",
     };
     let content: Vec<Value> = message.parts.iter().map(render_block).collect();
     json!({ "role": role, "content": content })
@@ -489,6 +498,47 @@ mod tests {
         assert_eq!(rendered["metadata"], body["metadata"]);
     }
 
+    /// Claude Code sends its environment as a system message in the list:
+    /// read as one, where it is, and rendered back there — the top-level
+    /// system prompt stays top-level — whatever condense folds around it.
+    #[test]
+    fn a_system_message_in_the_list_stays_in_the_list() {
+        let body = json!({
+            "system": [{"type": "text", "text": "You are Claude Code.",
+                        "cache_control": {"type": "ephemeral"}}],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "count"}]},
+                {"role": "system", "content": "# Environment\nPrimary working directory: /w"},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "seq 3"}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "1\n2\n3"}]},
+                {"role": "assistant", "content": "Counted."},
+            ],
+        });
+        assert_eq!(crate::detect(&body).unwrap(), Format::Anthropic);
+        let parsed = Parsed::parse(body.clone(), Format::Anthropic).unwrap();
+        let roles: Vec<Role> = parsed.messages().iter().map(|m| m.role).collect();
+        use Role::{Assistant, System, User};
+        assert_eq!(roles, [System, User, System, Assistant, User, Assistant]);
+        let all: Vec<Item> = (0..6).map(Item::Kept).collect();
+        assert_eq!(parsed.render(&all).to_string(), body.to_string());
+        // Folded up to the result: the pair, the opener, the environment.
+        let folded = parsed.render(&[
+            Item::Kept(0),
+            Item::Written(Message::text(User, "[condense summary] counted to 3")),
+            Item::Written(Message::text(Assistant, "Understood.")),
+            Item::Kept(1),
+            Item::Kept(2),
+            Item::Kept(5),
+        ]);
+        assert_eq!(folded["system"], body["system"]);
+        let messages = folded["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 5);
+        assert_eq!(messages[3], body["messages"][1]);
+        assert_eq!(messages[3]["role"], "system");
+    }
+
     #[test]
     fn errors_name_the_location() {
         let mut messages = vec![r#"{"role": "user", "content": "hi"}"#; 12];
@@ -498,8 +548,8 @@ mod tests {
             "messages[12].content[3]: tool_result block has no `tool_use_id`"
         );
         assert_eq!(
-            error(r#"{"messages": [{"role": "system", "content": "x"}]}"#),
-            "messages[0]: unsupported role `system` (expected user or assistant; the system prompt is top-level `system`)"
+            error(r#"{"system": "s", "messages": [{"role": "developer", "content": "x"}]}"#),
+            "messages[0]: unsupported role `developer` (expected user, assistant or system)"
         );
         assert_eq!(
             error(r#"{"messages": [{"role": "user"}]}"#),

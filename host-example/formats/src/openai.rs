@@ -36,7 +36,8 @@ const LEGACY_CALL: &str = "function_call";
 /// A description of the first shape in the body that only OpenAI allows (see
 /// [`super::detect`]).
 pub(super) fn evidence(body: &Object, messages: &[Value]) -> Option<String> {
-    const ROLES: [&str; 3] = ["system", "developer", "tool"];
+    // Not `system`: Anthropic's message list has system messages too.
+    const ROLES: [&str; 2] = ["developer", "tool"];
     const FIELDS: [&str; 5] = [
         "tool_calls",
         "tool_call_id",
