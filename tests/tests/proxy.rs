@@ -1320,3 +1320,174 @@ fn without_cache_marks(mut value: Value) -> Value {
     }
     value
 }
+
+/// Codex's own binary: `$CONDENSE_CODEX` (`.ci/run` installs the npm
+/// package, pinned), else `codex` on the PATH; `None` (the test then
+/// passes saying so) unless `CONDENSE_REQUIRE_CODEX=1` (CI).
+fn codex() -> Option<std::path::PathBuf> {
+    let codex = std::env::var_os("CONDENSE_CODEX").map_or_else(|| "codex".into(), Into::into);
+    let found = Command::new(&codex).arg("--version").output();
+    if found.is_ok_and(|o| o.status.success()) {
+        return Some(codex);
+    }
+    let why = format!(
+        "no Codex at {} (npm install @openai/codex)",
+        std::path::Path::new(&codex).display()
+    );
+    assert!(
+        std::env::var("CONDENSE_REQUIRE_CODEX").as_deref() != Ok("1"),
+        "CONDENSE_REQUIRE_CODEX=1, but {why}"
+    );
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// The upstream's streamed Responses answer to turn `turn` of the Codex
+/// task: an `exec_command` call with a long output for the first `calls`
+/// turns, then the final message.
+fn codex_turn(turn: usize, calls: usize) -> Reply {
+    let item = if turn < calls {
+        json!({"type": "function_call", "id": format!("fc_{turn}"), "call_id": format!("call_{turn}"),
+               "name": "exec_command", "status": "completed",
+               "arguments": json!({"cmd": format!("seq 1 {}", 3000 + turn)}).to_string()})
+    } else {
+        json!({"type": "message", "id": format!("msg_{turn}"), "status": "completed",
+               "role": "assistant",
+               "content": [{"type": "output_text", "text": "Counted.", "annotations": []}]})
+    };
+    let response = json!({"id": format!("resp_{turn}"), "object": "response", "created_at": 1,
+                          "status": "in_progress", "model": "gpt-5-codex", "output": []});
+    let mut done = response.clone();
+    done["status"] = "completed".into();
+    done["output"] = json!([item]);
+    done["usage"] = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                           "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                           "total_tokens": 15});
+    let events = [
+        json!({"type": "response.created", "response": response}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"type": "response.completed", "response": done}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    Reply::Answer {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body,
+    }
+}
+
+/// Codex itself (`codex exec`), given the proxy as its Responses provider
+/// in `config.toml` (the README's recipe), on a task whose commands print
+/// long outputs: condense compacts its requests (its developer messages,
+/// tools and function calls), Codex runs every call and finishes, every
+/// output still follows its call, and between compactions its requests
+/// keep a byte-stable prefix.
+#[test]
+fn codex_works_through_the_proxy() {
+    let Some(codex) = codex() else {
+        return;
+    };
+    const CALLS: usize = 14;
+    let mut turn = 0;
+    let upstream = TestServer::answering(move |_| {
+        turn += 1;
+        codex_turn(turn - 1, CALLS)
+    });
+    let proxy = RunningProxy::start(
+        "token_threshold = 40000\n",
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("codex"), dir.path().join("work"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let config = format!(
+        "model = \"gpt-5-codex\"\nmodel_provider = \"condense\"\n\n\
+         [model_providers.condense]\nname = \"OpenAI through condense\"\n\
+         base_url = \"{}\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n",
+        proxy.url("/v1")
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    let out = Command::new(codex)
+        .args(["exec", "--skip-git-repo-check"])
+        .arg("--dangerously-bypass-approvals-and-sandbox")
+        .arg("Count to 3000 a few times.")
+        .current_dir(&work)
+        .env("HOME", dir.path())
+        .env("CODEX_HOME", &home)
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "codex failed: {stdout}\n{stderr}");
+    assert!(stdout.contains("Counted."), "{stdout}\n{stderr}");
+
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), CALLS + 1, "{stderr}");
+    for (i, request) in requests.iter().enumerate() {
+        assert_eq!(request.path, "/v1/responses");
+        assert_eq!(
+            request.header("authorization"),
+            Some(&*format!("Bearer {KEY}"))
+        );
+        let mut calls = std::collections::HashSet::new();
+        for item in request.body["input"].as_array().unwrap() {
+            match item["type"].as_str() {
+                Some("function_call") => {
+                    calls.insert(item["call_id"].clone());
+                }
+                Some("function_call_output") => {
+                    assert!(calls.contains(&item["call_id"]), "request {i}: {item}");
+                    // Codex ran the command: its output came back.
+                    let output = item["output"].to_string();
+                    assert!(
+                        output.contains("2999") || output.contains("[condense"),
+                        "{output}"
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    let metrics = ureq::get(&proxy.url("/metrics"))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    let compacted = requests
+        .iter()
+        .filter(|r| r.body["input"].to_string().contains(SUMMARY_MARKER))
+        .count();
+    assert!(
+        compacted >= CALLS / 2,
+        "{compacted} of {} compacted\n{metrics}",
+        requests.len()
+    );
+    let breaks = requests
+        .windows(2)
+        .filter(|p| {
+            let (before, now) = (&p[0].body, &p[1].body);
+            let (b, n) = (
+                before["input"].as_array().unwrap(),
+                now["input"].as_array().unwrap(),
+            );
+            before["instructions"] != now["instructions"]
+                || n.len() < b.len()
+                || n[..b.len()] != b[..]
+        })
+        .count();
+    let compactions = metric(&metrics, "condense_proxy_compactions_total");
+    assert!(compactions >= 2.0, "{metrics}");
+    assert!(
+        compactions < compacted as f64,
+        "checkpoints reused between compactions"
+    );
+    assert_eq!(breaks as f64, compactions, "breaks only at compactions");
+}
