@@ -135,7 +135,9 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
     }
     let (store, kept_in) = store(run)?;
     let agents = agents(file)?;
-    let base = file.map_or_else(Settings::default, |f| f.base.clone());
+    // The cap of agent `default`, the file's top level: the proxy reads a
+    // body before it knows whose it is.
+    let max_request_bytes = agents[DEFAULT_AGENT].middleware.max_request_bytes();
     let proxy = Proxy {
         agents,
         store,
@@ -144,7 +146,7 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
             openai_upstream: run.openai_upstream.clone(),
             token,
         },
-        max_request_bytes: base.limits.max_request_bytes as usize,
+        max_request_bytes,
         compress_slots: std::thread::available_parallelism().map_or(2, |n| n.get()),
         input_price: run.input_price,
         log_bodies: run.log_bodies,

@@ -708,8 +708,8 @@ fn metric(text: &str, name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Two proxies sharing one redis-server serve one session alternately, call
-/// by call: the upstream gets exactly what one proxy alone would send, no
+/// Two proxy processes sharing one redis-server serve one session
+/// alternately, call by call: the upstream gets exactly what one proxy alone would send, no
 /// extra cache break. Then Redis stops mid-session: every request is still
 /// answered, sent on unchanged, and `/metrics` counts the fail-opens.
 #[test]
@@ -721,13 +721,27 @@ fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
     let (first, last) = calls.split_at(calls.len() * 2 / 3);
     let alone = through_one_proxy(SESSION_CONFIG, first);
 
+    // Two `condense proxy --store redis://…` processes, as behind a load
+    // balancer.
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
-    let store = || -> Arc<dyn SessionStore> {
-        Arc::new(condense_host::sessions::RedisSessions::open(&redis.url).unwrap())
-    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("condense.toml");
+    std::fs::write(&config, SESSION_CONFIG).unwrap();
+    let args: Vec<String> = [
+        "--store",
+        &redis.url,
+        "--config",
+        &config.display().to_string(),
+        "--listen",
+        "127.0.0.1:0",
+        "--anthropic-upstream",
+        &upstream.url(""),
+    ]
+    .map(String::from)
+    .to_vec();
     let proxies = [
-        RunningProxy::start(SESSION_CONFIG, &upstream.url(""), store()),
-        RunningProxy::start(SESSION_CONFIG, &upstream.url(""), store()),
+        ProxyProcess::start(proxy_process_command(), &args),
+        ProxyProcess::start(proxy_process_command(), &args),
     ];
     let client = ureq::Agent::new_with_defaults();
     for (i, call) in first.iter().enumerate() {
