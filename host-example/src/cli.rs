@@ -152,13 +152,19 @@ enum Command {
             that several proxies share. The config file's top-level settings \
             are agent `default`; [agents.NAME] tables are selected with /agents/NAME/v1/... or \
             an x-condense-agent: NAME header. Anything condense cannot do forwards the \
-            original request (fail-open); only an unreachable upstream is a 502.",
+            original request (fail-open); only an unreachable upstream is a 502.\n\n\
+            GET /healthz answers ok; GET /metrics serves the counters (requests, compactions, \
+            tokens saved, cache breaks, fail-opens, the condense step's latency) for \
+            Prometheus. Each request is logged as one JSON line on stderr, without headers or \
+            body (CONDENSE_LOG_FORMAT=text for plain lines, CONDENSE_LOG=warn for fewer). \
+            Ctrl-C or SIGTERM finishes the requests and streams in flight, then stops.",
         after_help = "Examples:\n  \
             condense proxy --config condense.toml\n  \
             condense proxy --store redis://127.0.0.1:6379      # sessions shared by proxies\n  \
             ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude\n  \
             OpenAI(base_url=\"http://127.0.0.1:8787/v1\")        # the openai Python SDK\n  \
-            Anthropic(base_url=\"http://127.0.0.1:8787\")        # the anthropic Python SDK"
+            Anthropic(base_url=\"http://127.0.0.1:8787\")        # the anthropic Python SDK\n  \
+            base_url = \"http://127.0.0.1:8787/v1\"              # Codex: [model_providers.X] in config.toml"
     )]
     Proxy(ProxyArgs),
 }
