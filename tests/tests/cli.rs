@@ -478,8 +478,8 @@ fn bad_input_is_an_error_naming_its_location_and_writes_nothing() {
             extra: &["--format", "anthropic"],
             ..BadInput::new(
                 "unknown Anthropic role",
-                r#"{"messages": [{"role": "system", "content": "be brief"}]}"#,
-                &["stdin: not a valid anthropic request: messages[0]: unsupported role `system` (expected user or assistant"],
+                r#"{"messages": [{"role": "developer", "content": "be brief"}]}"#,
+                &["stdin: not a valid anthropic request: messages[0]: unsupported role `developer` (expected user, assistant or system)"],
             )
         },
         BadInput::new(
