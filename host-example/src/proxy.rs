@@ -75,9 +75,15 @@ fn default_state_dir() -> Result<PathBuf> {
 /// the proxy forwards requests unchanged until it is up.
 fn store(run: &ProxyRun) -> Result<(Arc<dyn SessionStore>, String)> {
     if let Some(url) = &run.store {
-        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-            // Not echoed: a URL may carry a password.
-            bail!("--store: not a redis:// or rediss:// URL");
+        // Not echoed: a URL may carry a password.
+        if url.starts_with("rediss://") {
+            bail!(
+                "--store: rediss:// (TLS) is not built into condense; reach the server through a \
+                 TLS tunnel (stunnel, a sidecar) with a redis:// URL"
+            );
+        }
+        if !url.starts_with("redis://") {
+            bail!("--store: not a redis:// URL");
         }
         let redis = RedisSessions::open(url).context("--store")?;
         if let Err(e) = redis.ping() {

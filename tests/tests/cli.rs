@@ -1642,3 +1642,49 @@ fn compact_in_place_keeps_the_original_as_bak() {
         "no temporary file left"
     );
 }
+
+/// `condense proxy` with a flag it cannot serve with: an error naming the
+/// flag, before it listens (and never a password from a URL).
+#[test]
+fn proxy_flags_that_cannot_work_are_named_before_it_listens() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().display().to_string();
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--listen", "0.0.0.0:0"],
+            "--listen 0.0.0.0:0: not a loopback address",
+        ),
+        (
+            &["--store", "http://u:hunter2@db:6379"],
+            "--store: not a redis:// URL",
+        ),
+        (
+            &["--store", "rediss://:hunter2@db:6380"],
+            "--store: rediss:// (TLS) is not built",
+        ),
+        (
+            &["--token-env", "CONDENSE_TEST_NO_SUCH_VAR"],
+            "--token-env CONDENSE_TEST_NO_SUCH_VAR: the variable is unset or empty",
+        ),
+        (
+            &["--anthropic-upstream", "ftp://x"],
+            "--anthropic-upstream ftp://x: not an http:// or https:// URL",
+        ),
+        (&["--input-price=-1"], "--input-price -1: not a price"),
+    ];
+    for (flags, expected) in cases {
+        // Loopback and a state directory of the test's, unless the case
+        // gives its own.
+        let mut args = vec!["proxy"];
+        if !flags.contains(&"--listen") {
+            args.extend(["--listen", "127.0.0.1:0"]);
+        }
+        if !flags.contains(&"--store") {
+            args.extend(["--state-dir", &state]);
+        }
+        args.extend(flags);
+        let error = condense_tests::condense(&args, "").expect_err(expected);
+        assert!(error.contains(expected), "{flags:?}: {error}");
+        assert!(!error.contains("hunter2"), "{flags:?}: {error}");
+    }
+}

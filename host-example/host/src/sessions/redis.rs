@@ -55,9 +55,9 @@ fn shown(url: &str) -> String {
 }
 
 impl RedisSessions {
-    /// The store at `url` (`redis://[user:password@]host[:port][/db]`, or
-    /// `rediss://` for TLS where the build has it). Checks the URL only:
-    /// a server that is down now is a store that fails open until it is up.
+    /// The store at `url` (`redis://[user:password@]host[:port][/db]`; the
+    /// client is built without TLS). Checks the URL only: a server that is
+    /// down now is a store that fails open until it is up.
     pub fn open(url: &str) -> Result<RedisSessions, StoreError> {
         let shown = shown(url);
         let client = redis::Client::open(url).map_err(|e| StoreError::Backend {
