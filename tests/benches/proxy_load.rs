@@ -22,7 +22,7 @@ use axum::body::Bytes;
 use axum::http::HeaderMap;
 use condense_host::sessions::MemorySessions;
 use condense_tests::corpus_dir;
-use condense_tests::proxy::{ProxyProcess, RunningProxy};
+use condense_tests::proxy::{ProxyProcess, RunningProxy, proxy_args, serve_on_a_thread};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -44,31 +44,20 @@ fn digest(body: &Value) -> u64 {
 /// The fake upstream: records the digest of every request under the
 /// session and call its headers name, and answers with both.
 fn upstream(seen: Seen) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let handler = move |headers: HeaderMap, body: Bytes| {
-                let seen = seen.clone();
-                async move {
-                    let number =
-                        |name: &str| -> usize { headers[name].to_str().unwrap().parse().unwrap() };
-                    let (session, call) = (number("x-bench-session"), number("x-bench-call"));
-                    let digest = serde_json::from_slice(&body).map_or(0, |b: Value| digest(&b));
-                    seen.lock().unwrap().insert((session, call), digest);
-                    json!({"session": session, "call": call}).to_string()
-                }
-            };
-            let app = axum::Router::new().route("/v1/messages", axum::routing::post(handler));
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
+    let (addr, _) = serve_on_a_thread(move |listener| async move {
+        let handler = move |headers: HeaderMap, body: Bytes| {
+            let seen = seen.clone();
+            async move {
+                let number =
+                    |name: &str| -> usize { headers[name].to_str().unwrap().parse().unwrap() };
+                let (session, call) = (number("x-bench-session"), number("x-bench-call"));
+                let digest = serde_json::from_slice(&body).map_or(0, |b: Value| digest(&b));
+                seen.lock().unwrap().insert((session, call), digest);
+                json!({"session": session, "call": call}).to_string()
+            }
+        };
+        let app = axum::Router::new().route("/v1/messages", axum::routing::post(handler));
+        axum::serve(listener, app).await.unwrap();
     });
     format!("http://{addr}")
 }
@@ -230,20 +219,8 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("condense.toml");
     std::fs::write(&config, CONFIG).unwrap();
-    let args: Vec<String> = [
-        "--listen",
-        "127.0.0.1:0",
-        "--state-dir",
-        &dir.path().join("state").display().to_string(),
-        "--config",
-        &config.display().to_string(),
-        "--anthropic-upstream",
-        &url,
-        "--openai-upstream",
-        &url,
-    ]
-    .map(String::from)
-    .to_vec();
+    let state = dir.path().join("state").display().to_string();
+    let args = proxy_args(&config, &url, &["--state-dir", &state]);
     let proxy = ProxyProcess::start(Command::new(std::env::current_exe().unwrap()), &args);
     let idle_kib = peak_kib(proxy.pid());
     let started = Instant::now();

@@ -6,8 +6,10 @@ use condense::settings::ConfigFile;
 use condense_host::sessions::SessionStore;
 use condense_proxy::{Proxy, Routes};
 use std::ffi::OsString;
+use std::future::Future;
 use std::io::BufRead;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -49,24 +51,13 @@ impl RunningProxy {
     /// Serves `proxy` on 127.0.0.1 from a thread of its own; dropping it
     /// shuts the proxy down gracefully (requests in flight are finished).
     pub fn serve(proxy: Proxy) -> RunningProxy {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                condense_proxy::serve(listener, proxy, async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-            });
+        let (addr, thread) = serve_on_a_thread(move |listener| async move {
+            condense_proxy::serve(listener, proxy, async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
         });
         RunningProxy {
             addr,
@@ -90,6 +81,48 @@ impl Drop for RunningProxy {
             let _ = thread.join();
         }
     }
+}
+
+/// Runs `serve` on a listener bound to 127.0.0.1 (a free port), on a tokio
+/// runtime of its own thread: a server of the test's, until `serve` ends.
+pub fn serve_on_a_thread<F, S>(serve: S) -> (SocketAddr, JoinHandle<()>)
+where
+    S: FnOnce(tokio::net::TcpListener) -> F + Send + 'static,
+    F: Future<Output = ()>,
+{
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            serve(listener).await;
+        });
+    });
+    (addr, thread)
+}
+
+/// The arguments of `condense proxy` in front of `upstream` (both
+/// protocols), with the config file `config`, on a free loopback port, then
+/// `more`.
+pub fn proxy_args(config: &Path, upstream: &str, more: &[&str]) -> Vec<String> {
+    let config = config.display().to_string();
+    ["--config", &config, "--listen", "127.0.0.1:0"]
+        .into_iter()
+        .chain([
+            "--anthropic-upstream",
+            upstream,
+            "--openai-upstream",
+            upstream,
+        ])
+        .chain(more.iter().copied())
+        .map(String::from)
+        .collect()
 }
 
 /// The environment variable that makes a process started by

@@ -6,7 +6,7 @@ use condense_host::sessions::{DbSessions, MemorySessions, SessionStore};
 use condense_model::SUMMARY_MARKER;
 use condense_scripted_server::{Recorded, Reply, TestServer};
 use condense_tests::corpus_dir;
-use condense_tests::proxy::{ProxyProcess, RunningProxy};
+use condense_tests::proxy::{ProxyProcess, RunningProxy, proxy_args};
 use serde_json::{Value, json};
 use std::process::Command;
 use std::sync::Arc;
@@ -534,6 +534,22 @@ fn through_one_proxy(config: &str, calls: &[Value]) -> Vec<Value> {
 
 const SESSION_CONFIG: &str = "token_threshold = 40000\n";
 
+/// How many of `bodies` carry condense's summary.
+fn compacted(bodies: &[Value]) -> usize {
+    bodies
+        .iter()
+        .filter(|b| b.to_string().contains(SUMMARY_MARKER))
+        .count()
+}
+
+/// `got` is `reference`, request for request; `what` says what `got` is.
+fn assert_as_reference(reference: &[Value], got: &[Value], what: &str) {
+    assert_eq!(got.len(), reference.len(), "{what}");
+    for (i, (a, b)) in reference.iter().zip(got).enumerate() {
+        assert!(a == b, "call {i}: {what} differs");
+    }
+}
+
 /// An answer streamed by the upstream reaches the client as it arrives:
 /// the upstream sends the first events, then waits until the client has
 /// read them before it sends the rest. A proxy that held the answer back
@@ -624,14 +640,8 @@ fn side_requests_do_not_disturb_the_main_sessions_checkpoint() {
         .filter(|r| r.header("x-test-session") == Some("main"))
         .map(|r| r.body)
         .collect();
-    assert_eq!(with_side.len(), alone.len());
-    for (i, (a, b)) in alone.iter().zip(&with_side).enumerate() {
-        assert!(a == b, "call {i}: the main session's request changed");
-    }
-    let compacted = alone
-        .iter()
-        .filter(|b| b.to_string().contains(SUMMARY_MARKER))
-        .count();
+    assert_as_reference(&alone, &with_side, "the main session with side requests");
+    let compacted = compacted(&alone);
     assert!(
         compacted > alone.len() / 2,
         "{compacted} of {} compacted",
@@ -727,18 +737,7 @@ fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("condense.toml");
     std::fs::write(&config, SESSION_CONFIG).unwrap();
-    let args: Vec<String> = [
-        "--store",
-        &redis.url,
-        "--config",
-        &config.display().to_string(),
-        "--listen",
-        "127.0.0.1:0",
-        "--anthropic-upstream",
-        &upstream.url(""),
-    ]
-    .map(String::from)
-    .to_vec();
+    let args = proxy_args(&config, &upstream.url(""), &["--store", &redis.url]);
     let proxies = [
         ProxyProcess::start(proxy_process_command(), &args),
         ProxyProcess::start(proxy_process_command(), &args),
@@ -749,14 +748,8 @@ fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
         assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
     }
     let shared: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
-    assert_eq!(shared.len(), alone.len());
-    for (i, (a, b)) in alone.iter().zip(&shared).enumerate() {
-        assert!(a == b, "call {i}: not what one proxy alone sends");
-    }
-    let compacted = shared
-        .iter()
-        .filter(|b| b.to_string().contains(SUMMARY_MARKER))
-        .count();
+    assert_as_reference(&alone, &shared, "two proxies sharing Redis");
+    let compacted = compacted(&shared);
     assert!(
         compacted > shared.len() / 4,
         "{compacted} of {} compacted",
@@ -840,22 +833,12 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
     let config = dir.path().join("condense.toml");
     std::fs::write(&config, SESSION_CONFIG).unwrap();
     let events = dir.path().join("events.jsonl");
-    let args: Vec<String> = [
-        "--events",
-        &events.display().to_string(),
-        "--listen",
-        "127.0.0.1:0",
-        "--state-dir",
-        &dir.path().join("state").display().to_string(),
-        "--config",
-        &config.display().to_string(),
-        "--anthropic-upstream",
-        &upstream.url(""),
-        "--openai-upstream",
-        &upstream.url(""),
-    ]
-    .map(String::from)
-    .to_vec();
+    let (events_file, state) = (
+        events.display().to_string(),
+        dir.path().join("state").display().to_string(),
+    );
+    let more = ["--events", &events_file, "--state-dir", &state];
+    let args = proxy_args(&config, &upstream.url(""), &more);
     let client = ureq::Agent::new_with_defaults();
     let proxy = ProxyProcess::start(proxy_process_command(), &args);
     for call in &calls[..kill_at] {
@@ -907,10 +890,7 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
         assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
     }
     let sent: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
-    assert_eq!(sent.len(), alone.len());
-    for (i, (a, b)) in alone.iter().zip(&sent).enumerate() {
-        assert!(a == b, "call {i}: not what an uninterrupted proxy sends");
-    }
+    assert_as_reference(&alone, &sent, "the killed and restarted proxy");
     // With --log-bodies, each line has the body sent upstream; never the key.
     let log = proxy.kill();
     let bodies: Vec<Value> = log
@@ -1132,36 +1112,114 @@ fn the_proxy_serves_agents_checks_its_token_caps_bodies_and_shuts_down_gracefull
     stopping.join().unwrap();
 }
 
-/// Claude Code's own binary: `$CONDENSE_CLAUDE` (`.ci/run` installs the npm
-/// package, pinned), else `claude` on the PATH; `None` (the test then
-/// passes saying so) unless `CONDENSE_REQUIRE_CLAUDE=1` (CI).
-fn claude_code() -> Option<std::path::PathBuf> {
-    let claude = std::env::var_os("CONDENSE_CLAUDE").map_or_else(|| "claude".into(), Into::into);
-    let found = Command::new(&claude).arg("--version").output();
+/// A coding agent's own CLI: `$VAR` (`.ci/run` installs its npm package,
+/// pinned), else `name` on the PATH; `None` (the test then passes saying
+/// so) unless `CONDENSE_REQUIRE_<NAME>=1` (CI).
+fn agent_cli(var: &str, name: &str, package: &str) -> Option<std::path::PathBuf> {
+    let program = std::env::var_os(var).map_or_else(|| name.into(), Into::into);
+    let found = Command::new(&program).arg("--version").output();
     if found.is_ok_and(|o| o.status.success()) {
-        return Some(claude);
+        return Some(program);
     }
     let why = format!(
-        "no Claude Code at {} (npm install @anthropic-ai/claude-code)",
-        std::path::Path::new(&claude).display()
+        "no {name} at {} (npm install {package})",
+        std::path::Path::new(&program).display()
     );
+    let require = format!("CONDENSE_REQUIRE_{}", name.to_uppercase());
     assert!(
-        std::env::var("CONDENSE_REQUIRE_CLAUDE").as_deref() != Ok("1"),
-        "CONDENSE_REQUIRE_CLAUDE=1, but {why}"
+        std::env::var(&require).as_deref() != Ok("1"),
+        "{require}=1, but {why}"
     );
     eprintln!("skipped: {why}");
     None
 }
 
+/// A 200 `text/event-stream` answer of `events`, each named by its `type`.
+fn sse(events: &[Value]) -> Reply {
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    Reply::Answer {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body,
+    }
+}
+
+/// Tool calls in the agent task: each prints a long output.
+const AGENT_CALLS: usize = 14;
+
+/// An agent's CLI — `command`, given the proxy's URL and a scratch
+/// directory — run through the proxy on the task the upstream scripts with
+/// `turn` (its answer to each request: a tool call for the first
+/// [`AGENT_CALLS`], then the final text). Returns the agent's requests as the
+/// upstream got them, the proxy's `/metrics` and what the CLI printed.
+fn agent_through_the_proxy(
+    turn: fn(usize) -> Reply,
+    command: impl FnOnce(&str, &std::path::Path) -> Command,
+) -> (Vec<Recorded>, String, String) {
+    let mut n = 0;
+    let upstream = TestServer::answering(move |_| {
+        n += 1;
+        turn(n - 1)
+    });
+    let proxy = RunningProxy::start(
+        "token_threshold = 40000\n",
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = command(&proxy.url(""), dir.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the agent failed: {stdout}\n{stderr}");
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), AGENT_CALLS + 1, "{stderr}");
+    let metrics = ureq::get(&proxy.url("/metrics"))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    (requests, metrics, stdout)
+}
+
+/// Of an agent's requests `bodies`, as its provider's cache sees them: most
+/// compacted, the checkpoint reused between compactions, and a cache break
+/// (`continues` false) at each compaction and nowhere else.
+fn assert_breaks_only_at_compactions(
+    bodies: &[Value],
+    continues: fn(&Value, &Value) -> bool,
+    metrics: &str,
+) {
+    let compacted = compacted(bodies);
+    assert!(
+        compacted >= AGENT_CALLS / 2,
+        "{compacted} of {} compacted\n{metrics}",
+        bodies.len()
+    );
+    let breaks = bodies
+        .windows(2)
+        .filter(|p| !continues(&p[0], &p[1]))
+        .count();
+    let compactions = metric(metrics, "condense_proxy_compactions_total");
+    assert!(compactions >= 2.0, "{metrics}");
+    assert!(
+        compactions < compacted as f64,
+        "checkpoints reused between compactions"
+    );
+    assert_eq!(breaks as f64, compactions, "breaks only at compactions");
+}
+
 /// The upstream's streamed answer to turn `turn` of the Claude Code task:
-/// a Bash call with a long output for the first `calls` turns, then the
-/// final text.
-fn claude_turn(turn: usize, calls: usize) -> Reply {
+/// a Bash call with a long output, then the final text.
+fn claude_turn(turn: usize) -> Reply {
     let start = json!({"type": "message_start", "message": {"id": format!("msg_{turn}"),
         "type": "message", "role": "assistant", "model": "claude-sonnet-4", "content": [],
         "stop_reason": null, "stop_sequence": null,
         "usage": {"input_tokens": 10, "output_tokens": 1}}});
-    let (block, delta, stop) = if turn < calls {
+    let (block, delta, stop) = if turn < AGENT_CALLS {
         let input = json!({"command": format!("seq 1 {}", 3000 + turn), "description": "Count"});
         (
             json!({"type": "tool_use", "id": format!("toolu_{turn:02}"), "name": "Bash", "input": {}}),
@@ -1175,7 +1233,7 @@ fn claude_turn(turn: usize, calls: usize) -> Reply {
             "end_turn",
         )
     };
-    let events = [
+    sse(&[
         start,
         json!({"type": "content_block_start", "index": 0, "content_block": block}),
         json!({"type": "content_block_delta", "index": 0, "delta": delta}),
@@ -1183,16 +1241,7 @@ fn claude_turn(turn: usize, calls: usize) -> Reply {
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
                "usage": {"output_tokens": 20}}),
         json!({"type": "message_stop"}),
-    ];
-    let body: String = events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-        .collect();
-    Reply::Answer {
-        status: 200,
-        headers: vec![("content-type".into(), "text/event-stream".into())],
-        body,
-    }
+    ])
 }
 
 /// Claude Code itself (`claude -p`), pointed at the proxy with
@@ -1203,51 +1252,32 @@ fn claude_turn(turn: usize, calls: usize) -> Reply {
 /// compactions its requests keep a byte-stable prefix.
 #[test]
 fn claude_code_works_through_the_proxy() {
-    let Some(claude) = claude_code() else {
+    let Some(claude) = agent_cli("CONDENSE_CLAUDE", "claude", "@anthropic-ai/claude-code") else {
         return;
     };
-    const CALLS: usize = 14;
-    let mut turn = 0;
-    let upstream = TestServer::answering(move |_| {
-        turn += 1;
-        claude_turn(turn - 1, CALLS)
+    let (requests, metrics, stdout) = agent_through_the_proxy(claude_turn, |proxy, dir| {
+        let work = dir.join("work");
+        std::fs::create_dir(&work).unwrap();
+        let mut command = Command::new(claude);
+        command
+            .args([
+                "-p",
+                "Count to 3000 a few times.",
+                "--output-format",
+                "json",
+            ])
+            .args(["--allowedTools", "Bash(seq:*)"])
+            .current_dir(&work)
+            .env("HOME", dir)
+            .env("ANTHROPIC_BASE_URL", proxy)
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        command
     });
-    let proxy = RunningProxy::start(
-        "token_threshold = 40000\n",
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let work = dir.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let out = Command::new(claude)
-        .args([
-            "-p",
-            "Count to 3000 a few times.",
-            "--output-format",
-            "json",
-        ])
-        .args(["--allowedTools", "Bash(seq:*)"])
-        .current_dir(&work)
-        .env("HOME", dir.path())
-        .env("ANTHROPIC_BASE_URL", proxy.url(""))
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("DISABLE_TELEMETRY", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "claude failed: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let result: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(result["is_error"], false, "{result}");
     assert_eq!(result["result"], "Counted.", "{result}");
-
-    let requests = upstream.requests();
-    assert_eq!(requests.len(), CALLS + 1);
     for (i, request) in requests.iter().enumerate() {
         assert!(request.path.starts_with("/v1/messages"), "{}", request.path);
         assert_eq!(request.header("x-api-key"), Some(KEY));
@@ -1270,41 +1300,15 @@ fn claude_code_works_through_the_proxy() {
             }
         }
     }
-    let metrics = ureq::get(&proxy.url("/metrics"))
-        .call()
-        .unwrap()
-        .into_body()
-        .read_to_string()
-        .unwrap();
-    let compacted = requests
-        .iter()
-        .filter(|r| r.body["messages"].to_string().contains(SUMMARY_MARKER))
-        .count();
-    assert!(
-        compacted >= CALLS / 2,
-        "{compacted} of {} compacted\n{metrics}",
-        requests.len()
-    );
     // Claude Code moves its own `cache_control` marks to the newest
     // message on every call, and sends that message's text as a block
     // (where the mark goes) and later as a string: neither is content, the
-    // provider caches the same prefix. Without them, the requests break
-    // only where condense compacted.
+    // provider caches the same prefix.
     let unmarked: Vec<Value> = requests
         .iter()
         .map(|r| without_cache_marks(r.body.clone()))
         .collect();
-    let breaks = unmarked
-        .windows(2)
-        .filter(|p| !continues(&p[0], &p[1]))
-        .count();
-    let compactions = metric(&metrics, "condense_proxy_compactions_total");
-    assert!(compactions >= 2.0, "{metrics}");
-    assert!(
-        compactions < compacted as f64,
-        "checkpoints reused between compactions"
-    );
-    assert_eq!(breaks as f64, compactions, "breaks only at compactions");
+    assert_breaks_only_at_compactions(&unmarked, continues, &metrics);
 }
 
 /// `value` without its `cache_control` keys, and a content of one text
@@ -1335,32 +1339,10 @@ fn without_cache_marks(mut value: Value) -> Value {
     value
 }
 
-/// Codex's own binary: `$CONDENSE_CODEX` (`.ci/run` installs the npm
-/// package, pinned), else `codex` on the PATH; `None` (the test then
-/// passes saying so) unless `CONDENSE_REQUIRE_CODEX=1` (CI).
-fn codex() -> Option<std::path::PathBuf> {
-    let codex = std::env::var_os("CONDENSE_CODEX").map_or_else(|| "codex".into(), Into::into);
-    let found = Command::new(&codex).arg("--version").output();
-    if found.is_ok_and(|o| o.status.success()) {
-        return Some(codex);
-    }
-    let why = format!(
-        "no Codex at {} (npm install @openai/codex)",
-        std::path::Path::new(&codex).display()
-    );
-    assert!(
-        std::env::var("CONDENSE_REQUIRE_CODEX").as_deref() != Ok("1"),
-        "CONDENSE_REQUIRE_CODEX=1, but {why}"
-    );
-    eprintln!("skipped: {why}");
-    None
-}
-
 /// The upstream's streamed Responses answer to turn `turn` of the Codex
-/// task: an `exec_command` call with a long output for the first `calls`
-/// turns, then the final message.
-fn codex_turn(turn: usize, calls: usize) -> Reply {
-    let item = if turn < calls {
+/// task: an `exec_command` call with a long output, then the final message.
+fn codex_turn(turn: usize) -> Reply {
+    let item = if turn < AGENT_CALLS {
         json!({"type": "function_call", "id": format!("fc_{turn}"), "call_id": format!("call_{turn}"),
                "name": "exec_command", "status": "completed",
                "arguments": json!({"cmd": format!("seq 1 {}", 3000 + turn)}).to_string()})
@@ -1377,21 +1359,21 @@ fn codex_turn(turn: usize, calls: usize) -> Reply {
     done["usage"] = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
                            "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
                            "total_tokens": 15});
-    let events = [
+    sse(&[
         json!({"type": "response.created", "response": response}),
         json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
         json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
         json!({"type": "response.completed", "response": done}),
-    ];
-    let body: String = events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-        .collect();
-    Reply::Answer {
-        status: 200,
-        headers: vec![("content-type".into(), "text/event-stream".into())],
-        body,
-    }
+    ])
+}
+
+/// Whether Responses request `now` starts with the whole of `before`.
+fn continues_input(before: &Value, now: &Value) -> bool {
+    let (b, n) = (
+        before["input"].as_array().unwrap(),
+        now["input"].as_array().unwrap(),
+    );
+    before["instructions"] == now["instructions"] && n.len() >= b.len() && n[..b.len()] == b[..]
 }
 
 /// Codex itself (`codex exec`), given the proxy as its Responses provider
@@ -1402,48 +1384,31 @@ fn codex_turn(turn: usize, calls: usize) -> Reply {
 /// keep a byte-stable prefix.
 #[test]
 fn codex_works_through_the_proxy() {
-    let Some(codex) = codex() else {
+    let Some(codex) = agent_cli("CONDENSE_CODEX", "codex", "@openai/codex") else {
         return;
     };
-    const CALLS: usize = 14;
-    let mut turn = 0;
-    let upstream = TestServer::answering(move |_| {
-        turn += 1;
-        codex_turn(turn - 1, CALLS)
+    let (requests, metrics, stdout) = agent_through_the_proxy(codex_turn, |proxy, dir| {
+        let (home, work) = (dir.join("codex"), dir.join("work"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&work).unwrap();
+        let config = format!(
+            "model = \"gpt-5-codex\"\nmodel_provider = \"condense\"\n\n\
+             [model_providers.condense]\nname = \"OpenAI through condense\"\n\
+             base_url = \"{proxy}/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n"
+        );
+        std::fs::write(home.join("config.toml"), config).unwrap();
+        let mut command = Command::new(codex);
+        command
+            .args(["exec", "--skip-git-repo-check"])
+            .arg("--dangerously-bypass-approvals-and-sandbox")
+            .arg("Count to 3000 a few times.")
+            .current_dir(&work)
+            .env("HOME", dir)
+            .env("CODEX_HOME", &home)
+            .env("OPENAI_API_KEY", KEY);
+        command
     });
-    let proxy = RunningProxy::start(
-        "token_threshold = 40000\n",
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work) = (dir.path().join("codex"), dir.path().join("work"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&work).unwrap();
-    let config = format!(
-        "model = \"gpt-5-codex\"\nmodel_provider = \"condense\"\n\n\
-         [model_providers.condense]\nname = \"OpenAI through condense\"\n\
-         base_url = \"{}\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n",
-        proxy.url("/v1")
-    );
-    std::fs::write(home.join("config.toml"), config).unwrap();
-    let out = Command::new(codex)
-        .args(["exec", "--skip-git-repo-check"])
-        .arg("--dangerously-bypass-approvals-and-sandbox")
-        .arg("Count to 3000 a few times.")
-        .current_dir(&work)
-        .env("HOME", dir.path())
-        .env("CODEX_HOME", &home)
-        .env("OPENAI_API_KEY", KEY)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "codex failed: {stdout}\n{stderr}");
-    assert!(stdout.contains("Counted."), "{stdout}\n{stderr}");
-
-    let requests = upstream.requests();
-    assert_eq!(requests.len(), CALLS + 1, "{stderr}");
+    assert!(stdout.contains("Counted."), "{stdout}");
     for (i, request) in requests.iter().enumerate() {
         assert_eq!(request.path, "/v1/responses");
         assert_eq!(
@@ -1469,39 +1434,6 @@ fn codex_works_through_the_proxy() {
             }
         }
     }
-    let metrics = ureq::get(&proxy.url("/metrics"))
-        .call()
-        .unwrap()
-        .into_body()
-        .read_to_string()
-        .unwrap();
-    let compacted = requests
-        .iter()
-        .filter(|r| r.body["input"].to_string().contains(SUMMARY_MARKER))
-        .count();
-    assert!(
-        compacted >= CALLS / 2,
-        "{compacted} of {} compacted\n{metrics}",
-        requests.len()
-    );
-    let breaks = requests
-        .windows(2)
-        .filter(|p| {
-            let (before, now) = (&p[0].body, &p[1].body);
-            let (b, n) = (
-                before["input"].as_array().unwrap(),
-                now["input"].as_array().unwrap(),
-            );
-            before["instructions"] != now["instructions"]
-                || n.len() < b.len()
-                || n[..b.len()] != b[..]
-        })
-        .count();
-    let compactions = metric(&metrics, "condense_proxy_compactions_total");
-    assert!(compactions >= 2.0, "{metrics}");
-    assert!(
-        compactions < compacted as f64,
-        "checkpoints reused between compactions"
-    );
-    assert_eq!(breaks as f64, compactions, "breaks only at compactions");
+    let bodies: Vec<Value> = requests.into_iter().map(|r| r.body).collect();
+    assert_breaks_only_at_compactions(&bodies, continues_input, &metrics);
 }
