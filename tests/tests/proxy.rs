@@ -1093,6 +1093,34 @@ fn the_proxy_serves_agents_checks_its_token_caps_bodies_and_shuts_down_gracefull
             .iter()
             .all(|r| r.header("proxy-authorization").is_none())
     );
+    // Refusals are counted with the rest.
+    let text = client
+        .get(&proxy.url("/metrics"))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    for (line, count) in [
+        (
+            r#"condense_proxy_requests_total{route="refused",status="407"}"#,
+            1.0,
+        ),
+        (
+            r#"condense_proxy_requests_total{route="refused",status="404"}"#,
+            1.0,
+        ),
+        (
+            r#"condense_proxy_requests_total{route="anthropic",status="413"}"#,
+            1.0,
+        ),
+        (
+            r#"condense_proxy_requests_total{route="anthropic",status="200"}"#,
+            3.0,
+        ),
+    ] {
+        assert_eq!(metric(&text, line), count, "{line}\n{text}");
+    }
 
     // A stream in flight when the proxy is told to stop is finished.
     let answer = client

@@ -122,17 +122,25 @@ async fn render_metrics(State(shared): State<Arc<Shared>>) -> Response {
         .into_response()
 }
 
-/// Logs a compaction, and appends it to the events file.
-fn record(shared: &Shared, event: &compress::Compacted) {
-    event.compaction.log();
-    if let Some(events) = &shared.events {
-        let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = events.append(event) {
-            tracing::warn!(
-                target: "condense::proxy",
-                "cannot append to {}: {e}",
-                events.path().display()
-            );
+impl Shared {
+    /// Counts `response` (to a request of `route`) and returns it.
+    fn answered(&self, route: &'static str, response: Response) -> Response {
+        self.metrics.request(route, response.status().as_u16());
+        response
+    }
+
+    /// Logs a compaction, and appends it to the events file.
+    fn record(&self, event: &compress::Compacted) {
+        event.compaction.log();
+        if let Some(events) = &self.events {
+            let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(e) = events.append(event) {
+                tracing::warn!(
+                    target: "condense::proxy",
+                    "cannot append to {}: {e}",
+                    events.path().display()
+                );
+            }
         }
     }
 }
@@ -149,33 +157,13 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             // its whole body before it reads the answer would otherwise see
             // the connection closed under it, not the refusal.
             let _ = axum::body::to_bytes(body, limit).await;
-            return refused.into_response();
+            return shared.answered("refused", refused.into_response());
         }
     };
-    let too_large = || {
-        let message = format!("condense proxy: the request body is over {limit} bytes\n");
-        (StatusCode::PAYLOAD_TOO_LARGE, message).into_response()
-    };
-    // Refused before any of it is read when its length says so: a client
-    // that waits for `100 Continue` never sends it.
-    let declared = parts
-        .headers
-        .get(axum::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return too_large();
-    }
-    let body = match axum::body::to_bytes(body, limit).await {
+    let route_name = route.format.map_or("forwarded", |f| f.name());
+    let body = match read_body(&parts, body, limit).await {
         Ok(body) => body,
-        Err(e) => {
-            let over = std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-            if over {
-                return too_large();
-            }
-            let message = format!("condense proxy: cannot read the request body: {e}\n");
-            return (StatusCode::BAD_REQUEST, message).into_response();
-        }
+        Err(refused) => return shared.answered(route_name, refused),
     };
     let (body, outcome) = match route.format {
         Some(format) => {
@@ -196,31 +184,57 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 ..
             } = &outcome
             {
-                record(&shared, event);
+                shared.record(event);
             }
-            (body, Some(outcome))
+            (body, outcome)
         }
-        None => (body, None),
+        None => (body, compress::Outcome::NotCompressed),
     };
     let logged_body = shared
         .proxy
         .log_bodies
         .then(|| String::from_utf8_lossy(&body).into_owned());
     let response = upstream::forward(&shared.client, &route, parts, body).await;
-    let status = response.status().as_u16();
-    let route_name = route.format.map_or("forwarded", |f| f.name());
-    shared.metrics.request(route_name, status);
-    let outcome = outcome.unwrap_or(compress::Outcome::NotCompressed);
     tracing::info!(
         target: "condense::proxy",
         method = %route.method,
         path = %route.path,
         agent = %route.agent,
-        status,
+        status = response.status().as_u16(),
         condense = %outcome,
         ms = started.elapsed().as_millis() as u64,
         body = logged_body,
         "request forwarded"
     );
-    response
+    shared.answered(route_name, response)
+}
+
+/// The request's body, or the proxy's refusal: over the cap (413) —
+/// refused before any of it is read when its `Content-Length` says so, so a
+/// client that waits for `100 Continue` never sends it — or unreadable (400).
+async fn read_body(
+    parts: &axum::http::request::Parts,
+    body: axum::body::Body,
+    limit: usize,
+) -> Result<bytes::Bytes, Response> {
+    let too_large = || {
+        let message = format!("condense proxy: the request body is over {limit} bytes\n");
+        (StatusCode::PAYLOAD_TOO_LARGE, message).into_response()
+    };
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let over = std::error::Error::source(&e)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+        if over {
+            return too_large();
+        }
+        let message = format!("condense proxy: cannot read the request body: {e}\n");
+        (StatusCode::BAD_REQUEST, message).into_response()
+    })
 }

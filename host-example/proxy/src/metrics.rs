@@ -17,7 +17,9 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     /// The protocol condense read the request as (`anthropic`, `openai`,
-    /// `responses`), or `forwarded` for every other path.
+    /// `responses`), `forwarded` for every other path, `refused` for a
+    /// request the proxy turned away before routing it (its token, an
+    /// unknown agent).
     route: &'static str,
     status: u16,
 }
@@ -56,7 +58,8 @@ impl Metrics {
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "requests",
-            "Requests answered, by route (the protocol condense read, or `forwarded`) and status",
+            "Requests answered, by route (the protocol condense read, `forwarded` for other \
+             paths, `refused` before routing) and status",
             requests.clone(),
         );
         let outcomes = Family::<OutcomeLabels, Counter>::default();
