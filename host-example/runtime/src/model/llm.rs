@@ -41,10 +41,12 @@ impl AgentFrame {
     }
 
     pub fn get(&self) -> Frame {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.read(Frame::clone)
+    }
+
+    /// `f` of the frame, without copying it.
+    pub fn read<T>(&self, f: impl FnOnce(&Frame) -> T) -> T {
+        f(&self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
@@ -130,8 +132,10 @@ impl LanguageModel for OpenAiLlm {
     }
 
     fn frame_tokens(&self) -> u32 {
-        let frame = self.frame();
-        estimate_messages(&frame.system).iter().sum::<u32>()
-            + frame.tools.iter().map(ToolSpec::tokens).sum::<u32>()
+        let tokens = |frame: &Frame| {
+            estimate_messages(&frame.system).iter().sum::<u32>()
+                + frame.tools.iter().map(ToolSpec::tokens).sum::<u32>()
+        };
+        self.frame.as_ref().map_or(0, |frame| frame.read(tokens))
     }
 }
