@@ -20,9 +20,10 @@
 
 use axum::body::Bytes;
 use axum::http::HeaderMap;
-use condense_host::sessions::MemorySessions;
 use condense_tests::corpus_dir;
-use condense_tests::proxy::{ProxyProcess, RunningProxy, proxy_args, serve_on_a_thread};
+use condense_tests::proxy::{
+    ProxyProcess, RunningProxy, metric, proxy_args, scrape, serve_on_a_thread,
+};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -194,7 +195,7 @@ fn main() {
     let reference: Seen = Arc::default();
     let url = upstream(reference.clone());
     {
-        let proxy = RunningProxy::start(CONFIG, &url, Arc::new(MemorySessions::default()));
+        let proxy = RunningProxy::in_memory(CONFIG, &url);
         let client = ureq::Agent::new_with_defaults();
         for session in 0..sessions {
             for (i, call) in calls.iter().enumerate() {
@@ -226,12 +227,7 @@ fn main() {
     let started = Instant::now();
     let (through, lost) = run(&proxy.url("/v1/messages"), sessions, &calls);
     let wall = started.elapsed();
-    let metrics = ureq::get(&proxy.url("/metrics"))
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_to_string()
-        .unwrap();
+    let metrics = scrape(&proxy.url("/metrics"));
     let peak = peak_kib(proxy.pid());
     drop(proxy);
 
@@ -247,13 +243,7 @@ fn main() {
         }
     }
     let missing = reference.len() - seen.lock().unwrap().len();
-    let metric = |name: &str| {
-        metrics
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-            .unwrap_or("0")
-            .to_owned()
-    };
+    let metric = |name: &str| metric(&metrics, name);
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
         "calls: {} answered, {} lost ({} never reached the upstream), {corrupted} corrupted, \

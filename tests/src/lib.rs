@@ -15,8 +15,10 @@ pub mod guests {
     include!(concat!(env!("OUT_DIR"), "/guests.rs"));
 }
 
-// The survival benchmark of issue 11 (see its module doc).
+// `condense proxy` in process or as a process (see its module doc).
 pub mod proxy;
+
+// The survival benchmark of issue 11 (see its module doc).
 pub mod survival;
 
 // Key facts kept at the end of a replay (see its module doc).

@@ -3,7 +3,7 @@
 //! it ([`ProxyProcess`]).
 
 use condense::settings::ConfigFile;
-use condense_host::sessions::SessionStore;
+use condense_host::sessions::{MemorySessions, SessionStore};
 use condense_proxy::{Proxy, Routes};
 use std::ffi::OsString;
 use std::future::Future;
@@ -26,6 +26,11 @@ impl RunningProxy {
     /// protocols, its checkpoints in `store`.
     pub fn start(config: &str, upstream: &str, store: Arc<dyn SessionStore>) -> RunningProxy {
         RunningProxy::serve(RunningProxy::settings(config, upstream, store))
+    }
+
+    /// [`start`](RunningProxy::start) with the checkpoints in memory.
+    pub fn in_memory(config: &str, upstream: &str) -> RunningProxy {
+        RunningProxy::start(config, upstream, Arc::new(MemorySessions::default()))
     }
 
     /// What [`start`](RunningProxy::start) serves, to change before
@@ -81,6 +86,20 @@ impl Drop for RunningProxy {
             let _ = thread.join();
         }
     }
+}
+
+/// The text a proxy serves at `url` (its `/metrics`).
+pub fn scrape(url: &str) -> String {
+    let mut answer = ureq::get(url).call().expect("the proxy serves /metrics");
+    answer.body_mut().read_to_string().unwrap()
+}
+
+/// The value of the sample `name` (with its labels) in a `/metrics` text;
+/// 0 when absent, as a counter that never moved.
+pub fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
 }
 
 /// Runs `serve` on a listener bound to 127.0.0.1 (a free port), on a tokio

@@ -6,7 +6,7 @@ use condense_host::sessions::{DbSessions, MemorySessions, SessionStore};
 use condense_model::SUMMARY_MARKER;
 use condense_scripted_server::{Recorded, Reply, TestServer};
 use condense_tests::corpus_dir;
-use condense_tests::proxy::{ProxyProcess, RunningProxy, proxy_args};
+use condense_tests::proxy::{ProxyProcess, RunningProxy, metric, proxy_args, scrape};
 use serde_json::{Value, json};
 use std::process::Command;
 use std::sync::Arc;
@@ -64,11 +64,7 @@ fn curl_gets_the_upstreams_answer_byte_for_byte_and_the_upstream_a_compressed_re
             r#"{"type":"error","error":{"type":"overloaded_error"}}"#,
         ),
     ]);
-    let proxy = RunningProxy::start(
-        "token_threshold = 4000\n",
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
+    let proxy = RunningProxy::in_memory("token_threshold = 4000\n", &upstream.url(""));
     let body = corpus_body("cc-trace-sonnet");
     let bytes = serde_json::to_vec(&body).unwrap();
     let headers = [
@@ -122,11 +118,7 @@ fn curl_gets_the_upstreams_answer_byte_for_byte_and_the_upstream_a_compressed_re
     );
 
     // No upstream at all: the proxy says so, with a 502.
-    let nowhere = RunningProxy::start(
-        "",
-        "http://127.0.0.1:9",
-        Arc::new(MemorySessions::default()),
-    );
+    let nowhere = RunningProxy::in_memory("", "http://127.0.0.1:9");
     let out = Command::new("curl")
         .args([
             "--silent",
@@ -360,11 +352,7 @@ fn the_official_sdks_get_their_answers_byte_for_byte() {
         openai_json.clone(),
         sse(&openai_sse),
     ]);
-    let proxy = RunningProxy::start(
-        "token_threshold = 4000\n",
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
+    let proxy = RunningProxy::in_memory("token_threshold = 4000\n", &upstream.url(""));
     let dir = tempfile::tempdir().unwrap();
     let body = dir.path().join("body.json");
     std::fs::write(&body, corpus_body("cc-trace-sonnet").to_string()).unwrap();
@@ -448,11 +436,7 @@ fn a_responses_request_with_tool_calls_is_compressed_validly() {
     let body = json!({"model": "gpt-5-codex", "instructions": "You are Codex.", "input": input,
                       "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object"}}]});
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"output": []}"#));
-    let proxy = RunningProxy::start(
-        "token_threshold = 4000\n",
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
+    let proxy = RunningProxy::in_memory("token_threshold = 4000\n", &upstream.url(""));
     let client = ureq::Agent::new_with_defaults();
     let post = |body: &Value| {
         client
@@ -520,11 +504,7 @@ fn post(client: &ureq::Agent, url: &str, body: &Value, headers: &[(&str, &str)])
 /// checkpoints in memory: the reference the other setups must match.
 fn through_one_proxy(config: &str, calls: &[Value]) -> Vec<Value> {
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
-    let proxy = RunningProxy::start(
-        config,
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
+    let proxy = RunningProxy::in_memory(config, &upstream.url(""));
     let client = ureq::Agent::new_with_defaults();
     for call in calls {
         assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
@@ -564,11 +544,7 @@ fn a_streamed_answer_reaches_the_client_as_it_arrives() {
         gate: gate.clone(),
         rest: rest.clone(),
     }]);
-    let proxy = RunningProxy::start(
-        "token_threshold = 4000\n",
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
+    let proxy = RunningProxy::in_memory("token_threshold = 4000\n", &upstream.url(""));
     let body = corpus_body("cc-trace-sonnet");
     let answer = ureq::Agent::new_with_defaults()
         .post(&proxy.url("/v1/messages"))
@@ -604,11 +580,7 @@ fn side_requests_do_not_disturb_the_main_sessions_checkpoint() {
     let alone = through_one_proxy(SESSION_CONFIG, &calls);
 
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
-    let proxy = RunningProxy::start(
-        SESSION_CONFIG,
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
+    let proxy = RunningProxy::in_memory(SESSION_CONFIG, &upstream.url(""));
     let client = ureq::Agent::new_with_defaults();
     let main = [("x-test-session", "main")];
     let side = [("x-test-session", "side")];
@@ -711,13 +683,6 @@ impl Drop for RedisServer {
     }
 }
 
-/// The value of a counter line in a `/metrics` text (0 when absent).
-fn metric(text: &str, name: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or(0.0)
-}
-
 /// Two proxy processes sharing one redis-server serve one session
 /// alternately, call by call: the upstream gets exactly what one proxy alone would send, no
 /// extra cache break. Then Redis stops mid-session: every request is still
@@ -770,13 +735,7 @@ fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
     }
     let (mut fail_opens, mut compactions) = (0.0, 0.0);
     for proxy in &proxies {
-        let text = client
-            .get(&proxy.url("/metrics"))
-            .call()
-            .unwrap()
-            .into_body()
-            .read_to_string()
-            .unwrap();
+        let text = scrape(&proxy.url("/metrics"));
         fail_opens += metric(&text, "condense_proxy_fail_opens_total{kind=\"store\"}");
         compactions += metric(&text, "condense_proxy_compactions_total");
     }
@@ -865,13 +824,7 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
         post(&client, &proxy.url("/v1/messages"), &calls[kill_at], &[]),
         200
     );
-    let metrics = client
-        .get(&proxy.url("/metrics"))
-        .call()
-        .unwrap()
-        .into_body()
-        .read_to_string()
-        .unwrap();
+    let metrics = scrape(&proxy.url("/metrics"));
     // Compressed with the stored checkpoint, not compacted afresh.
     assert_eq!(
         metric(
@@ -955,11 +908,7 @@ fn langchain_chat_models_work_through_the_proxy() {
         condense_tests::chat_answer("Done (chat)."),
         Reply::json(200, responses.to_string()),
     ]);
-    let proxy = RunningProxy::start(
-        "token_threshold = 4000\n",
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
+    let proxy = RunningProxy::in_memory("token_threshold = 4000\n", &upstream.url(""));
     let dir = tempfile::tempdir().unwrap();
     let body_path = dir.path().join("body.json");
     std::fs::write(&body_path, corpus_body("cc-trace-sonnet").to_string()).unwrap();
@@ -1094,13 +1043,7 @@ fn the_proxy_serves_agents_checks_its_token_caps_bodies_and_shuts_down_gracefull
             .all(|r| r.header("proxy-authorization").is_none())
     );
     // Refusals are counted with the rest.
-    let text = client
-        .get(&proxy.url("/metrics"))
-        .call()
-        .unwrap()
-        .into_body()
-        .read_to_string()
-        .unwrap();
+    let text = scrape(&proxy.url("/metrics"));
     for (line, count) in [
         (
             r#"condense_proxy_requests_total{route="refused",status="407"}"#,
@@ -1192,11 +1135,7 @@ fn agent_through_the_proxy(
         n += 1;
         turn(n - 1)
     });
-    let proxy = RunningProxy::start(
-        "token_threshold = 40000\n",
-        &upstream.url(""),
-        Arc::new(MemorySessions::default()),
-    );
+    let proxy = RunningProxy::in_memory("token_threshold = 40000\n", &upstream.url(""));
     let dir = tempfile::tempdir().unwrap();
     let out = command(&proxy.url(""), dir.path()).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -1204,12 +1143,7 @@ fn agent_through_the_proxy(
     assert!(out.status.success(), "the agent failed: {stdout}\n{stderr}");
     let requests = upstream.requests();
     assert_eq!(requests.len(), AGENT_CALLS + 1, "{stderr}");
-    let metrics = ureq::get(&proxy.url("/metrics"))
-        .call()
-        .unwrap()
-        .into_body()
-        .read_to_string()
-        .unwrap();
+    let metrics = scrape(&proxy.url("/metrics"));
     (requests, metrics, stdout)
 }
 

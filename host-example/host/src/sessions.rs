@@ -39,13 +39,13 @@ use condense_model::{Message, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 mod db;
 mod redis;
 
 pub use self::db::DbSessions;
 pub use self::redis::RedisSessions;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Checkpoints kept per group: a long session makes one per compaction, and
 /// sessions that start alike share a group.
