@@ -6,6 +6,7 @@
 mod cli;
 mod corpus;
 mod host;
+mod layout;
 mod llm;
 mod passes;
 mod properties;

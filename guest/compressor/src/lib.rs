@@ -4,9 +4,10 @@
 //!
 //! One module per step:
 //! token estimate (`condense_model::tokens`) → safe cut points (`segment`) →
-//! checkpoint reuse (`checkpoint`) → context-engineering passes (`passes`) →
+//! checkpoint reuse (`state`) → context-engineering passes (`passes`) →
 //! boundary choice (`fold`) → summary (the imported summarizer) → assembly
-//! (`assemble`) → self-check (`condense_model::invariants`).
+//! (`assemble`, the summary pair's text from `framing`, in the language
+//! `language` detects) → self-check (`condense_model::invariants`).
 //!
 //! Hysteresis: while a valid checkpoint's request stays under
 //! `token_threshold`, the same boundary and summary are reused, so successive
@@ -19,6 +20,7 @@
 
 pub mod assemble;
 pub mod fold;
+pub mod framing;
 pub mod language;
 pub mod passes;
 pub mod segment;
@@ -416,7 +418,7 @@ impl<'a> Call<'a> {
         // checkpoint fixes them, so a new message in another language cannot
         // change the framing (and break the cache) between compactions.
         let pair = folded.then(|| {
-            assemble::summary_pair(&summary, self.prefix.language(self.window, at.boundary))
+            framing::summary_pair(&summary, self.prefix.language(self.window, at.boundary))
         });
         let pair_tokens = pair_tokens.unwrap_or_else(|| {
             pair.iter()
@@ -527,10 +529,10 @@ struct Fold {
 /// that needs it).
 pub fn max_pair_tokens(summary_tokens: u32) -> u64 {
     const JOIN_SLACK: u64 = 2;
-    let framing = assemble::LANGUAGES
+    let framing = framing::LANGUAGES
         .iter()
         .map(|lang| {
-            assemble::summary_pair("", lang)
+            framing::summary_pair("", lang)
                 .iter()
                 .map(|m| u64::from(estimate_message(m)))
                 .sum::<u64>()
@@ -637,9 +639,9 @@ mod tests {
             "Краткое содержание: исправлен парсер. ".repeat(30),
             "    let x = vec![1, 2, 3];\n}".repeat(50),
         ];
-        for lang in assemble::LANGUAGES.iter().chain(&["xx"]) {
+        for lang in framing::LANGUAGES.iter().chain(&["xx"]) {
             for summary in &summaries {
-                let cost: u64 = assemble::summary_pair(summary, lang)
+                let cost: u64 = framing::summary_pair(summary, lang)
                     .iter()
                     .map(|m| u64::from(estimate_message(m)))
                     .sum();

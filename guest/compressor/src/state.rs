@@ -109,7 +109,7 @@ impl State {
         let [user, assistant] = history.get(at..at + 2)? else {
             return None;
         };
-        let (language, summary) = crate::assemble::parse_summary_pair(user, assistant)?;
+        let (language, summary) = crate::framing::parse_summary_pair(user, assistant)?;
         let end = at + 2;
         let mut prefix = Prefix::default().advance(history, tokens, end);
         // The pair is no turn of the conversation: a cut after it is not
@@ -208,7 +208,7 @@ impl Prefix {
     /// The language of the folded messages plus `window[..to]`.
     pub fn language(&self, window: &[Message], to: usize) -> &'static str {
         if to == 0
-            && let Some(known) = crate::assemble::LANGUAGES
+            && let Some(known) = crate::framing::LANGUAGES
                 .iter()
                 .find(|l| **l == self.language)
         {

@@ -1,6 +1,11 @@
 //! What a summary remembers, independent of how it is written down: `format`
 //! reads it from the previous summary and writes it back, `extract` adds the
 //! newly folded messages to it.
+//!
+//! The digest holds the facts and keeps its ledgers in order; what an entry
+//! means (which request is the person's, which one a harness wrote) is
+//! `extract`'s to say, as it wrote them, so this module imports neither of
+//! the two that use it.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher, Hash};
@@ -80,7 +85,7 @@ pub struct Todo {
 pub struct Digest {
     /// What the person said that binds the session (rules, limits, values,
     /// the goal), verbatim, oldest first, the latest of each subject only.
-    pub binding: Vec<crate::binding::Statement>,
+    pub binding: Vec<crate::statements::Statement>,
     /// User requests verbatim (bounded), with repeat counts; the last is the current task.
     pub requests: Recent<String, u32>,
     /// What the assistant last said it does next.
@@ -96,16 +101,6 @@ pub struct Digest {
 }
 
 impl Digest {
-    /// The person's latest request: the current task (a notice a harness
-    /// wrote after it is not one).
-    pub fn current_request(&self) -> Option<&String> {
-        self.requests
-            .iter()
-            .map(|(text, _)| text)
-            .filter(|text| !crate::extract::by_harness(text))
-            .last()
-    }
-
     /// Records `count` uses of `path` by `tool`. A relative path and the one
     /// absolute path it ends are one file (an agent reads
     /// `/home/me/app/src/x.rs` and runs `cargo fmt -- src/x.rs`): it is

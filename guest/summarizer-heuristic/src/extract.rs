@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use condense_model::tokens::text_millis;
 use condense_model::{Message, Part, Role, ToolCall, ToolResult};
 
-use crate::binding;
+use crate::statements;
 use crate::digest::{Digest, FixedState, Status, Todo, add};
 use crate::text::{cut_to_fit, one_line, strip_reminders, tidy_block};
 use serde_json::Value;
@@ -55,14 +55,14 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
             // A notice the harness wrote after the person's latest request is
             // no new task: that request stays last, the current task.
             if by_harness(&request)
-                && let Some(current) = digest.current_request().cloned()
+                && let Some(current) = current_request(digest).cloned()
             {
                 add(&mut digest.requests, current, 0);
             }
             for sentence in said(&request) {
-                if let Some(statement) = binding::classify(sentence) {
+                if let Some(statement) = statements::classify(sentence) {
                     let new = statement.clone();
-                    if let Some(old) = binding::add(&mut digest.binding, statement) {
+                    if let Some(old) = statements::add(&mut digest.binding, statement) {
                         forget(digest, &old, &new);
                     }
                 }
@@ -150,6 +150,17 @@ pub(crate) fn said(request: &str) -> Vec<&str> {
 /// the lines [`harness_written`] makes).
 pub(crate) fn by_harness(request: &str) -> bool {
     request.starts_with(['<', '['])
+}
+
+/// The person's latest request in `digest`: the current task (a notice a
+/// harness wrote after it is not one).
+pub(crate) fn current_request(digest: &Digest) -> Option<&String> {
+    digest
+        .requests
+        .iter()
+        .map(|(text, _)| text)
+        .filter(|text| !by_harness(text))
+        .last()
 }
 
 /// How many sentences `request` has, pasted documents and all.
@@ -314,8 +325,8 @@ fn next_step(text: &str) -> Option<String> {
 /// that goes), and the assistant's statements that repeat its stale values.
 /// Latest wins everywhere, so the summary never shows the old value as
 /// current.
-fn forget(digest: &mut Digest, old: &binding::Statement, new: &binding::Statement) {
-    let stale = binding::stale_values(old, new);
+fn forget(digest: &mut Digest, old: &statements::Statement, new: &statements::Statement) {
+    let stale = statements::stale_values(old, new);
     let requests: Vec<(String, u32)> = digest
         .requests
         .iter()

@@ -25,7 +25,7 @@
 //! detected language changes. Every item ends with ` (×N)` when seen N > 1
 //! times (files count per tool instead). Entries are ordered by latest mention.
 
-use crate::binding::{self, Class, Statement};
+use crate::statements::{self, Class, Statement};
 use crate::budget::{Item, Section};
 use crate::digest::{Digest, Status, Todo, add};
 
@@ -106,7 +106,7 @@ fn covered(request: &str, binding: &[Statement]) -> bool {
         && said.iter().all(|s| {
             binding
                 .iter()
-                .any(|b| b.text == crate::text::one_line(s, binding::STATEMENT_MAX_CHARS))
+                .any(|b| b.text == crate::text::one_line(s, statements::STATEMENT_MAX_CHARS))
         })
 }
 
@@ -128,7 +128,7 @@ pub(crate) fn is_routine(item: &str) -> bool {
     crate::extract::by_harness(body)
         || (body.split_whitespace().count() <= 4
             && !body.contains('\n')
-            && binding::classify(body).is_none())
+            && statements::classify(body).is_none())
 }
 
 /// The drop class of a binding statement: above every other kind.
@@ -348,10 +348,10 @@ pub fn parse(summary: &str) -> Digest {
         .requests
         .iter()
         .flat_map(|(text, _)| crate::extract::said(text))
-        .filter_map(binding::classify)
+        .filter_map(statements::classify)
         .collect();
     for statement in carried {
-        let _ = binding::add(&mut digest.binding, statement);
+        let _ = statements::add(&mut digest.binding, statement);
     }
     digest
 }
@@ -364,11 +364,11 @@ fn flush(digest: &mut Digest, kind: Kind, item: Option<String>) {
             // Classified again: the same words give the same class. Text
             // that no longer reads as binding is kept as a value rather
             // than lost.
-            let statement = binding::classify(item).unwrap_or(Statement {
+            let statement = statements::classify(item).unwrap_or(Statement {
                 text: item.to_owned(),
                 class: Class::Value,
             });
-            let _ = binding::add(&mut digest.binding, statement);
+            let _ = statements::add(&mut digest.binding, statement);
         }
         Kind::Requests | Kind::Current => {
             let (text, count) = split_count(item);

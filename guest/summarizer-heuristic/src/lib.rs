@@ -2,23 +2,24 @@
 //! folded history, built for an agent that has to carry on with the task.
 //!
 //! It keeps what the user said that binds the session — rules, limits,
-//! preferences, exact values, the goal — sentence by sentence and ranked above
-//! everything else (see `binding`), the user's requests verbatim (the latest as the current task, with
-//! the agent's latest todo list), the files touched and by which tool, the
-//! commands run with their outcomes, the errors seen and short statements from
-//! the assistant. Each fold parses the previous summary back (see `format`),
-//! merges the new facts in and writes the result within the token budget,
-//! dropping the least valuable lines first (see `budget`).
+//! preferences, corrections, exact values, the goal — sentence by sentence
+//! and ranked above everything else (see `statements`), the user's requests
+//! verbatim (the latest as the current task, with the agent's latest todo
+//! list), the files touched and by which tool, the commands run with their
+//! outcomes, the errors seen and short statements from the assistant. Each
+//! fold parses the previous summary back (see `format`), merges the new facts
+//! in (see `extract`, into a `digest`) and writes the result within the token
+//! budget, dropping the least valuable lines first (see `budget`).
 //!
 //! Everything here is plain Rust; the component is
 //! `condense-summarizer-heuristic-component`, a crate of its own so that
 //! other components (the LLM summarizer) can link this library.
 
-mod binding;
 mod budget;
 mod digest;
 mod extract;
 mod format;
+mod statements;
 mod text;
 
 #[cfg(test)]
@@ -39,7 +40,7 @@ pub fn must_keep(messages: &[condense_model::Message]) -> Vec<String> {
     // Stable: within a class, the order they were said in.
     binding.sort_by_key(|s| std::cmp::Reverse(s.class));
     let mut out: Vec<String> = binding.into_iter().map(|s| s.text).collect();
-    let current = digest.current_request().cloned();
+    let current = extract::current_request(&digest).cloned();
     for text in current.into_iter().chain(digest.next.clone()) {
         if !out.contains(&text) {
             out.push(text);

@@ -504,7 +504,8 @@ fn a_rule_survives_five_folds() {
     }
 }
 
-/// Under budget pressure a rule outranks routine lines, repeated or not.
+/// Under budget pressure a rule outranks routine lines, repeated or not: a
+/// line the assistant said 33 times goes before a rule the person said once.
 #[test]
 fn a_rule_outranks_what_is_repeated() {
     let mut messages = vec![Message::text(
@@ -512,9 +513,20 @@ fn a_rule_outranks_what_is_repeated() {
         "Always run make check-8812 before committing.",
     )];
     messages.extend(routine(11, "c"));
-    let summary = run("", &messages, 120, "en");
-    assert!(summary.contains("make check-8812"), "{summary}");
-    assert!(!summary.contains("continue (×11)") || summary.contains("check-8812"));
+    let rule = "make check-8812";
+    let repeated = "checks each length field. (×33)";
+    let ample = run("", &messages, 10_000, "en");
+    assert!(ample.contains(rule) && ample.contains(repeated), "{ample}");
+    // Past the files (the first to go), the pinned current task with the
+    // rule and the repeated line takes 58 tokens, with either one and the
+    // next step 46 or 49: at 50 there is room for the rule or the repeated
+    // line, not both.
+    let tight = run("", &messages, 50, "en");
+    assert!(tight.contains(rule), "the rule was dropped:\n{tight}");
+    assert!(
+        !tight.contains(repeated),
+        "the repeated line was kept and something the person set went:\n{tight}"
+    );
 }
 
 /// A later statement with the same subject and a new value replaces the
@@ -646,3 +658,4 @@ fn each_rank_class_goes_in_its_order() {
     }
     assert!(dropped_any);
 }
+

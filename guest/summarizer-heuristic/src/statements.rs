@@ -1,6 +1,7 @@
-//! What the person said that binds the rest of the session: rules and
-//! prohibitions, limits, deadlines, required formats, preferences,
-//! corrections, and the exact values the work depends on.
+//! The person's binding statements: what they said that binds the rest of
+//! the session — rules and prohibitions, limits, deadlines, required formats,
+//! preferences, corrections, the exact values the work depends on, and the
+//! goal.
 //!
 //! These are what an agent most needs after a compaction and what people
 //! most hate losing, so they are lifted out of the person's messages
