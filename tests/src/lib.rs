@@ -6,8 +6,9 @@ use condense::embedded;
 use condense_host::formats::{Format, Parsed};
 use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime, SessionCheckpoint};
 use condense_model::{CoreConfig, Message};
+use std::io::Write;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, Once, OnceLock};
 use std::time::Duration;
 
 /// Paths of the test guest components (`tests/guests/*`), built by build.rs.
@@ -257,4 +258,50 @@ pub fn text_of(checkpoint: &SessionCheckpoint) -> String {
         "a test guest's checkpoint"
     );
     String::from_utf8(checkpoint.checkpoint.state.clone()).expect("text")
+}
+
+/// Says that the running test passes without checking anything because a
+/// tool it needs is missing (`why`), and counts it in the run's output.
+///
+/// `cargo test` shows a passing test's output only with `--nocapture`, and
+/// has no hook at the end of a run, so a local green run would not say what
+/// it left out. Every test that skips is in the one integration binary, and
+/// libtest's `main` returns (or calls `exit`) after printing its result: so
+/// the first skip registers a C `atexit` handler, which then prints every
+/// skip on stderr, below the result, in the plain output of `cargo test`.
+pub fn skipped(why: &str) {
+    static SKIPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    static REGISTER: Once = Once::new();
+    // libtest runs each test on a thread named after it.
+    let test = std::thread::current().name().unwrap_or("?").to_owned();
+    eprintln!("skipped: {why}");
+    SKIPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(format!("{test}: {why}"));
+
+    unsafe extern "C" {
+        /// The C library's, which the Rust standard library links on every
+        /// platform the tests run on.
+        fn atexit(callback: extern "C" fn()) -> std::ffi::c_int;
+    }
+    extern "C" fn report() {
+        let skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = std::io::stderr().lock();
+        // Nothing to do if stderr is gone; a panic here would abort.
+        let _ = writeln!(
+            out,
+            "\nSKIPPED {} test(s), their tool missing \
+             (CONDENSE_REQUIRE_*=1, as .ci/run sets, fails them instead):",
+            skipped.len()
+        );
+        for line in skipped.iter() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    REGISTER.call_once(|| {
+        // SAFETY: `report` is a plain function that does not unwind.
+        let registered = unsafe { atexit(report) };
+        assert_eq!(registered, 0, "atexit failed");
+    });
 }

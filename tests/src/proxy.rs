@@ -94,12 +94,35 @@ pub fn scrape(url: &str) -> String {
     answer.body_mut().read_to_string().unwrap()
 }
 
-/// The value of the sample `name` (with its labels) in a `/metrics` text;
-/// 0 when absent, as a counter that never moved.
+/// The value of the sample `name` (with its labels) in a `/metrics` text.
+/// A labelled sample that never moved is not written, but its family is (its
+/// `# TYPE` line): that is 0. Any other absence panics naming the metric, so
+/// a metric renamed or never registered fails the test that reads it instead
+/// of reading as a counter that never moved.
 pub fn metric(text: &str, name: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or(0.0)
+    let sample = text
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '));
+    if let Some(value) = sample {
+        return value
+            .parse()
+            .unwrap_or_else(|e| panic!("{name} {value}: {e}"));
+    }
+    let Some((unlabelled, _)) = name.split_once('{') else {
+        panic!("no {name} in /metrics:\n{text}")
+    };
+    // A counter's family is named without its `_total`.
+    let family = unlabelled.strip_suffix("_total").unwrap_or(unlabelled);
+    let registered = text.lines().any(|l| {
+        l.strip_prefix("# TYPE ")
+            .and_then(|t| t.strip_prefix(family))
+            .is_some_and(|t| t.starts_with(' '))
+    });
+    assert!(
+        registered,
+        "no {name}, nor its family {family}, in /metrics:\n{text}"
+    );
+    0.0
 }
 
 /// Runs `serve` on a listener bound to 127.0.0.1 (a free port), on a tokio

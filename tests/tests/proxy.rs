@@ -272,7 +272,7 @@ fn required_python(packages: &[&str]) -> Option<std::path::PathBuf> {
             panic!("CONDENSE_REQUIRE_PYTHON=1, but {why}")
         }
         Err(why) => {
-            eprintln!("skipped: {why}");
+            condense_tests::skipped(&why);
             None
         }
     }
@@ -638,7 +638,7 @@ impl RedisServer {
                 std::env::var("CONDENSE_REQUIRE_REDIS").as_deref() != Ok("1"),
                 "CONDENSE_REQUIRE_REDIS=1, but there is no redis-server"
             );
-            eprintln!("skipped: no redis-server (apt-get install redis-server)");
+            condense_tests::skipped("no redis-server (apt-get install redis-server)");
             return None;
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -1101,7 +1101,7 @@ fn agent_cli(var: &str, name: &str, package: &str) -> Option<std::path::PathBuf>
         std::env::var(&require).as_deref() != Ok("1"),
         "{require}=1, but {why}"
     );
-    eprintln!("skipped: {why}");
+    condense_tests::skipped(&why);
     None
 }
 

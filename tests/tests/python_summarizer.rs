@@ -165,7 +165,7 @@ macro_rules! python_or_skip {
         match python_middleware() {
             Ok(middleware) => middleware,
             Err(why) => {
-                println!("skipped: {why} (set CONDENSE_REQUIRE_PYTHON=1 to fail instead)");
+                condense_tests::skipped(why);
                 return;
             }
         }
@@ -361,7 +361,7 @@ fn the_summary_keeps_the_previous_one_and_fits_any_budget() {
 fn one_binary_writes_four_summaries_with_four_summarizers() {
     let python = match python_component() {
         Ok(path) => path.to_str().unwrap().to_owned(),
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => return condense_tests::skipped(why),
     };
     // The whole session does not fit the model's 32k context in one
     // request: the LLM summarizer folds it in chunks, each answered alike.

@@ -114,8 +114,9 @@ pub const DROP_ORDER: [BlockKind; 7] = [
     BlockKind::Rules,
 ];
 
-/// Token budgets: one per kind, each including the block's heading and any
-/// cut marker, and a total for the whole prompt. Read from a table such as
+/// Token budgets: one per kind, each including the block's heading, any cut
+/// marker and the blank line before the block, and a total for the whole
+/// prompt. Read from a table such as
 /// `{ total = 12000, rules = 3000 }`: a missing key keeps its default, an
 /// unknown key is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -145,7 +146,8 @@ pub struct Budgets {
 
 impl Default for Budgets {
     /// Sized for a coding agent, and summing to the total exactly, so the
-    /// defaults never drop a block: each block's budget is all it can take.
+    /// defaults never drop a block: each block's budget is all it can take,
+    /// the blank line before it included (see [`cost`]).
     /// The summary's share is the largest (condense's default
     /// `summary_max_tokens` is 2,000: 2% of the default 100k threshold), then
     /// the rules (project instructions files run long), then retrieval.
@@ -197,12 +199,13 @@ pub struct BlockReport {
     pub kind: BlockKind,
     /// The kind's budget.
     pub budget: u32,
-    /// Estimated tokens of the block as set, heading included, before any cut.
+    /// Estimated tokens of the block as set, heading and the blank line
+    /// before it included, before any cut.
     pub given: u32,
-    /// Estimated tokens of the block in the prompt, heading and marker
-    /// included, on its own (the joined prompt may differ by a token or two
-    /// where blocks meet); 0 when it was dropped or its budget cannot hold
-    /// even its heading and the marker.
+    /// Estimated tokens of the block in the prompt, heading, marker and the
+    /// blank line before it included (the joined prompt is at most the sum
+    /// of its blocks' `kept`); 0 when it was dropped or its budget cannot
+    /// hold even its heading and the marker.
     pub kept: u32,
     /// Whether the block was cut to its budget.
     pub cut: bool,
@@ -336,11 +339,29 @@ fn join(rendered: &[(BlockKind, String)], gone: &[bool; 7]) -> String {
             continue;
         }
         if !out.is_empty() {
-            out.push_str("\n\n");
+            out.push_str(SEPARATOR);
         }
         out.push_str(block);
     }
     out
+}
+
+/// What goes between two blocks: a blank line.
+const SEPARATOR: &str = "\n\n";
+
+/// What `block` costs the prompt: its own tokens and the separator's before
+/// it. Budgets that sum to the total must hold every block at its budget
+/// (the defaults do, and so does any table summed the same way); measured on
+/// its own, a block leaves out the blank line that joins it to the one
+/// before, and the blocks at their budgets then came to more than the total,
+/// so the last in [`DROP_ORDER`] to matter was dropped. The first block is
+/// charged it too: a block's cut then does not depend on which blocks come
+/// before it. Between a block's last character (never whitespace) and the
+/// next `## ` heading the estimator charges no more than the blank line
+/// alone (a mark before it merges with it, nothing merges across it), so
+/// the joined prompt costs at most the sum of its blocks' costs.
+fn cost(block: &str) -> u32 {
+    estimate_text(block) + estimate_text(SEPARATOR)
 }
 
 /// `text` without leading blank lines or trailing whitespace; the first
@@ -395,7 +416,7 @@ struct Fit {
 /// budget holds whatever the estimator does.
 fn fit_block(kind: BlockKind, text: &str, budget: u32) -> Fit {
     let whole = render(kind, text, None);
-    let given = estimate_text(&whole);
+    let given = cost(&whole);
     if given <= budget {
         return Fit {
             text: Some(whole),
@@ -407,7 +428,7 @@ fn fit_block(kind: BlockKind, text: &str, budget: u32) -> Fit {
     let marker = format!("[… cut to {budget} tokens]");
     let measure = |body: &str| {
         let block = render(kind, body.trim_end(), Some(&marker));
-        let tokens = estimate_text(&block);
+        let tokens = cost(&block);
         (tokens <= budget).then_some((block, tokens))
     };
     let Some(mut best) = measure("") else {
@@ -501,13 +522,40 @@ mod tests {
         after_heading[..marker_at].trim_end_matches('\n')
     }
 
+    /// The promise of the defaults: every block filled to exactly its
+    /// budget, and the prompt still holds them all.
     #[test]
-    fn budget_sum_invariant() {
-        let b = Budgets::default();
-        let sum: u32 = BlockKind::ALL.iter().map(|&k| b.of(k)).sum();
-        assert_eq!(sum, b.total);
-        assert!(b.validate().is_ok());
+    fn at_the_default_budgets_every_block_fits() {
+        let mut c = ContextCompiler::default();
+        for kind in BlockKind::ALL {
+            let budget = c.budgets.of(kind);
+            let mut text = lines(kind.name(), budget);
+            let given = |text: &str| fit_block(kind, text, budget).given;
+            while given(&text) > budget {
+                text.pop();
+            }
+            // A pop can take more than a token (a digit group, a word); a
+            // letter added to a word never does.
+            text.truncate(text.trim_end().len());
+            while given(&text) < budget {
+                text.push('x');
+            }
+            c.set(kind, text);
+        }
+        let compiled = c.compile();
+        for report in &compiled.blocks {
+            assert_eq!(report.given, report.budget, "{report:?}");
+        }
+        assert!(
+            compiled.dropped.is_empty(),
+            "{:?} dropped: the blocks at their budgets come to more than the total {}",
+            compiled.dropped,
+            c.budgets.total
+        );
+        assert!(compiled.tokens <= c.budgets.total);
+        assert!(c.budgets.validate().is_ok());
         // The summary gets the largest share.
+        let b = c.budgets;
         assert!(BlockKind::ALL.iter().all(|&k| b.of(k) <= b.compressed));
     }
 
@@ -579,7 +627,7 @@ mod tests {
             fit.kept
         );
         let block = fit.text.expect("fits");
-        assert_eq!(estimate_text(&block), fit.kept);
+        assert_eq!(cost(&block), fit.kept);
         assert!(block.ends_with("\n[… cut to 120 tokens]"), "{block}");
 
         let body = body_of(&block, BlockKind::Rules);
@@ -590,7 +638,7 @@ mod tests {
         // As many whole lines as fit: one more does not.
         let one_more = all[..=kept].join("\n");
         let marker = "[… cut to 120 tokens]";
-        assert!(estimate_text(&render(BlockKind::Rules, &one_more, Some(marker))) > budget);
+        assert!(cost(&render(BlockKind::Rules, &one_more, Some(marker))) > budget);
 
         let mut c = ContextCompiler::new(Budgets {
             rules: budget,
@@ -600,7 +648,7 @@ mod tests {
         let compiled = c.compile();
         assert_eq!(compiled.text, block);
         let report = compiled.blocks[0];
-        assert_eq!(report.given, estimate_text(&format!("## Rules\n{rules}")));
+        assert_eq!(report.given, cost(&format!("## Rules\n{rules}")));
         assert!(report.cut && report.kept == fit.kept && report.budget == budget);
     }
 
@@ -610,7 +658,7 @@ mod tests {
             let line = unit.repeat(2_000);
             let fit = fit_block(BlockKind::Task, &line, 40);
             let block = fit.text.expect("fits");
-            assert!(fit.cut && fit.kept <= 40 && estimate_text(&block) == fit.kept);
+            assert!(fit.cut && fit.kept <= 40 && cost(&block) == fit.kept);
             let body = body_of(&block, BlockKind::Task);
             assert!(!body.is_empty() && line.starts_with(body), "{block}");
             // The longest prefix that fits: one more char does not.
@@ -618,7 +666,7 @@ mod tests {
             let longer = &line[..body.len() + next.len_utf8()];
             let marker = "[… cut to 40 tokens]";
             assert!(
-                estimate_text(&render(BlockKind::Task, longer, Some(marker))) > 40
+                cost(&render(BlockKind::Task, longer, Some(marker))) > 40
                     || longer.trim_end() == body,
             );
         }
