@@ -11,6 +11,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use condense_host::body;
 use condense_host::formats::Format;
 use condense_host::replay::{ReplayStats, replay_middleware};
+use condense_host::store::{CheckpointStore, FileStore, MemoryStore, write_atomically};
 use condense_model::Message;
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -653,21 +654,21 @@ fn compress(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) ->
         FormatArg::Anthropic => Some(Format::Anthropic),
         FormatArg::Responses => Some(Format::Responses),
     };
-    // Malformed input is an error before any component is loaded.
-    let parsed = body::parse_body(&input, format).map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
     let middleware = settings.middleware()?;
-    let config = settings.body_config(format);
+    let config = settings.body_config();
     // condense's own state never blocks a model call: a checkpoint file it
     // cannot read is ignored (the report says why) and replaced.
-    let mut memory = body::MemoryStore::default();
-    let mut file = args.checkpoint.as_ref().map(body::FileStore::new);
-    let store: &mut dyn body::CheckpointStore = match &mut file {
+    let mut memory = MemoryStore::default();
+    let mut file = args.checkpoint.as_ref().map(FileStore::new);
+    let store: &mut dyn CheckpointStore = match &mut file {
         Some(file) => file,
         None => &mut memory,
     };
-    let sent = body::compress_parsed(&middleware, &config, &parsed, store);
+    // A malformed body is an error before anything is written or stored.
+    let sent = body::compress_body(&middleware, &config, &input, format, store)
+        .map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
     if let Some(path) = &args.report {
-        body::write_atomically(path, &serde_json::to_vec_pretty(&sent.report)?)
+        write_atomically(path, &serde_json::to_vec_pretty(&sent.report)?)
             .with_context(|| format!("cannot write report file {}", path.display()))?;
     }
     stdout.write_all(&sent.body)?;
@@ -812,8 +813,8 @@ mod tests {
     fn checkpoint_file_is_replaced_atomically() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.json");
-        body::write_atomically(&path, b"one").unwrap();
-        body::write_atomically(&path, b"two").unwrap();
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),

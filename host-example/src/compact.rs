@@ -10,11 +10,12 @@
 use crate::session::SessionFile;
 use crate::settings::Settings;
 use anyhow::{Context, Result, bail};
-use condense_host::body::{self, BodyConfig, MemoryStore};
+use condense_host::body::{self, BodyConfig};
+use condense_host::store::{MemoryStore, write_atomically};
 use condense_host::{HostReport, Status};
 use condense_model::tokens::estimate_total;
 use condense_model::{CoreConfig, Message, Role, Trigger};
-use condense_runtime::events::{Cause, Compaction};
+use condense_host::events::{Cause, Compaction};
 use condense_runtime::journal::{Event, Journal};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -65,16 +66,23 @@ pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result
 
     // Compress, and render in the session's own format.
     let (report, written, after): (HostReport, Vec<u8>, Vec<Message>) = match &session {
-        SessionFile::Body(parsed) => {
+        SessionFile::Body { parsed, bytes } => {
             let tokens = estimate_total(parsed.messages())
                 .saturating_add(body::tools_tokens(parsed.body()).into());
             let config = BodyConfig {
                 core: forced(&settings.core, tokens)?,
                 settings: json,
-                format: Some(parsed.format()),
             };
-            let sent =
-                body::compress_parsed(&middleware, &config, parsed, &mut MemoryStore::default());
+            // The body as read, through the one entry point, in the format
+            // it was read in.
+            let sent = body::compress_body(
+                &middleware,
+                &config,
+                bytes,
+                Some(parsed.format()),
+                &mut MemoryStore::default(),
+            )
+            .map_err(|e| anyhow::anyhow!("{}: {e}", run.session.display()))?;
             let value: serde_json::Value = serde_json::from_slice(&sent.body)?;
             let after = body::parse_body(&sent.body, Some(parsed.format()))
                 .map_err(|e| anyhow::anyhow!("the compacted body: {e}"))?
@@ -114,7 +122,7 @@ pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result
     let temp = sibling(&dest, ".condense-tmp");
     let _ = std::fs::remove_file(&temp);
     let result = match &session {
-        SessionFile::Body(_) => body::write_atomically(&temp, &written)
+        SessionFile::Body { .. } => write_atomically(&temp, &written)
             .with_context(|| format!("cannot write {}", temp.display())),
         SessionFile::Journal { .. } => write_journal(&temp, &after, &compaction),
     };

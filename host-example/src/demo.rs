@@ -16,7 +16,7 @@ use condense_host::{FileStore, body};
 use condense_model::{Message, Part, Role};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::chain::{Call, Chain, Condense, Hook, RequestMeter};
-use condense_runtime::events::Compaction;
+use condense_host::events::Compaction;
 use condense_runtime::journal::{Contents, Journal};
 use condense_runtime::model::{ModelResponse, ReplayModel};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

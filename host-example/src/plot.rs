@@ -47,7 +47,7 @@ const COMPACTION: RGBColor = RGBColor(200, 0, 90);
 /// (nothing half-written on error). Errors name the path.
 pub fn write_svg(path: &Path, series: &Series) -> Result<()> {
     let svg = render_svg(series).with_context(|| format!("charting {}", path.display()))?;
-    condense_host::body::write_atomically(path, svg.as_bytes())
+    condense_host::store::write_atomically(path, svg.as_bytes())
         .with_context(|| format!("writing the chart to {}", path.display()))
 }
 

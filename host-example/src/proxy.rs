@@ -50,7 +50,7 @@ pub fn agents(file: Option<&ConfigFile>) -> Result<BTreeMap<String, Agent>> {
                 name,
                 Agent {
                     middleware: Arc::new(middleware),
-                    config: settings.body_config(None),
+                    config: settings.body_config(),
                 },
             ))
         })

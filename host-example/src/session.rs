@@ -5,15 +5,16 @@ use anyhow::{Context, Result};
 use condense_host::body;
 use condense_host::formats::Parsed;
 use condense_model::Message;
-use condense_runtime::events::EventLog;
+use condense_host::events::EventLog;
 use std::path::Path;
 
 /// A session file, read.
 pub enum SessionFile {
     /// A journal's conversation, and how many torn lines were skipped.
     Journal { messages: Vec<Message>, torn: usize },
-    /// A request body (a bare message list reads as one).
-    Body(Parsed),
+    /// A request body (a bare message list reads as one), and its bytes as
+    /// read (what `condense compact` compresses).
+    Body { parsed: Parsed, bytes: Vec<u8> },
 }
 
 impl SessionFile {
@@ -38,13 +39,16 @@ impl SessionFile {
             .with_context(|| format!("cannot read {}", path.display()))?;
         let parsed = body::parse_body(text.as_bytes(), None)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        Ok(SessionFile::Body(parsed))
+        Ok(SessionFile::Body {
+            parsed,
+            bytes: text.into_bytes(),
+        })
     }
 
     pub fn messages(&self) -> &[Message] {
         match self {
             SessionFile::Journal { messages, .. } => messages,
-            SessionFile::Body(parsed) => parsed.messages(),
+            SessionFile::Body { parsed, .. } => parsed.messages(),
         }
     }
 
@@ -52,7 +56,7 @@ impl SessionFile {
     pub fn into_messages(self) -> Vec<Message> {
         match self {
             SessionFile::Journal { messages, .. } => messages,
-            SessionFile::Body(parsed) => parsed.messages().to_vec(),
+            SessionFile::Body { parsed, .. } => parsed.messages().to_vec(),
         }
     }
 }

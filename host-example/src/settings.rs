@@ -464,16 +464,11 @@ impl Settings {
         s
     }
 
-    /// What `compress_body` compresses a request with under these settings
-    /// (`format`: the body's, or `None` to tell it from the body).
-    pub fn body_config(
-        &self,
-        format: Option<condense_host::formats::Format>,
-    ) -> condense_host::BodyConfig {
+    /// What `compress_body` compresses a request with under these settings.
+    pub fn body_config(&self) -> condense_host::BodyConfig {
         condense_host::BodyConfig {
             core: self.core,
             settings: self.compressor_json(),
-            format,
         }
     }
 

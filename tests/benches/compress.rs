@@ -164,11 +164,10 @@ fn bench(c: &mut Criterion) {
                 let body_config = BodyConfig {
                     core: config.core,
                     settings: json.clone(),
-                    format: None,
                 };
                 let call = || {
                     let mut store = MemoryStore(Some(stored.clone()));
-                    compress_body(middleware, &body_config, body.as_bytes(), &mut store).unwrap()
+                    compress_body(middleware, &body_config, body.as_bytes(), None, &mut store).unwrap()
                 };
                 assert_eq!(
                     call().report.sent_from as usize,

@@ -1559,7 +1559,7 @@ fn compact_writes_a_compacted_journal_and_a_second_compaction_carries_the_summar
     assert_eq!(first.matches("COUNTING SUMMARIZER").count(), 1, "{first}");
     match read.events.last() {
         Some(Event::Compaction(c)) => {
-            assert_eq!(c.trigger, condense_runtime::events::Cause::Manual);
+            assert_eq!(c.trigger, condense_host::events::Cause::Manual);
             assert!(
                 c.tokens_after < c.tokens_before && c.messages_folded > 0,
                 "{c:?}"

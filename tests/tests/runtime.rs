@@ -9,7 +9,7 @@ use condense_runtime::chain::{
     Call, Chain, Condense, Hook, RequestMeter, SummaryPlacement, UsageMeter,
 };
 use condense_runtime::context::{BlockKind, ContextCompiler};
-use condense_runtime::events::{Cause, Compaction};
+use condense_host::events::{Cause, Compaction};
 use condense_runtime::journal::{self, Event, Journal};
 use condense_runtime::model::ModelResponse;
 use condense_runtime::model::ReplayModel;

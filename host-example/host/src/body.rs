@@ -1,143 +1,24 @@
 //! The product's job in one call, for any embedder: a request body in, the
-//! body to send out. [`compress_body`] detects the format, parses and checks
-//! the body, compresses it through the fail-open [`Middleware`], renders the
-//! result from the body's own JSON, and stores the new checkpoint. The CLI,
-//! the demo and the tests go through it; a proxy or an agent runtime does too.
+//! body to send out. [`compress_body`] checks the size, detects the format
+//! (or takes the caller's), parses and checks the body, compresses it through
+//! the fail-open [`Middleware`], renders the result from the body's own JSON,
+//! and stores the new checkpoint. `condense compress`, `condense compact`
+//! and the proxy go through it; the agent runtime, which holds its history
+//! as messages, calls the middleware itself.
 //!
-//! Checkpoints live in a [`CheckpointStore`], one per session: a file
-//! ([`FileStore`], replaced atomically) or memory ([`MemoryStore`]). A store
-//! that cannot be read is not an error: condense's own state must never block
-//! a model call, so the checkpoint is ignored (the report says why) and the
-//! fold is recomputed.
+//! The checkpoint lives in a [`CheckpointStore`]. A checkpoint that cannot be
+//! read is not an error: condense's own state must never block a model call,
+//! so it is ignored (the report says why) and the fold is recomputed. A store
+//! that is down ([`StoreError::Backend`]) is [`BodyError::Store`]: nothing is
+//! compressed, and the caller sends the body as it is rather than recompute
+//! a fold it could not keep.
 
 use crate::formats::{self, Format, Parsed};
-use crate::middleware::{HostReport, Middleware, SessionCheckpoint};
+use crate::middleware::Middleware;
+use crate::report::HostReport;
+use crate::store::{CheckpointStore, StoreError};
 use condense_model::CoreConfig;
 use condense_model::tokens::estimate_text;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-
-/// Where one session's checkpoint is kept between calls.
-pub trait CheckpointStore {
-    /// The stored checkpoint; `Ok(None)` when there is none yet.
-    fn load(&mut self) -> Result<Option<SessionCheckpoint>, StoreError>;
-    /// Replaces the stored checkpoint.
-    fn save(&mut self, checkpoint: &SessionCheckpoint) -> Result<(), StoreError>;
-    /// Removes the stored checkpoint (one that could not be read, when the
-    /// call made none to replace it).
-    fn clear(&mut self) -> Result<(), StoreError>;
-}
-
-/// A checkpoint store that failed.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("cannot read checkpoint file {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("checkpoint file {path} is not a checkpoint this condense reads ({reason})")]
-    Unreadable { path: PathBuf, reason: String },
-    #[error("cannot write checkpoint file {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    /// A store of many sessions ([`crate::sessions`]) failed.
-    #[error("checkpoint store ({store}): {reason}")]
-    Backend { store: &'static str, reason: String },
-}
-
-/// The checkpoint in memory, for hosts that keep sessions themselves.
-#[derive(Clone, Debug, Default)]
-pub struct MemoryStore(pub Option<SessionCheckpoint>);
-
-impl CheckpointStore for MemoryStore {
-    fn load(&mut self) -> Result<Option<SessionCheckpoint>, StoreError> {
-        Ok(self.0.clone())
-    }
-
-    fn save(&mut self, checkpoint: &SessionCheckpoint) -> Result<(), StoreError> {
-        self.0 = Some(checkpoint.clone());
-        Ok(())
-    }
-
-    fn clear(&mut self) -> Result<(), StoreError> {
-        self.0 = None;
-        Ok(())
-    }
-}
-
-/// One file per session, JSON. A missing file is a session without a
-/// checkpoint yet; a new checkpoint is written to a temporary file beside
-/// it, flushed to disk and renamed over it, so a reader (or a crash) never
-/// sees half a file.
-#[derive(Clone, Debug)]
-pub struct FileStore {
-    path: PathBuf,
-}
-
-impl FileStore {
-    pub fn new(path: impl Into<PathBuf>) -> FileStore {
-        FileStore { path: path.into() }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl CheckpointStore for FileStore {
-    fn load(&mut self) -> Result<Option<SessionCheckpoint>, StoreError> {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => {
-                serde_json::from_slice(&bytes)
-                    .map(Some)
-                    .map_err(|e| StoreError::Unreadable {
-                        path: self.path.clone(),
-                        reason: e.to_string(),
-                    })
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(StoreError::Read {
-                path: self.path.clone(),
-                source,
-            }),
-        }
-    }
-
-    fn save(&mut self, checkpoint: &SessionCheckpoint) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec_pretty(checkpoint).expect("a checkpoint serialises");
-        write_atomically(&self.path, &bytes).map_err(|source| StoreError::Write {
-            path: self.path.clone(),
-            source,
-        })
-    }
-
-    fn clear(&mut self) -> Result<(), StoreError> {
-        match std::fs::remove_file(&self.path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::Write {
-                path: self.path.clone(),
-                source: e,
-            }),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// Writes `bytes` to a temporary file beside `path`, flushes it to disk and
-/// renames it over `path`. Errors are about `path`, never the temporary name.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
 
 /// What [`compress_body`] compresses with, configured once.
 #[derive(Clone, Debug)]
@@ -145,8 +26,6 @@ pub struct BodyConfig {
     pub core: CoreConfig,
     /// The compressor's settings JSON.
     pub settings: String,
-    /// The format the body must be in; `None`: told from the body.
-    pub format: Option<Format>,
 }
 
 /// The body to send, and what happened.
@@ -189,6 +68,10 @@ pub enum BodyError {
     /// ([`formats::nothing_to_compress`]): to be sent on as it is.
     #[error("nothing to compress in this {format} request: {reason}")]
     NothingToCompress { format: Format, reason: String },
+    /// The checkpoint store is down ([`StoreError::Backend`]); nothing was
+    /// compressed.
+    #[error(transparent)]
+    Store(StoreError),
 }
 
 /// Reads a request body: UTF-8 JSON, in `format` or the one it looks like,
@@ -243,12 +126,14 @@ pub fn parse_body(body: &[u8], format: Option<Format>) -> Result<Parsed, BodyErr
     Ok(parsed)
 }
 
-/// Compresses one request body: parse and check it ([`parse_body`]),
-/// compress it through `middleware` with the checkpoint in `store`, render the
-/// result (what condense kept comes back as the body's own JSON), and store
-/// the new checkpoint. A malformed body is an error before anything runs or
-/// is stored; everything after that fails open: the body goes out unchanged
-/// and the report says why.
+/// Compresses one request body: check its size against the middleware's
+/// cap, parse and check it ([`parse_body`], in `format` or the one it looks
+/// like), compress it through `middleware` with the checkpoint in `store`,
+/// render the result (what condense kept comes back as the body's own JSON),
+/// and store the new checkpoint. A malformed body is an error before
+/// anything runs or is stored, and so is a store that is down; everything
+/// after that fails open: the body goes out unchanged and the report says
+/// why.
 ///
 /// The body's tool definitions (`tools`) are sent to the model with every
 /// request, so their tokens count against the threshold and the target.
@@ -256,6 +141,7 @@ pub fn compress_body(
     middleware: &Middleware,
     config: &BodyConfig,
     body: &[u8],
+    format: Option<Format>,
     store: &mut dyn CheckpointStore,
 ) -> Result<CompressedBody, BodyError> {
     let limit = middleware.max_request_bytes();
@@ -265,24 +151,15 @@ pub fn compress_body(
             limit,
         });
     }
-    let parsed = parse_body(body, config.format)?;
-    Ok(compress_parsed(middleware, config, &parsed, store))
-}
-
-/// [`compress_body`] for a body already read with [`parse_body`] (a host that
-/// checks the body before it loads any component parses it only once).
-pub fn compress_parsed(
-    middleware: &Middleware,
-    config: &BodyConfig,
-    parsed: &Parsed,
-    store: &mut dyn CheckpointStore,
-) -> CompressedBody {
-    let (stored, unreadable) = match store.load() {
+    let parsed = parse_body(body, format)?;
+    let history = parsed.messages();
+    let (stored, unreadable) = match store.load(history) {
         Ok(stored) => (stored, None),
+        Err(e @ StoreError::Backend { .. }) => return Err(BodyError::Store(e)),
         Err(e) => (None, Some(format!("{e}: ignored"))),
     };
     let core = with_overhead(&config.core, tools_tokens(parsed.body()));
-    let mut sent = middleware.compress(parsed.messages(), &core, &config.settings, stored.as_ref());
+    let mut sent = middleware.compress(history, &core, &config.settings, stored.as_ref());
     if let Some(why) = unreadable {
         tracing::warn!("{why}");
         sent.report.checkpoint_ignored = Some(why);
@@ -296,17 +173,17 @@ pub fn compress_parsed(
     let rendered = serde_json::to_vec(&parsed.render(&sent.items)).expect("JSON serialises");
     if let Some(checkpoint) = &sent.checkpoint
         && Some(checkpoint) != stored.as_ref()
-        && let Err(e) = store.save(checkpoint)
+        && let Err(e) = store.save(history, checkpoint)
     {
         // The request is still good to send: the next call recompacts.
         tracing::warn!("{e}");
         sent.report.store_error = Some(e.to_string());
     }
-    CompressedBody {
+    Ok(CompressedBody {
         body: rendered,
         format: parsed.format(),
         report: sent.report,
-    }
+    })
 }
 
 /// Tokens of the body's tool definitions, which the model is sent with every
@@ -350,51 +227,6 @@ pub fn with_overhead(core: &CoreConfig, overhead: u32) -> CoreConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn memory_and_file_stores_keep_what_they_are_given() {
-        let checkpoint = SessionCheckpoint {
-            checkpoint: condense_model::Checkpoint {
-                version: 1,
-                boundary: 4,
-                state: b"{}".to_vec(),
-            },
-            prefix_hash: "ab".into(),
-        };
-        let mut memory = MemoryStore::default();
-        assert!(memory.load().unwrap().is_none());
-        memory.save(&checkpoint).unwrap();
-        assert_eq!(memory.load().unwrap(), Some(checkpoint.clone()));
-
-        let dir = tempfile::tempdir().unwrap();
-        let mut file = FileStore::new(dir.path().join("session.ckpt"));
-        assert!(file.load().unwrap().is_none());
-        file.save(&checkpoint).unwrap();
-        assert_eq!(file.load().unwrap(), Some(checkpoint));
-        // Nothing but the file itself is left behind.
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        std::fs::write(file.path(), "{\"checkpoint\": 3}").unwrap();
-        let e = file.load().unwrap_err().to_string();
-        assert!(e.contains("is not a checkpoint this condense reads"), "{e}");
-    }
-
-    #[test]
-    fn an_unwritable_store_is_named_by_its_own_path() {
-        let mut file = FileStore::new("/nonexistent-dir/session.ckpt");
-        let checkpoint = SessionCheckpoint {
-            checkpoint: condense_model::Checkpoint {
-                version: 1,
-                boundary: 0,
-                state: Vec::new(),
-            },
-            prefix_hash: String::new(),
-        };
-        let e = file.save(&checkpoint).unwrap_err().to_string();
-        assert!(
-            e.starts_with("cannot write checkpoint file /nonexistent-dir/session.ckpt"),
-            "{e}"
-        );
-    }
 
     #[test]
     fn a_forced_format_the_body_does_not_fit_is_an_error() {

@@ -3,13 +3,19 @@
 //! send. No command line, no config file format, no embedded components:
 //! those are the `condense` crate's (`host-example/`).
 //!
-//! - [`sandbox`]: the engine and every limit a guest runs under;
-//! - [`runtime`]: loading components and calling them, failures named per component;
+//! - [`sandbox`]: the engine and every limit a guest runs under, and why a
+//!   store stopped;
+//! - [`failure`]: what went wrong, named per component;
+//! - [`component`]: where a component comes from, its label, loading it;
+//! - [`runtime`]: the compressor's calls (the summarizer chain in `chain`,
+//!   what a fold replaces in `folding`, the `llm` import in `llm_import`);
 //! - [`middleware`]: the fail-open entry point, validating every output;
+//! - [`report`]: what a call did ([`HostReport`]), and [`events`]: the
+//!   compaction event made from it, logged and appended to an events file;
 //! - [`transcript`]: a history kept in memory and measured once per message,
 //!   so that a call between compactions costs what it sends;
-//! - [`body`]: [`compress_body`], the whole job on a request body, and the
-//!   checkpoint stores;
+//! - [`body`]: [`compress_body`], the whole job on a request body;
+//! - [`store`]: where one session's checkpoint is kept (a file, memory);
 //! - [`formats`]: OpenAI and Anthropic request bodies to messages and back
 //!   (the `condense-formats` crate);
 //! - [`sessions`]: the checkpoints of many sessions (in memory, in an embedded
@@ -27,35 +33,40 @@
 //! let config = BodyConfig {
 //!     core: condense_model::CoreConfig::for_threshold(100_000),
 //!     settings: "{}".into(),
-//!     format: None,
 //! };
 //! # let request_body = b"{\"messages\": []}";
 //! let mut session = FileStore::new("session.ckpt");
-//! let sent = condense_host::compress_body(&middleware, &config, request_body, &mut session)?;
+//! let sent = condense_host::compress_body(&middleware, &config, request_body, None, &mut session)?;
 //! // Send `sent.body` to the provider.
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod body;
+mod chain;
+pub mod component;
 mod convert;
+pub mod events;
+pub mod failure;
+mod folding;
 pub mod llm;
+mod llm_import;
 pub mod middleware;
 pub mod replay;
+pub mod report;
 pub mod runtime;
 pub mod sandbox;
 pub mod sessions;
+pub mod store;
 pub mod transcript;
 
 pub use condense_formats as formats;
 
-pub use body::{
-    BodyConfig, BodyError, CheckpointStore, CompressedBody, FileStore, MemoryStore, StoreError,
-    compress_body, compress_parsed,
-};
-pub use middleware::{Compressed, HostReport, Middleware, SessionCheckpoint, Status, Verdict};
-pub use runtime::{
-    CONTRACT_VERSION, Called, ComponentLabel, ComponentRole, ComponentSource, FailureKind,
-    GuestFailure, LoadError, Runtime,
-};
+pub use body::{BodyConfig, BodyError, CompressedBody, compress_body};
+pub use store::{CheckpointStore, FileStore, MemoryStore, StoreError};
+pub use middleware::{Compressed, Middleware, SessionCheckpoint};
+pub use report::{HostReport, Status, Verdict};
+pub use component::{CONTRACT_VERSION, ComponentSource};
+pub use failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure};
+pub use runtime::{Called, LoadError, Runtime};
 pub use sandbox::{CodeCache, Limits};
-pub use transcript::Transcript;
+pub use transcript::{Transcript, request_bytes};

@@ -2,12 +2,14 @@
 //! call. It never fails: when the compressor cannot produce a valid output, the
 //! model gets the original messages and the report says why.
 
-use crate::runtime::{ComponentLabel, FailureKind, GuestFailure, Runtime};
-use crate::transcript::Transcript;
+use crate::failure::{FailureKind, GuestFailure};
+use crate::report::{HostReport, Verdict};
+use crate::runtime::Runtime;
+use crate::transcript::{Transcript, message_bytes, request_bytes};
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::estimate_messages;
-use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Part, Report, Trigger};
+use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Report};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::time::Instant;
@@ -112,124 +114,6 @@ impl Compressed {
     /// The request as messages: `history` is the one the call was given.
     pub fn messages(&self, history: &[Message]) -> Vec<Message> {
         condense_model::materialize(&self.items, history)
-    }
-}
-
-/// What the call did to the request, in one word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    /// The request differs from the history: something was folded or
-    /// rewritten (now, or by the checkpoint reused).
-    Compressed,
-    /// The compressor ran and kept every message as it is.
-    Unchanged,
-    /// Something failed; the history is sent as it is.
-    FailedOpen,
-}
-
-/// What the call did to the request, with what each case knows. Serialised
-/// flat into [`HostReport`]: `status` names the case.
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "status", rename_all = "kebab-case")]
-pub enum Verdict {
-    /// Something was folded or rewritten; `guest` is the compressor's report.
-    Compressed { guest: Report },
-    /// The compressor kept every message as it is.
-    Unchanged { guest: Report },
-    /// Something failed; the history is sent as it is.
-    FailedOpen {
-        /// The component that failed; `None` when no component ran (the
-        /// request was over the size cap, which `reason` names).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        component: Option<ComponentLabel>,
-        /// How it failed; `None` when no component ran.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        failure: Option<FailureKind>,
-        /// The failure as a sentence naming the component.
-        reason: String,
-        /// The compressor's report, when it returned one (an output that
-        /// failed validation).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        guest: Option<Report>,
-    },
-}
-
-/// What happened in one call, for logs and metrics.
-#[derive(Clone, Debug, Serialize)]
-pub struct HostReport {
-    #[serde(flatten)]
-    pub verdict: Verdict,
-    /// Why the stored checkpoint was not used, when one was given and not
-    /// used (the fold was recomputed: one prompt-cache break).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub checkpoint_ignored: Option<String>,
-    /// The summarizer that wrote the summary, when this call folded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary_by: Option<ComponentLabel>,
-    /// Why the summarizers before it in the chain did not.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub fell_through: Vec<String>,
-    /// The index of the first history message sent to the compressor: the
-    /// checkpoint's boundary when the folded messages were unchanged, else 0.
-    pub sent_from: u32,
-    /// Wall time of the whole call, validation included.
-    pub elapsed_us: u64,
-    /// The new checkpoint could not be stored (set by [`compress_body`]
-    /// (crate::compress_body)): the request is still good to send, and the
-    /// next call compacts again.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub store_error: Option<String>,
-}
-
-impl HostReport {
-    pub fn status(&self) -> Status {
-        match self.verdict {
-            Verdict::Compressed { .. } => Status::Compressed,
-            Verdict::Unchanged { .. } => Status::Unchanged,
-            Verdict::FailedOpen { .. } => Status::FailedOpen,
-        }
-    }
-
-    /// Whether this call compacted: the request it sends folds more than the
-    /// checkpoint it was given did.
-    pub fn compacted(&self) -> bool {
-        self.status() == Status::Compressed
-            && self
-                .guest()
-                .is_some_and(|g| g.trigger == Trigger::Compacted)
-    }
-
-    /// The compressor's report, when it returned one.
-    pub fn guest(&self) -> Option<&Report> {
-        match &self.verdict {
-            Verdict::Compressed { guest } | Verdict::Unchanged { guest } => Some(guest),
-            Verdict::FailedOpen { guest, .. } => guest.as_ref(),
-        }
-    }
-
-    /// Why the call failed open.
-    pub fn reason(&self) -> Option<&str> {
-        match &self.verdict {
-            Verdict::FailedOpen { reason, .. } => Some(reason),
-            _ => None,
-        }
-    }
-
-    /// How the component failed, when the call failed open in one.
-    pub fn failure(&self) -> Option<FailureKind> {
-        match &self.verdict {
-            Verdict::FailedOpen { failure, .. } => *failure,
-            _ => None,
-        }
-    }
-
-    /// The component that failed, when the call failed open in one.
-    pub fn component(&self) -> Option<&ComponentLabel> {
-        match &self.verdict {
-            Verdict::FailedOpen { component, .. } => component.as_ref(),
-            _ => None,
-        }
     }
 }
 
@@ -508,69 +392,4 @@ fn within_size(
 
 fn elapsed_us(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
-}
-
-/// The size of a request as the size cap measures it: the bytes of every
-/// string its messages carry (texts, thinking and signatures, tool call ids,
-/// names and arguments, tool results, opaque parts), which is what the host
-/// copies into the guest. A request body is larger in practice (JSON adds
-/// quoting and structure, and only tool inputs and opaque parts are
-/// re-serialised, compactly), so a body within the cap of
-/// `condense compress` is within the middleware's cap too.
-pub fn request_bytes(messages: &[Message]) -> usize {
-    messages.iter().map(message_bytes).sum()
-}
-
-pub(crate) fn message_bytes(message: &Message) -> usize {
-    message
-        .parts
-        .iter()
-        .map(|part| match part {
-            Part::Text(text) | Part::Opaque(text) => text.len(),
-            Part::Thinking(t) => t.text.len() + t.signature.as_ref().map_or(0, String::len),
-            Part::ToolCall(c) => c.id.len() + c.name.len() + c.arguments.len(),
-            Part::ToolResult(r) => r.call_id.len() + r.content.len(),
-        })
-        .sum()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use condense_model::{Role, Thinking, ToolCall, ToolResult};
-
-    #[test]
-    fn request_bytes_counts_every_string_the_guest_gets() {
-        let messages = [
-            Message::text(Role::User, "four"),
-            Message {
-                role: Role::Assistant,
-                parts: vec![
-                    Part::Thinking(Thinking {
-                        text: "ab".into(),
-                        signature: Some("sig".into()),
-                    }),
-                    Part::ToolCall(ToolCall {
-                        id: "c1".into(),
-                        name: "Bash".into(),
-                        arguments: "{}".into(),
-                    }),
-                    Part::Opaque("[1]".into()),
-                ],
-            },
-            Message {
-                role: Role::Tool,
-                parts: vec![Part::ToolResult(ToolResult {
-                    call_id: "c1".into(),
-                    content: "é".into(),
-                    is_error: false,
-                })],
-            },
-        ];
-        assert_eq!(
-            request_bytes(&messages),
-            4 + (2 + 3) + (2 + 4 + 2) + 3 + (2 + 2)
-        );
-        assert_eq!(request_bytes(&[]), 0);
-    }
 }

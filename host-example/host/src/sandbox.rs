@@ -11,7 +11,6 @@
 //! because only the sandbox knows why a call stopped: the epoch deadline, a
 //! denied memory growth, or a trap in the guest's own code.
 
-use crate::runtime::FailureKind;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::path::PathBuf;
@@ -213,35 +212,31 @@ impl Sandbox {
         store.set_epoch_deadline(deadline_ticks(remaining, self.limits.epoch_tick));
     }
 
-    /// Why a call into the store failed: the kind and a one-line detail,
-    /// e.g. "wasm trap: interrupt (deadline of 5s exceeded)".
-    pub fn failure<T>(
-        &self,
-        data: &StoreData<T>,
-        error: &wasmtime::Error,
-    ) -> (FailureKind, String) {
+    /// Why a call into the store failed: how it stopped and a one-line
+    /// detail, e.g. "wasm trap: interrupt (deadline of 5s exceeded)".
+    pub fn stopped<T>(&self, data: &StoreData<T>, error: &wasmtime::Error) -> (Stop, String) {
         let Some(trap) = error.downcast_ref::<Trap>() else {
             // A host error: pool exhausted, a stdio stream over capacity, ...
-            return (FailureKind::Trap, format!("{error:#}"));
+            return (Stop::Trap, format!("{error:#}"));
         };
         let (kind, why) = match trap {
             Trap::Interrupt => (
-                FailureKind::Deadline,
+                Stop::Deadline,
                 format!("deadline of {:?} exceeded", self.limits.call_timeout),
             ),
             // A denied `memory.grow` makes Rust's allocator abort with
             // `unreachable`, so the denial, not the trap code, names the cause.
             _ if let Some(asked) = data.memory.denied => (
-                FailureKind::OutOfMemory,
+                Stop::OutOfMemory,
                 format!(
                     "memory limit of {} reached growing to {}",
                     mib(self.limits.memory_bytes),
                     mib(asked)
                 ),
             ),
-            Trap::UnreachableCodeReached => (FailureKind::Panic, "panic or abort".to_owned()),
-            Trap::StackOverflow => (FailureKind::StackOverflow, "stack overflow".to_owned()),
-            _ => (FailureKind::Trap, String::new()),
+            Trap::UnreachableCodeReached => (Stop::Panic, "panic or abort".to_owned()),
+            Trap::StackOverflow => (Stop::StackOverflow, "stack overflow".to_owned()),
+            _ => (Stop::Trap, String::new()),
         };
         let mut detail = if why.is_empty() {
             trap.to_string()
@@ -253,6 +248,21 @@ impl Sandbox {
         }
         (kind, detail)
     }
+}
+
+/// Why a call into a store stopped, as the sandbox sees it; what that means
+/// for the component is `crate::failure`'s to say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Ran past its deadline (epoch interruption).
+    Deadline,
+    /// Was denied memory beyond the cap.
+    OutOfMemory,
+    /// Panicked or aborted (wasm `unreachable`).
+    Panic,
+    StackOverflow,
+    /// Any other trap, or a host-side error during the call.
+    Trap,
 }
 
 /// What a store holds: WASI state, the memory cap, captured stdio, its

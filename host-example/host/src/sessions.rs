@@ -31,7 +31,7 @@
 //! crash) and [`RedisSessions`] (a Redis or Valkey server that several hosts
 //! share).
 
-use crate::body::{CheckpointStore, StoreError};
+use crate::store::{CheckpointStore, StoreError};
 use crate::formats::Format;
 use crate::middleware::SessionCheckpoint;
 use condense_model::hash::message_digest;
@@ -100,35 +100,36 @@ pub fn group_of(format: Format, agent: &str, session: Option<&str>, history: &[M
 }
 
 /// One request's view of a [`SessionStore`]: the [`CheckpointStore`] that
-/// `compress_parsed` loads the request's checkpoint from and saves the new
-/// one to.
+/// [`compress_body`](crate::compress_body) loads the request's checkpoint
+/// from and saves the new one to. Its group ([`group_of`]) is read off the
+/// history the call hands it.
 pub struct Lookup<'a> {
     store: &'a dyn SessionStore,
-    group: String,
-    history: &'a [Message],
-    entries: Vec<StoredCheckpoint>,
+    format: Format,
+    agent: &'a str,
+    session: Option<&'a str>,
+    group: Option<String>,
     found: bool,
 }
 
 impl<'a> Lookup<'a> {
-    /// Reads the group's checkpoints: a store that cannot be read fails
-    /// here, before anything is compressed (a host then sends the request
-    /// as it is rather than recompute a fold it could not store).
-    pub fn fetch(
+    /// A request of `format`, compressed with the settings named `agent`,
+    /// in the session the client named (`session`) or the one its start
+    /// tells.
+    pub fn new(
         store: &'a dyn SessionStore,
-        group: String,
-        history: &'a [Message],
-    ) -> Result<Lookup<'a>, StoreError> {
-        let mut entries = store.entries(&group)?;
-        // The latest first: `load` checks prefix hashes only until one fits.
-        entries.sort_by_key(|e| std::cmp::Reverse((e.len, e.checkpoint.checkpoint.boundary)));
-        Ok(Lookup {
+        format: Format,
+        agent: &'a str,
+        session: Option<&'a str>,
+    ) -> Lookup<'a> {
+        Lookup {
             store,
-            group,
-            history,
-            entries,
+            format,
+            agent,
+            session,
+            group: None,
             found: false,
-        })
+        }
     }
 
     /// Whether [`load`](CheckpointStore::load) found the request's
@@ -136,29 +137,49 @@ impl<'a> Lookup<'a> {
     pub fn found(&self) -> bool {
         self.found
     }
+
+    /// The group of the request last loaded or saved.
+    pub fn group(&self) -> Option<&str> {
+        self.group.as_deref()
+    }
+
+    fn group_for(&mut self, history: &[Message]) -> &str {
+        let group = group_of(self.format, self.agent, self.session, history);
+        self.group.insert(group)
+    }
 }
 
 impl CheckpointStore for Lookup<'_> {
-    fn load(&mut self) -> Result<Option<SessionCheckpoint>, StoreError> {
-        let len = self.history.len();
-        let found = self
-            .entries
-            .iter()
-            .find(|e| e.len as usize <= len && e.checkpoint.fits(self.history))
-            .map(|e| e.checkpoint.clone());
+    /// Reads the group's checkpoints: a store that cannot be read fails
+    /// here, before anything is compressed.
+    fn load(&mut self, history: &[Message]) -> Result<Option<SessionCheckpoint>, StoreError> {
+        let store = self.store;
+        let mut entries = store.entries(self.group_for(history))?;
+        // The latest first: prefix hashes are checked only until one fits.
+        entries.sort_by_key(|e| std::cmp::Reverse((e.len, e.checkpoint.checkpoint.boundary)));
+        let len = history.len();
+        let found = entries
+            .into_iter()
+            .find(|e| e.len as usize <= len && e.checkpoint.fits(history))
+            .map(|e| e.checkpoint);
         self.found = found.is_some();
         Ok(found)
     }
 
-    fn save(&mut self, checkpoint: &SessionCheckpoint) -> Result<(), StoreError> {
+    fn save(
+        &mut self,
+        history: &[Message],
+        checkpoint: &SessionCheckpoint,
+    ) -> Result<(), StoreError> {
         let entry = StoredCheckpoint {
             checkpoint: checkpoint.clone(),
-            len: u32::try_from(self.history.len()).unwrap_or(u32::MAX),
+            len: u32::try_from(history.len()).unwrap_or(u32::MAX),
             saved_ms: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
         };
-        self.store.put(&self.group, &entry)
+        let store = self.store;
+        store.put(self.group_for(history), &entry)
     }
 
     /// Nothing to clear: an entry that cannot be read is skipped by every
@@ -240,24 +261,24 @@ pub(crate) mod tests {
         let b = history(&["task", "b1", "b2", "b3", "b4", "b5", "b6"]);
         let group = group_of(Format::OpenAi, "default", None, &a);
         assert_eq!(group, group_of(Format::OpenAi, "default", None, &b));
-        let lookup = |h: &'static [Message]| Lookup::fetch(store, group.clone(), h).unwrap();
-        let a: &'static [Message] = Vec::leak(a);
-        let b: &'static [Message] = Vec::leak(b);
-        assert_eq!(lookup(&a[..5]).load().unwrap(), None);
-        lookup(&a[..5]).save(&checkpoint_of(a, 3)).unwrap();
-        lookup(&b[..6]).save(&checkpoint_of(b, 4)).unwrap();
-        assert_eq!(lookup(&a[..7]).load().unwrap(), Some(checkpoint_of(a, 3)));
-        assert_eq!(lookup(&b[..8]).load().unwrap(), Some(checkpoint_of(b, 4)));
+        let mut lookup = Lookup::new(store, Format::OpenAi, "default", None);
+        assert_eq!(lookup.load(&a[..5]).unwrap(), None);
+        assert!(!lookup.found());
+        assert_eq!(lookup.group(), Some(group.as_str()));
+        lookup.save(&a[..5], &checkpoint_of(&a, 3)).unwrap();
+        lookup.save(&b[..6], &checkpoint_of(&b, 4)).unwrap();
+        assert_eq!(lookup.load(&a[..7]).unwrap(), Some(checkpoint_of(&a, 3)));
+        assert!(lookup.found());
+        assert_eq!(lookup.load(&b[..8]).unwrap(), Some(checkpoint_of(&b, 4)));
         // Session a's later checkpoint wins for a, and is not for a request
         // shorter than the one it was made for.
-        lookup(&a[..7]).save(&checkpoint_of(a, 5)).unwrap();
-        assert_eq!(lookup(&a[..8]).load().unwrap(), Some(checkpoint_of(a, 5)));
-        assert_eq!(lookup(&a[..6]).load().unwrap(), Some(checkpoint_of(a, 3)));
+        lookup.save(&a[..7], &checkpoint_of(&a, 5)).unwrap();
+        assert_eq!(lookup.load(&a[..8]).unwrap(), Some(checkpoint_of(&a, 5)));
+        assert_eq!(lookup.load(&a[..6]).unwrap(), Some(checkpoint_of(&a, 3)));
         // Another start, another group: nothing found there.
-        let other = group_of(Format::OpenAi, "default", None, &history(&["title?"]));
-        assert_ne!(other, group);
-        let mut elsewhere = Lookup::fetch(store, other, &a[..8]).unwrap();
-        assert_eq!(elsewhere.load().unwrap(), None);
+        let title = history(&["title?"]);
+        assert_ne!(group_of(Format::OpenAi, "default", None, &title), group);
+        assert_eq!(lookup.load(&title).unwrap(), None);
     }
 
     #[test]

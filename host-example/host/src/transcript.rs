@@ -8,14 +8,13 @@
 //! and never edits it, so a [`Transcript`] takes each message's digest and
 //! token count once, when it is appended: the check then hashes 16 bytes per
 //! folded message, and the counts are read, not computed. It keeps the size
-//! the middleware's cap measures too ([`crate::middleware::request_bytes`]).
+//! the middleware's cap measures too ([`request_bytes`]).
 //!
 //! The digests are the ones [`condense_model::hash::chain`] hashes, so a
 //! checkpoint made on a transcript fits the same messages sent as a slice or a
 //! request body, and the other way round.
 
-use crate::middleware::{message_bytes, request_bytes};
-use condense_model::Message;
+use condense_model::{Message, Part};
 use condense_model::hash::{chain_digests, message_digest};
 use condense_model::tokens::estimate_message;
 
@@ -107,10 +106,34 @@ impl From<Vec<Message>> for Transcript {
     }
 }
 
+/// The size of a request as the size cap measures it: the bytes of every
+/// string its messages carry (texts, thinking and signatures, tool call ids,
+/// names and arguments, tool results, opaque parts), which is what the host
+/// copies into the guest. A request body is larger in practice (JSON adds
+/// quoting and structure, and only tool inputs and opaque parts are
+/// re-serialised, compactly), so a body within the cap of
+/// `condense compress` is within the middleware's cap too.
+pub fn request_bytes(messages: &[Message]) -> usize {
+    messages.iter().map(message_bytes).sum()
+}
+
+pub(crate) fn message_bytes(message: &Message) -> usize {
+    message
+        .parts
+        .iter()
+        .map(|part| match part {
+            Part::Text(text) | Part::Opaque(text) => text.len(),
+            Part::Thinking(t) => t.text.len() + t.signature.as_ref().map_or(0, String::len),
+            Part::ToolCall(c) => c.id.len() + c.name.len() + c.arguments.len(),
+            Part::ToolResult(r) => r.call_id.len() + r.content.len(),
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use condense_model::Role;
+    use condense_model::{Role, Thinking, ToolCall, ToolResult};
     use condense_model::hash::prefix_hash;
     use condense_model::tokens::estimate_messages;
 
@@ -145,5 +168,40 @@ mod tests {
         assert_ne!(transcript.prefix_hash(4), prefix_hash(&history[..4]));
         assert_eq!(transcript.tokens(), &estimate_messages(&now)[..]);
         assert_eq!(transcript.bytes(), request_bytes(&now));
+    }
+
+    #[test]
+    fn request_bytes_counts_every_string_the_guest_gets() {
+        let messages = [
+            Message::text(Role::User, "four"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    Part::Thinking(Thinking {
+                        text: "ab".into(),
+                        signature: Some("sig".into()),
+                    }),
+                    Part::ToolCall(ToolCall {
+                        id: "c1".into(),
+                        name: "Bash".into(),
+                        arguments: "{}".into(),
+                    }),
+                    Part::Opaque("[1]".into()),
+                ],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![Part::ToolResult(ToolResult {
+                    call_id: "c1".into(),
+                    content: "é".into(),
+                    is_error: false,
+                })],
+            },
+        ];
+        assert_eq!(
+            request_bytes(&messages),
+            4 + (2 + 3) + (2 + 4 + 2) + 3 + (2 + 2)
+        );
+        assert_eq!(request_bytes(&[]), 0);
     }
 }

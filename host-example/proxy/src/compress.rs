@@ -12,11 +12,10 @@
 use crate::Agent;
 use crate::route::Route;
 use bytes::Bytes;
-use condense_host::body::BodyError;
+use condense_host::events::{Cause, Compaction};
 use condense_host::formats::Format;
-use condense_host::sessions::{Lookup, SessionStore, group_of};
-use condense_host::{BodyConfig, Status, compress_parsed};
-use condense_runtime::events::{Cause, Compaction};
+use condense_host::sessions::{Lookup, SessionStore};
+use condense_host::{BodyError, Status, compress_body};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -52,7 +51,7 @@ pub enum Outcome {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Compacted {
     pub agent: String,
-    /// The session's checkpoint group ([`group_of`]).
+    /// The session's checkpoint group ([`condense_host::sessions::group_of`]).
     pub session: String,
     #[serde(flatten)]
     pub compaction: Compaction,
@@ -113,10 +112,7 @@ pub async fn compress(
     // Never closed: `acquire` only waits for a turn.
     let _slot = slots.acquire().await.expect("the slots are never closed");
     let middleware = agent.middleware.clone();
-    let config = BodyConfig {
-        format: Some(format),
-        ..agent.config.clone()
-    };
+    let config = agent.config.clone();
     let (agent_name, session) = (route.agent.clone(), route.session.clone());
     let original = body.clone();
     let task = tokio::task::spawn_blocking(move || {
@@ -127,19 +123,21 @@ pub async fn compress(
             };
             (body.clone(), outcome)
         };
-        let parsed = match condense_host::body::parse_body(&body, Some(format)) {
-            Ok(parsed) => parsed,
+        let mut lookup = Lookup::new(&*store, format, &agent_name, session.as_deref());
+        let sent = match compress_body(&middleware, &config, &body, Some(format), &mut lookup) {
+            Ok(sent) => sent,
             Err(BodyError::NothingToCompress { .. }) => {
                 return (body.clone(), Outcome::NotCompressed);
             }
+            Err(BodyError::Store(e)) => return failed(FailedOpen::Store(e.to_string()), false),
+            // Over the middleware's cap (the proxy's own cap answers 413 before
+            // this): the middleware's refusal, as before a component runs.
+            Err(e @ BodyError::TooLarge { .. }) => {
+                return failed(FailedOpen::Condense(e.to_string()), false);
+            }
             Err(e) => return failed(FailedOpen::Unreadable(e.to_string()), false),
         };
-        let group = group_of(format, &agent_name, session.as_deref(), parsed.messages());
-        let mut lookup = match Lookup::fetch(&*store, group.clone(), parsed.messages()) {
-            Ok(lookup) => lookup,
-            Err(e) => return failed(FailedOpen::Store(e.to_string()), false),
-        };
-        let sent = compress_parsed(&middleware, &config, &parsed, &mut lookup);
+        let group = lookup.group().unwrap_or_default().to_owned();
         match (sent.report.status(), sent.report.guest()) {
             (Status::Compressed, Some(report)) => (
                 Bytes::from(sent.body),

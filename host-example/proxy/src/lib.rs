@@ -6,8 +6,9 @@
 //!
 //! - [`route`]: which agent's settings (`/agents/NAME/…` or the
 //!   `x-condense-agent` header), which protocol (Anthropic Messages, OpenAI
-//!   Chat Completions) and which upstream; the proxy's own token;
-//! - [`compress`]: the body through condense (`compress_parsed`) with the
+//!   Chat Completions, OpenAI Responses) and which upstream; the proxy's own
+//!   token;
+//! - [`compress`]: the body through condense (`compress_body`) with the
 //!   session's checkpoint, found in the [`SessionStore`] from the request
 //!   itself or named by `x-condense-session`; on a bounded blocking pool.
 //!   Fail-open: anything that goes wrong forwards the original body;
@@ -31,7 +32,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use condense_host::sessions::SessionStore;
 use condense_host::{BodyConfig, Middleware};
-use condense_runtime::events::EventLog;
+use condense_host::events::EventLog;
 use metrics::Metrics;
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -197,7 +197,7 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use condense_runtime::events::{Cause, Compaction};
+    use condense_host::events::{Cause, Compaction};
 
     #[test]
     fn what_condense_did_is_counted() {

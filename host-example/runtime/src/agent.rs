@@ -5,7 +5,7 @@
 
 use crate::chain::{Call, Chain};
 use crate::context::ContextCompiler;
-use crate::events::{Compaction, EventLog};
+use condense_host::events::{Compaction, EventLog};
 use crate::journal::{Contents, Event, Journal, JournalError};
 use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};

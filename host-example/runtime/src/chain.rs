@@ -6,7 +6,7 @@
 //! the call and in order after it.
 
 use crate::context::{BlockKind, ContextCompiler};
-use crate::events::{Cause, Compaction};
+use condense_host::events::{Cause, Compaction};
 use crate::journal::Usage;
 use crate::model::{AgentFrame, Frame, ModelRequest, ModelResponse};
 use crate::policy::{Automatic, Due, Policy};
@@ -229,7 +229,7 @@ impl<M: Deref<Target = Middleware>> Condense<M> {
         // be read counts as no checkpoint (the fold is recomputed).
         let store = &mut self.store;
         let stored = self.stored.get_or_insert_with(|| {
-            store.load().unwrap_or_else(|e| {
+            store.load(history.messages()).unwrap_or_else(|e| {
                 tracing::warn!("condense checkpoint ignored: {e}");
                 None
             })
@@ -284,7 +284,7 @@ impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
         if let Some(checkpoint) = &sent.checkpoint
             && self.stored.as_ref().and_then(Option::as_ref) != Some(checkpoint)
         {
-            match self.store.save(checkpoint) {
+            match self.store.save(call.history.messages(), checkpoint) {
                 Ok(()) => self.stored = Some(Some(checkpoint.clone())),
                 Err(e) => tracing::warn!(
                     "condense checkpoint not stored (the next call compacts again): {e}"

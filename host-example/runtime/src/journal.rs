@@ -18,7 +18,7 @@
 //! - Any other line that does not parse is damage the runtime did not cause
 //!   (an edited file, a different format): reading fails and names the line.
 
-use crate::events::Compaction;
+use condense_host::events::Compaction;
 use condense_model::Message;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};

@@ -10,7 +10,6 @@
 //!   of the provider's token counts;
 //! - [`context`]: the context compiler — the system prompt assembled from
 //!   typed blocks within token budgets;
-//! - [`events`]: the structured event each compaction emits;
 //! - [`journal`]: the session journal (append-only JSON lines, fsync per
 //!   event, a crash-torn last line detected and skipped);
 //! - [`model`]: the models the runtime calls (OpenAI-compatible, Anthropic,
@@ -24,7 +23,6 @@
 pub mod agent;
 pub mod chain;
 pub mod context;
-pub mod events;
 pub mod journal;
 pub mod model;
 pub mod policy;

@@ -2,7 +2,7 @@
 //! durable across a crash of the process.
 
 use super::{SessionStore, StoredCheckpoint, add};
-use crate::body::StoreError;
+use crate::store::StoreError;
 use std::path::Path;
 
 /// The checkpoints table: `group \0 id` → the entry as JSON. A group's

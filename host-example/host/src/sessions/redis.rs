@@ -12,7 +12,7 @@
 //! client sent it) rather than keep the request waiting.
 
 use super::{MAX_PER_GROUP, SessionStore, StoredCheckpoint, add};
-use crate::body::StoreError;
+use crate::store::StoreError;
 use std::sync::Mutex;
 use std::time::Duration;
 

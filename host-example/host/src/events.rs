@@ -1,9 +1,9 @@
-//! What the runtime reports about each compaction: one structured event,
-//! written to the journal, logged through `tracing`, and (with `--events
-//! FILE`) appended as a JSON line. `condense compact` and the proxy report
-//! theirs the same way.
+//! What a host reports about each compaction: one structured event, made
+//! from the call's [`HostReport`], logged through `tracing` and appended as a
+//! JSON line to an [`EventLog`]. The agent runtime also writes it to its
+//! journal; `condense compact` and the proxy report theirs the same way.
 
-use condense_host::HostReport;
+use crate::report::HostReport;
 use condense_model::PassReport;
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,202 @@
+//! The summarizer chain as the compressor's `summarizer` import serves it:
+//! each summarizer of the chain tried in order within its share of the
+//! call's time, the first summary written wins, and every failure is kept
+//! to say why the chain fell through.
+
+use crate::component::Loaded;
+use crate::convert::summarizer_world::{
+    LlmSummarizerWorld as SummarizerWorld, LlmSummarizerWorldPre as SummarizerWorldPre,
+};
+use crate::convert::{compressor_world, wit};
+use crate::failure::{ComponentLabel, FailureKind, GuestFailure, failure};
+use crate::folding::Sent;
+use crate::llm::Llm;
+use crate::llm_import::SummarizerHost;
+use crate::sandbox::{Credit, Sandbox, StoreData};
+use condense_model::Message;
+use std::sync::Arc;
+use std::time::Instant;
+use wasmtime::Store;
+
+/// The summarizer chain as the compressor's `summarizer` import sees it
+/// during one call: each summarizer instantiated on its first request and
+/// reused for later ones, tried in order, all bound by the deadline of the
+/// whole call.
+pub(crate) struct SummarizerSession {
+    pub(crate) sandbox: Arc<Sandbox>,
+    pub(crate) chain: Arc<[Loaded<SummarizerWorldPre<StoreData<SummarizerHost>>>]>,
+    /// The call's deadline, before the credit moves it.
+    pub(crate) deadline: Instant,
+    /// The host's time in model calls during this call, which moves every
+    /// deadline of the call (the compressor's store shares it).
+    pub(crate) credit: Arc<Credit>,
+    pub(crate) llm: Option<Arc<Llm>>,
+    pub(crate) settings: Arc<[Option<String>]>,
+    pub(crate) live: Vec<Option<(Store<StoreData<SummarizerHost>>, SummarizerWorld)>>,
+    /// Each summarizer's failure this call: it is not asked again.
+    pub(crate) failed: Vec<Option<GuestFailure>>,
+    pub(crate) summaries: Summaries,
+    /// The `compress` call's messages (none for a direct `summarize`).
+    pub(crate) sent: Option<Sent>,
+    /// What the compaction replaces, as the model was sent it, once the
+    /// compressor said (`folding.replaces`).
+    pub(crate) conversation: Option<Arc<[Message]>>,
+}
+
+/// What the chain did in one call.
+#[derive(Default)]
+pub(crate) struct Summaries {
+    /// The summarizer that wrote the last summary.
+    pub(crate) wrote: Option<ComponentLabel>,
+    /// Why the ones before it did not.
+    pub(crate) fell_through: Vec<String>,
+    /// When every summarizer failed: the last failure, naming the others.
+    pub(crate) exhausted: Option<GuestFailure>,
+}
+
+impl SummarizerSession {
+    /// Asks the chain: the first summary written wins. When every summarizer
+    /// fails, the last one's failure decides how it surfaces — its own error
+    /// goes to the compressor as an error, a trap traps the compressor —
+    /// and the call's failure names every summarizer's.
+    pub(crate) fn call(
+        &mut self,
+        request: &wit::SummaryRequest,
+    ) -> Result<Result<String, String>, GuestFailure> {
+        let n = self.chain.len();
+        let mut fell = Vec::new();
+        let mut last = None;
+        for k in 0..n {
+            if let Some(failure) = &self.failed[k] {
+                fell.push(failure.to_string());
+                last = Some(Err(failure.clone()));
+                continue;
+            }
+            // This summarizer's share of the time left, so that one that
+            // runs out of it leaves time for the next. Model time spent so
+            // far is not the guests': it moves the deadline.
+            let now = Instant::now();
+            let deadline = self.deadline + self.credit.total();
+            let share = deadline.saturating_duration_since(now) / (n - k) as u32;
+            match self.call_guest(k, request, now + share) {
+                Ok(Ok(text)) => {
+                    self.summaries.wrote = Some(self.chain[k].label.clone());
+                    self.summaries.fell_through = fell;
+                    return Ok(Ok(text));
+                }
+                Ok(Err(why)) => {
+                    let refusal =
+                        failure(&self.chain[k].label, FailureKind::Summarizer, why.clone());
+                    fell.push(refusal.to_string());
+                    self.failed[k] = Some(refusal.clone());
+                    last = Some(Ok(refusal));
+                }
+                Err(failure) => {
+                    fell.push(failure.to_string());
+                    self.failed[k] = Some(failure.clone());
+                    last = Some(Err(failure));
+                }
+            }
+        }
+        let (refused, mut failure) = match last.expect("a chain is never empty") {
+            Ok(refusal) => (true, refusal),
+            Err(failure) => (false, failure),
+        };
+        if fell.len() > 1 {
+            fell.pop();
+            failure.detail = format!("{} (before it: {})", failure.detail, fell.join("; "));
+        }
+        self.summaries.exhausted = Some(failure.clone());
+        if refused {
+            Ok(Err(failure.detail))
+        } else {
+            Err(failure)
+        }
+    }
+
+    fn call_guest(
+        &mut self,
+        k: usize,
+        request: &wit::SummaryRequest,
+        deadline: Instant,
+    ) -> Result<Result<String, String>, GuestFailure> {
+        let guest = &self.chain[k];
+        let label = &guest.label;
+        let (store, instance) = match &mut self.live[k] {
+            Some(live) => {
+                self.sandbox.set_deadline(&mut live.0, deadline);
+                live
+            }
+            None => {
+                let host = SummarizerHost {
+                    llm: self.llm.clone(),
+                    credit: self.credit.clone(),
+                    conversation: None,
+                };
+                let mut store = self.sandbox.store(host, deadline, &self.credit);
+                let instance = guest
+                    .pre
+                    .instantiate(&mut store)
+                    .map_err(|e| failure(label, FailureKind::Instantiate, format!("{e:#}")))?;
+                self.live[k].insert((store, instance))
+            }
+        };
+        store.data_mut().host.conversation = self.conversation.clone();
+        // Its own settings, when the host has them and the request (the
+        // compressor's always) has none.
+        let configured;
+        let request = match &self.settings[k] {
+            Some(settings) if matches!(request.settings.trim(), "" | "{}") => {
+                configured = wit::SummaryRequest {
+                    settings: settings.clone(),
+                    ..request.clone()
+                };
+                &configured
+            }
+            _ => request,
+        };
+        instance
+            .condense_middleware_summarizer()
+            .call_summarize(&mut *store, request)
+            .map_err(|e| {
+                let (stop, detail) = self.sandbox.stopped(store.data(), &e);
+                failure(label, stop.into(), detail)
+            })
+    }
+
+    /// Forwards the summarizers' stdio and says what the chain did.
+    pub(crate) fn finish(self) -> Summaries {
+        for (live, guest) in self.live.iter().zip(self.chain.iter()) {
+            if let Some((store, _)) = live {
+                store.data().forward_output(&guest.label);
+            }
+        }
+        self.summaries
+    }
+}
+
+impl compressor_world::condense::middleware::summarizer::Host for SummarizerSession {
+    fn summarize(
+        &mut self,
+        request: wit::SummaryRequest,
+    ) -> wasmtime::Result<Result<String, String>> {
+        // A summarizer's own error goes to the compressor as such; a trap
+        // traps the compressor, and `Runtime::call` reports the summarizer's
+        // failure recorded by `call`, not this message.
+        self.call(&request)
+            .map_err(|failure| wasmtime::format_err!("{failure}"))
+    }
+}
+
+impl compressor_world::condense::middleware::folding::Host for SummarizerSession {
+    fn replaces(&mut self, items: Vec<wit::Item>) -> wasmtime::Result<()> {
+        self.conversation = self
+            .sent
+            .as_ref()
+            .and_then(|sent| sent.resolve(items))
+            .map(Arc::from);
+        Ok(())
+    }
+}
+
+impl compressor_world::condense::middleware::types::Host for SummarizerSession {}
