@@ -3,8 +3,10 @@
 //! This module assembles the runtime's parts from the command line and the
 //! config file; the loop itself is `condense_runtime::agent`.
 
-use crate::settings::{CompactionPolicy, RuntimeSettings, Settings};
+use crate::common::Common;
 use anyhow::{Context, Result, bail};
+use clap::Args;
+use condense_config::{CompactionPolicy, RuntimeSettings, Settings};
 use condense_host::FileStore;
 use condense_runtime::agent::{Agent, Step};
 use condense_runtime::chain::{Chain, Condense, UsageMeter};
@@ -65,7 +67,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     let events = crate::session::events_log(run.events.as_deref())?;
     // The frame the agent's requests send, for the LLM summarizer's.
     let frame = AgentFrame::default();
-    let middleware = settings.middleware_in(Some(&frame))?;
+    let middleware = crate::components::middleware_in(settings, Some(&frame))?;
     let (journal, journaled) = if run.resume {
         Journal::resume(&run.session)?
     } else {
@@ -290,4 +292,90 @@ fn print_step(step: &Step<'_>, out: &mut dyn Write) -> std::io::Result<()> {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
+}
+
+#[derive(Args)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// The model endpoint's wire format.
+    #[arg(long, value_enum, default_value = "openai")]
+    pub provider: crate::agent::Provider,
+    /// Base URL of the endpoint: for OpenAI-compatible servers up to `/v1`
+    /// (http://127.0.0.1:11434/v1 for Ollama); Anthropic's by default.
+    #[arg(long, value_name = "URL")]
+    pub model_url: Option<String>,
+    /// Model name, as the endpoint knows it.
+    #[arg(long, value_name = "NAME")]
+    pub model: String,
+    /// Environment variable holding the API key (none is sent without it).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Directory the file tools work in, and may not leave. Default: the current one.
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Give the model a tool to run shell commands in the working directory (30 s
+    /// timeout, 64 KiB of output).
+    #[arg(long)]
+    pub allow_commands: bool,
+    /// Journal to start (it must not exist). Default: condense-session-<time>.jsonl in
+    /// the current directory.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    pub session: Option<PathBuf>,
+    /// Journal of a session to continue.
+    #[arg(long, value_name = "SESSION")]
+    pub resume: Option<PathBuf>,
+    /// Model calls the task may take before the agent stops.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub max_calls: u64,
+    /// Append each compaction event (trigger, tokens before/after, messages folded,
+    /// passes, summarizer, cache breaks so far, time) to FILE as a JSON line. They are
+    /// in the journal too, and logged (CONDENSE_LOG=info).
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
+    /// Whether a due compaction proceeds: automatic, rate-limited (see [runtime] in
+    /// `condense config --show`), or confirm (asked on the terminal). Default: [runtime]
+    /// compaction, automatic.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub compaction: Option<condense_config::CompactionPolicy>,
+    /// What the agent is to do.
+    #[arg(value_name = "TASK")]
+    pub task: String,
+}
+
+/// `condense agent` from its arguments.
+pub fn command(args: AgentArgs, out: &mut dyn Write) -> Result<()> {
+    let settings = args.common.settings(Settings::default())?;
+    let (session, resume) = match (args.resume, args.session) {
+        (Some(path), _) => (path, true),
+        (None, Some(path)) => (path, false),
+        (None, None) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            (
+                PathBuf::from(format!("condense-session-{now}.jsonl")),
+                false,
+            )
+        }
+    };
+    let workdir = match args.workdir {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("the current directory")?,
+    };
+    let run = crate::agent::AgentRun {
+        provider: args.provider,
+        model_url: args.model_url,
+        model: args.model,
+        api_key_env: args.api_key_env,
+        workdir,
+        allow_commands: args.allow_commands,
+        session,
+        resume,
+        max_calls: args.max_calls,
+        events: args.events,
+        compaction: args.compaction,
+        task: args.task,
+    };
+    crate::agent::run(&settings, &run, out)
 }

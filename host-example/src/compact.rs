@@ -7,15 +7,17 @@
 //! summary, so compacting a compacted history does not summarise the
 //! summary as conversation.
 
+use crate::common::Common;
 use crate::session::SessionFile;
-use crate::settings::Settings;
 use anyhow::{Context, Result, bail};
+use clap::Args;
+use condense_config::Settings;
 use condense_host::body::{self, BodyConfig};
+use condense_host::events::{Cause, Compaction};
 use condense_host::store::{MemoryStore, write_atomically};
 use condense_host::{HostReport, Status};
 use condense_model::tokens::estimate_total;
 use condense_model::{CoreConfig, Message, Role, Trigger};
-use condense_host::events::{Cause, Compaction};
 use condense_runtime::journal::{Event, Journal};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -60,7 +62,7 @@ pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result
     let session = SessionFile::read(&run.session)?;
     let (dest, backup) = destination(run)?;
     let events = crate::session::events_log(run.events.as_deref())?;
-    let middleware = settings.middleware()?;
+    let middleware = crate::components::middleware(settings)?;
     let json = settings.compressor_json();
     let before = session.messages().to_vec();
 
@@ -246,4 +248,23 @@ mod tests {
         let small = forced(&core, 900).unwrap_err().to_string();
         assert!(small.contains("too small"), "{small}");
     }
+}
+
+#[derive(Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Where to write the compacted history. Default: SESSION's name with `.compacted`
+    /// before its extension, beside it.
+    #[arg(long, short, value_name = "FILE", conflicts_with = "in_place")]
+    pub output: Option<PathBuf>,
+    /// Replace SESSION, keeping the original as SESSION.bak.
+    #[arg(long)]
+    pub in_place: bool,
+    /// Append the compaction event to FILE as a JSON line.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
+    /// The session: a journal (.jsonl) or a request body / message list.
+    #[arg(value_name = "SESSION")]
+    pub session: PathBuf,
 }

@@ -8,15 +8,15 @@
 //! ([`RequestMeter`]), the same way `condense replay` measures, so the two
 //! agree on the same session and settings.
 
-use crate::settings::Settings;
 use anyhow::{Context, Result};
+use condense_config::Settings;
+use condense_host::events::Compaction;
 use condense_host::formats::Format;
 use condense_host::replay::{ReplayStats, replay_middleware};
 use condense_host::{FileStore, body};
 use condense_model::{Message, Part, Role};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::chain::{Call, Chain, Condense, Hook, RequestMeter};
-use condense_host::events::Compaction;
 use condense_runtime::journal::{Contents, Journal};
 use condense_runtime::model::{ModelResponse, ReplayModel};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -65,7 +65,7 @@ pub fn run(settings: &Settings, demo: &DemoRun, out: &mut dyn Write) -> Result<(
         .skip(1)
         .filter(|m| m.role == Role::Assistant)
         .count();
-    let middleware = Arc::new(settings.middleware()?);
+    let middleware = Arc::new(crate::components::middleware(settings)?);
     header(settings, recording, &middleware, out)?;
 
     // The runtime: journal and checkpoint in a directory of their own.

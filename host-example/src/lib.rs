@@ -1,7 +1,10 @@
 //! The `condense` command line, on top of the `condense-host` library:
 //!
-//! - [`cli`]: the commands (`compress`, `replay`, `demo`, `agent`, `compact`,
-//!   `summarize`, `proxy`, `config`);
+//! - [`cli`]: the command line parsed and dispatched; each command's
+//!   arguments are in its own module, those they share in [`common`];
+//! - [`compress`]: `condense compress`, one request body;
+//! - [`replay`]: `condense replay`, recorded sessions call by call;
+//! - [`config`]: `condense config`, the configuration shown or its schema;
 //! - [`agent`]: `condense agent`, the runtime assembled from the command line;
 //! - [`compact`]: `condense compact`, a compaction now, written to a file;
 //! - [`proxy`]: `condense proxy`, the HTTP proxy assembled from the config;
@@ -9,18 +12,21 @@
 //! - [`summarize`]: `condense summarize`, one fold by a summarizer, to try it;
 //! - [`session`]: the session files the commands read (journals, bodies);
 //! - [`plot`]: the chart of a replay (`--plot`);
-//! - [`settings`]: the configuration file (TOML), validated once at start-up;
-//! - [`embedded`]: the default components, built into the binary;
+//! - [`components`]: the middleware the commands run, from the config file
+//!   (`condense-config`), the embedded components and the model client;
 //! - [`logging`]: what the binary logs (never the HTTP client's wire dumps).
 
 pub mod agent;
 pub mod cli;
+pub mod common;
 pub mod compact;
+pub mod components;
+pub mod compress;
+pub mod config;
 pub mod demo;
-pub mod embedded;
 pub mod logging;
 pub mod plot;
 pub mod proxy;
+pub mod replay;
 pub mod session;
-pub mod settings;
 pub mod summarize;

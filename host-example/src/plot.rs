@@ -259,7 +259,7 @@ mod tests {
         }
         assert!(svg.contains(r#"width="960" height="540""#));
         // For a look at the chart itself:
-        // CONDENSE_PLOT_CHECK=/tmp/plot-check.svg cargo test -p condense --lib plot
+        // CONDENSE_PLOT_CHECK=/tmp/plot-check.svg cargo test -p condense-cli --lib plot
         if let Some(path) = std::env::var_os("CONDENSE_PLOT_CHECK") {
             write_svg(Path::new(&path), &realistic()).expect("writes the check chart");
         }

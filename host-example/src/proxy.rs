@@ -5,8 +5,9 @@
 //! an embedded database in the state directory, so a restarted proxy goes on
 //! where it stopped.
 
-use crate::settings::{ConfigFile, Settings};
 use anyhow::{Context, Result, bail};
+use clap::Args;
+use condense_config::{ConfigFile, Settings};
 use condense_host::sessions::{DbSessions, RedisSessions, SessionStore};
 use condense_proxy::{Agent, DEFAULT_AGENT, Proxy, Routes};
 use std::collections::BTreeMap;
@@ -43,8 +44,7 @@ pub fn agents(file: Option<&ConfigFile>) -> Result<BTreeMap<String, Agent>> {
     std::iter::once((DEFAULT_AGENT.to_owned(), base))
         .chain(named.map(|(name, settings)| (name.clone(), settings.clone())))
         .map(|(name, settings)| {
-            let middleware = settings
-                .middleware()
+            let middleware = crate::components::middleware(&settings)
                 .with_context(|| format!("agent {name}"))?;
             Ok((
                 name,
@@ -200,4 +200,50 @@ async fn interrupted() {
         () = ctrl_c => {}
         () = term => {}
     }
+}
+
+#[derive(Args)]
+pub struct ProxyArgs {
+    /// TOML config: the fold settings (top level: agent `default`) and [agents.NAME]
+    /// tables, as for the other commands.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to serve on. Only loopback addresses unless --allow-remote.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
+    pub listen: std::net::SocketAddr,
+    /// Serve on a non-loopback --listen address (other machines' clients send their API
+    /// keys through it: set --token-env too).
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Where Anthropic requests go.
+    #[arg(long, value_name = "URL", default_value = "https://api.anthropic.com")]
+    pub anthropic_upstream: String,
+    /// Where OpenAI requests go.
+    #[arg(long, value_name = "URL", default_value = "https://api.openai.com")]
+    pub openai_upstream: String,
+    /// Directory of the checkpoint database. Default: $XDG_STATE_HOME/condense, else
+    /// ~/.local/state/condense.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Keep the checkpoints in a Redis or Valkey server instead (redis://[:PASSWORD@]HOST[:PORT][/DB]),
+    /// shared by every proxy given the same URL. While it cannot be reached, requests are
+    /// forwarded unchanged.
+    #[arg(long, value_name = "URL", conflicts_with = "state_dir")]
+    pub store: Option<String>,
+    /// Environment variable holding a token clients must send as `Proxy-Authorization:
+    /// Bearer TOKEN` (their own Authorization header is the provider's).
+    #[arg(long, value_name = "VAR")]
+    pub token_env: Option<String>,
+    /// USD per million input tokens, for the estimate of what condense saved in GET
+    /// /metrics (condense_proxy_estimated_cost_saved_usd_total).
+    #[arg(long, value_name = "USD", default_value_t = condense_proxy::DEFAULT_INPUT_PRICE)]
+    pub input_price: f64,
+    /// Log the body each compressed request is sent upstream with (your users' words and
+    /// their tools' output). Headers, API keys among them, are never logged.
+    #[arg(long)]
+    pub log_bodies: bool,
+    /// Append each compaction (agent, session, tokens before/after, messages folded,
+    /// passes, summarizer, time) to FILE as a JSON line. They are logged too.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
 }

@@ -3,9 +3,9 @@
 
 use anyhow::{Context, Result};
 use condense_host::body;
+use condense_host::events::EventLog;
 use condense_host::formats::Parsed;
 use condense_model::Message;
-use condense_host::events::EventLog;
 use std::path::Path;
 
 /// A session file, read.

@@ -3,9 +3,11 @@
 //! the way to try a summarizer out, without a compressor deciding what to
 //! fold.
 
+use crate::common::Common;
 use crate::session::SessionFile;
-use crate::settings::Settings;
 use anyhow::{Context, Result, bail};
+use clap::Args;
+use condense_config::Settings;
 use condense_model::tokens::{estimate_text, estimate_total};
 use condense_model::{Role, SummaryRequest};
 use std::io::Write;
@@ -58,7 +60,7 @@ pub fn run(settings: &Settings, run: &SummarizeRun, out: &mut dyn Write) -> Resu
         settings: summarizer_settings,
         messages,
     };
-    let middleware = settings.middleware()?;
+    let middleware = crate::components::middleware(settings)?;
     let runtime = middleware.runtime();
     let started = Instant::now();
     let result = runtime.summarize(&request);
@@ -107,4 +109,26 @@ fn read_settings(path: &Path) -> Result<String> {
         );
     }
     Ok(value.to_string())
+}
+
+#[derive(Args)]
+pub struct SummarizeArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// The summarizer's own settings: a JSON or TOML (.toml) file holding an object.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Fold only the first N messages of the session.
+    #[arg(long, value_name = "N")]
+    pub upto: Option<usize>,
+    /// The summary's token budget. Default: summary_max_tokens of the config (2000).
+    #[arg(long, value_name = "TOKENS")]
+    pub max_tokens: Option<u32>,
+    /// The conversation's language tag (en, de, zh, ...). Default: detected from the
+    /// person's messages, as the compressor does.
+    #[arg(long, value_name = "TAG")]
+    pub language: Option<String>,
+    /// The session: a journal (.jsonl) or a request body / message list.
+    #[arg(value_name = "SESSION")]
+    pub session: PathBuf,
 }

@@ -167,7 +167,8 @@ fn bench(c: &mut Criterion) {
                 };
                 let call = || {
                     let mut store = MemoryStore(Some(stored.clone()));
-                    compress_body(middleware, &body_config, body.as_bytes(), None, &mut store).unwrap()
+                    compress_body(middleware, &body_config, body.as_bytes(), None, &mut store)
+                        .unwrap()
                 };
                 assert_eq!(
                     call().report.sent_from as usize,

@@ -2,7 +2,7 @@
 //! are, runtimes shared by all tests of a binary (each component is compiled
 //! once per test binary), and the corpus of recorded sessions.
 
-use condense::embedded;
+use condense_embedded as embedded;
 use condense_host::formats::{Format, Parsed};
 use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime, SessionCheckpoint};
 use condense_model::{CoreConfig, Message};
@@ -89,14 +89,14 @@ pub fn summarizer_from_env(var: &str) -> &'static Middleware {
     Box::leak(Box::new(Middleware::new(runtime)))
 }
 
-/// Runs `condense ARGS` in process (`condense::cli::run`) with `stdin`;
+/// Runs `condense ARGS` in process (`condense_cli::cli::run`) with `stdin`;
 /// returns stdout, or the error with its causes.
 pub fn condense(args: &[&str], stdin: &str) -> Result<String, String> {
     let argv = std::iter::once("condense")
         .chain(args.iter().copied())
         .map(Into::into);
     let mut out = Vec::new();
-    condense::cli::run(argv, &mut stdin.as_bytes(), &mut out).map_err(|e| format!("{e:#}"))?;
+    condense_cli::cli::run(argv, &mut stdin.as_bytes(), &mut out).map_err(|e| format!("{e:#}"))?;
     Ok(String::from_utf8(out).expect("stdout is UTF-8"))
 }
 
@@ -241,7 +241,7 @@ impl TestConfig {
 
 /// The replay settings of `condense replay` (a 40k threshold), passes off.
 pub fn config_40k() -> TestConfig {
-    TestConfig::new(condense::settings::Settings::for_replay().core)
+    TestConfig::new(condense_config::Settings::for_replay().core)
 }
 
 /// The summary text in a checkpoint the embedded compressor wrote.

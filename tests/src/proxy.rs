@@ -2,7 +2,7 @@
 //! of its own ([`RunningProxy`]), or as a process of its own, as users run
 //! it ([`ProxyProcess`]).
 
-use condense::settings::ConfigFile;
+use condense_config::ConfigFile;
 use condense_host::sessions::{MemorySessions, SessionStore};
 use condense_proxy::{Proxy, Routes};
 use std::ffi::OsString;
@@ -38,7 +38,7 @@ impl RunningProxy {
     pub fn settings(config: &str, upstream: &str, store: Arc<dyn SessionStore>) -> Proxy {
         let file = ConfigFile::parse(config).unwrap();
         Proxy {
-            agents: condense::proxy::agents(Some(&file)).unwrap(),
+            agents: condense_cli::proxy::agents(Some(&file)).unwrap(),
             store,
             routes: Routes {
                 anthropic_upstream: upstream.to_owned(),
@@ -179,13 +179,13 @@ pub fn serve_if_asked() -> bool {
     let Ok(args) = std::env::var(PROXY_ARGS) else {
         return false;
     };
-    condense::logging::install(Some("proxy"));
+    condense_cli::logging::install(Some("proxy"));
     let argv = ["condense", "proxy"]
         .into_iter()
         .map(String::from)
         .chain(args.lines().map(String::from))
         .map(OsString::from);
-    condense::cli::run(argv, &mut std::io::empty(), &mut std::io::stdout()).unwrap();
+    condense_cli::cli::run(argv, &mut std::io::empty(), &mut std::io::stdout()).unwrap();
     true
 }
 

@@ -1,9 +1,9 @@
 //! The `condense` command line, driven in-process through
-//! `condense::cli::run` with real files: the configuration, the
+//! `condense_cli::cli::run` with real files: the configuration, the
 //! checkpoint file between calls, the report, swapped components.
 
-use condense::cli;
-use condense::settings::{ConfigFile, Settings};
+use condense_cli::cli;
+use condense_config::{ConfigFile, Settings};
 use condense_host::SessionCheckpoint;
 use condense_host::formats::{Format, Parsed};
 use condense_host::replay::{ReplayStats, Step, replay, replay_middleware};
@@ -993,7 +993,7 @@ fn help_teaches_and_replay_prints_figures() {
 }
 
 fn golden_schema_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host-example/config.schema.json")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host-example/config/config.schema.json")
 }
 
 #[test]
@@ -1002,7 +1002,7 @@ fn config_schema_prints_the_golden_schema_as_valid_json() {
     let golden = std::fs::read_to_string(golden_schema_path()).unwrap();
     assert!(
         out == golden,
-        "`condense config --schema` differs from host-example/config.schema.json; \
+        "`condense config --schema` differs from host-example/config/config.schema.json; \
          regenerate it with `CONDENSE_BLESS=1 cargo test -p condense-host \
          schema_matches_the_golden_file` and review the diff"
     );
@@ -1036,7 +1036,7 @@ fn config_schema_prints_the_golden_schema_as_valid_json() {
             "{key} is documented"
         );
     }
-    for &(key, min, max) in CORE_RANGES {
+    for &condense_model::Range { key, min, max } in CORE_RANGES {
         assert_eq!(
             (&properties[key]["minimum"], &properties[key]["maximum"]),
             (&Value::from(min), &Value::from(max)),
@@ -1332,7 +1332,7 @@ fn config_help_teaches_schema_and_show() {
 /// party's would (its keys known only from its own exports).
 fn compressor_from_a_path(dir: &Path) -> PathBuf {
     let path = dir.join("my_compressor.wasm");
-    std::fs::write(&path, condense::embedded::COMPRESSOR).unwrap();
+    std::fs::write(&path, condense_embedded::COMPRESSOR).unwrap();
     path
 }
 
@@ -1385,7 +1385,7 @@ fn the_demo_runs_the_runtime_and_its_figures_are_the_replays() {
     let demo = condense(&["demo", "--plot", chart.to_str().unwrap()], "").unwrap();
     assert!(!demo.contains('\r') && !demo.contains('\x1b'), "{demo}");
 
-    let settings = condense::demo::defaults();
+    let settings = condense_cli::demo::defaults();
     let recording = condense_tests::session("cc-opus-b");
     let stats = replay_middleware(
         embedded_middleware(),
@@ -1396,7 +1396,7 @@ fn the_demo_runs_the_runtime_and_its_figures_are_the_replays() {
     );
     assert!(stats.compactions >= 3, "{stats:?}");
     let mut table = Vec::new();
-    condense::demo::table(&stats, &mut table).unwrap();
+    condense_cli::demo::table(&stats, &mut table).unwrap();
     let table = String::from_utf8(table).unwrap();
     assert!(
         demo.contains(&table),

@@ -4,7 +4,7 @@
 //! Limit tests come in pairs: the hostile compressor passes messages through
 //! under the same limits that stop its misbehaviour.
 
-use condense::embedded;
+use condense_embedded as embedded;
 use condense_host::replay::{Step, replay};
 use condense_host::{
     ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Limits, LoadError,

@@ -84,7 +84,10 @@ fn each_module_of_a_use_group_is_imported() {
 fn super_imports_a_sibling_but_not_the_parent() {
     let sources = [
         ("passes/mod.rs", "pub struct Kept;"),
-        ("passes/loops.rs", "use super::Kept; use super::clearing::run;"),
+        (
+            "passes/loops.rs",
+            "use super::Kept; use super::clearing::run;",
+        ),
         ("passes/clearing.rs", "use super::{Kept, loops};"),
     ];
     let imports = imports_of(&modules(&sources));
@@ -193,8 +196,8 @@ fn sources_of(src: &Path) -> Vec<(PathBuf, String)> {
             if path.is_dir() {
                 walk(src, &path, out);
             } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = fs::read_to_string(&path)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let text =
+                    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 let relative = path.strip_prefix(src).expect("under src").to_owned();
                 out.push((relative, text));
             }
@@ -422,7 +425,14 @@ fn after_string(c: &[char], mut i: usize) -> usize {
 /// The index after the raw string with `hashes` `#`s whose body starts at `i`.
 fn after_raw_string(c: &[char], mut i: usize, hashes: usize) -> usize {
     while i < c.len() {
-        if c[i] == '"' && c[i + 1..].iter().take(hashes).filter(|&&h| h == '#').count() == hashes {
+        if c[i] == '"'
+            && c[i + 1..]
+                .iter()
+                .take(hashes)
+                .filter(|&&h| h == '#')
+                .count()
+                == hashes
+        {
             return i + 1 + hashes;
         }
         i += 1;
@@ -439,10 +449,12 @@ fn without_tests(tokens: Vec<Token>) -> Vec<Token> {
         let mut j = i;
         let mut for_tests = false;
         while let Some(next) = after_attribute(&tokens, j) {
-            let words = || tokens[j..next].iter().filter_map(|t| match t {
-                Token::Word(w) => Some(w.as_str()),
-                Token::Punct(_) => None,
-            });
+            let words = || {
+                tokens[j..next].iter().filter_map(|t| match t {
+                    Token::Word(w) => Some(w.as_str()),
+                    Token::Punct(_) => None,
+                })
+            };
             // `cfg(not(test))` is the code that is *not* a test's.
             for_tests |= words().next() == Some("cfg")
                 && words().any(|w| w == "test")
@@ -516,7 +528,8 @@ fn paths(module: &Module, tokens: &[Token]) -> Vec<(Option<usize>, Vec<String>)>
             depth = depth.saturating_sub(1);
         }
         // `$crate` is a macro's crate; `in crate::x` a visibility, not a use.
-        let starts_path = !is_punct(before, "::") && !is_punct(before, "$") && !is_word(before, "in");
+        let starts_path =
+            !is_punct(before, "::") && !is_punct(before, "$") && !is_word(before, "in");
         if starts_path && is_word(Some(t), "crate") && is_punct(tokens.get(i + 1), "::") {
             let mut found = Vec::new();
             i = use_tree(tokens, i + 2, Vec::new(), &mut found);
@@ -546,7 +559,12 @@ fn paths(module: &Module, tokens: &[Token]) -> Vec<(Option<usize>, Vec<String>)>
 
 /// Reads the path or `use` tree at `i` (after a `::`), each path it names
 /// pushed onto `found` after `prefix`; returns the index after it.
-fn use_tree(tokens: &[Token], mut i: usize, mut prefix: Vec<String>, found: &mut Vec<Module>) -> usize {
+fn use_tree(
+    tokens: &[Token],
+    mut i: usize,
+    mut prefix: Vec<String>,
+    found: &mut Vec<Module>,
+) -> usize {
     loop {
         match tokens.get(i) {
             Some(Token::Punct("{")) => {

@@ -5,7 +5,7 @@
 //! heuristic summarizer, the breaker, the host's time not being the
 //! guest's, and the key staying the host's.
 
-use condense::embedded;
+use condense_embedded as embedded;
 use condense_host::llm::{Llm, LlmLimits};
 use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime};
 use condense_model::Message;
@@ -436,11 +436,11 @@ fn log() -> Arc<Mutex<Vec<u8>>> {
             move || LogWriter(logs.clone())
         };
         // condense's own subscriber, at its most verbose.
-        let style = condense::logging::Style {
+        let style = condense_cli::logging::Style {
             spec: "trace".into(),
             json: false,
         };
-        tracing::subscriber::set_global_default(condense::logging::subscriber(
+        tracing::subscriber::set_global_default(condense_cli::logging::subscriber(
             writer, false, &style,
         ))
         .expect("the first subscriber of this test binary");
@@ -558,4 +558,41 @@ fn the_gate_appends_a_rule_the_model_dropped() {
     assert!(summary.contains(&format!("\n- {rule}")), "{summary}");
     // The request the model was sent had the rule in it: the model dropped it.
     assert!(user_content(&server.requests()[0]).contains(rule));
+}
+
+/// The chain as a config file names it (`condense-config`): its builtins
+/// load under their names, so with the model down (a port nothing listens
+/// on) the report and the compaction event name `heuristic` as the
+/// summarizer that wrote the summary, and `llm` as the one that fell through.
+#[test]
+fn with_the_model_down_a_configured_chain_names_heuristic() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let settings = condense_config::Settings::parse(&format!(
+        "[components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
+         [llm]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\nmax_retries = 0\n"
+    ))
+    .unwrap();
+    let client = |llm: &condense_config::LlmSettings| {
+        let model = OpenAiLlm::new(OpenAiConfig {
+            max_retries: llm.max_retries,
+            ..OpenAiConfig::new(llm.base_url.clone().unwrap(), llm.model.clone().unwrap())
+        });
+        Ok(Arc::new(model) as Arc<dyn condense_host::llm::LanguageModel>)
+    };
+    let middleware = settings
+        .middleware(&embedded::COMPONENTS, &client)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let out = first_fold(&middleware);
+    assert!(out.report.compacted(), "{:?}", out.report);
+    assert_eq!(
+        out.report.summary_by.as_ref().map(ToString::to_string),
+        Some("summarizer `heuristic`".to_owned())
+    );
+    let fell = out.report.fell_through.join("; ");
+    assert!(fell.starts_with("summarizer `llm` "), "{fell}");
+    use condense_host::events::{Cause, Compaction};
+    let event = Compaction::of(&out.report, 1, Cause::Threshold, 1).expect("compacted");
+    assert_eq!(event.summary_by.as_deref(), Some("heuristic"));
 }

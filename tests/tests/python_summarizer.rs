@@ -7,7 +7,7 @@
 //! print why they are skipped and pass, unless `CONDENSE_REQUIRE_PYTHON=1`
 //! (CI sets it), where a missing componentize-py fails them.
 
-use condense::embedded;
+use condense_embedded as embedded;
 use condense_host::{ComponentSource, Limits, Middleware, Runtime, Status};
 use condense_model::tokens::estimate_text;
 use condense_model::{Message, Role, SummaryRequest, Trigger};

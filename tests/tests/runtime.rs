@@ -1,6 +1,7 @@
 //! The agent runtime with condense as a middleware in its model-call loop:
 //! real components through the host, recorded sessions played back.
 
+use condense_host::events::{Cause, Compaction};
 use condense_host::replay::replay_middleware;
 use condense_host::{FileStore, Middleware};
 use condense_model::{Message, Role, SUMMARY_MARKER};
@@ -9,7 +10,6 @@ use condense_runtime::chain::{
     Call, Chain, Condense, Hook, RequestMeter, SummaryPlacement, UsageMeter,
 };
 use condense_runtime::context::{BlockKind, ContextCompiler};
-use condense_host::events::{Cause, Compaction};
 use condense_runtime::journal::{self, Event, Journal};
 use condense_runtime::model::ModelResponse;
 use condense_runtime::model::ReplayModel;
@@ -172,11 +172,7 @@ fn a_replayed_session_compacts_and_its_journal_is_the_recording() {
             assert!(c.tokens_after < c.tokens_before, "{c:?}");
             assert!(c.tokens_after <= 40_000, "{c:?}");
             assert!(c.messages_folded > 0, "{c:?}");
-            assert_eq!(
-                c.summary_by.as_deref(),
-                Some("embedded summarizer"),
-                "{c:?}"
-            );
+            assert_eq!(c.summary_by.as_deref(), Some("embedded"), "{c:?}");
         }
     }
     assert!(
@@ -485,7 +481,7 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
         "rename note 7 in notes.txt".into(),
     ];
     let mut out = Vec::new();
-    condense::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
+    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
     let out = String::from_utf8(out).unwrap();
 
     assert!(out.contains("Renamed note 7."), "{out}");
@@ -594,7 +590,7 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
         config.display().to_string(),
         session.display().to_string(),
     ];
-    condense::cli::run(args.map(Into::into), &mut std::io::empty(), &mut replayed).unwrap();
+    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut replayed).unwrap();
     let replayed = String::from_utf8(replayed).unwrap();
     assert!(replayed.contains("session.jsonl"), "{replayed}");
 }
@@ -660,7 +656,7 @@ fn the_llm_summarizer_asks_in_the_agents_own_request() {
         "read notes.txt until you know it".into(),
     ];
     let mut out = Vec::new();
-    condense::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
+    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("Read it eight times."), "{out}");
 
@@ -700,7 +696,7 @@ fn the_llm_summarizer_asks_in_the_agents_own_request() {
     assert!(
         events
             .iter()
-            .all(|e| e.summary_by.as_deref() == Some("summarizer `llm`")),
+            .all(|e| e.summary_by.as_deref() == Some("llm")),
         "{events:?}"
     );
 }

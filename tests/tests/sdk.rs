@@ -11,7 +11,7 @@ use condense_tests::{config_40k, corpus_dir, guests, next_compaction, session, s
 fn minimal_runtime() -> Runtime {
     Runtime::new(
         Limits::default(),
-        ComponentSource::Embedded(condense::embedded::COMPRESSOR),
+        ComponentSource::Embedded(condense_embedded::COMPRESSOR),
         ComponentSource::Path(guests::SUMMARIZER_MINIMAL.into()),
     )
     .unwrap_or_else(|e| panic!("{e:#}"))

@@ -2,8 +2,10 @@
 //! knobs. The host hands them over as a JSON text (the `settings` of a
 //! compress request, from the keys of the config file that are not the
 //! host's), this module reads and checks it, and publishes its JSON Schema.
-//! A new pass knob is a field here and nothing anywhere else.
+//! A new pass knob is a field here (a numeric one also a row of [`RANGES`])
+//! and the pass that reads it.
 
+use condense_model::{Range, range};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -13,11 +15,11 @@ use serde::{Deserialize, Serialize};
 /// All off by default.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = publish_ranges)]
 pub struct Settings {
     /// Drop the reasoning (thinking parts, `<think>` spans) of assistant
     /// messages followed by at least this many assistant messages, in the
     /// messages kept between the summary and the verbatim tail. 0: off.
-    #[schemars(range(min = 0, max = 1_000_000))]
     pub strip_reasoning_after_turns: u32,
     /// The provider needs reasoning echoed back (DeepSeek-style
     /// `reasoning_content` on tool-call turns): reasoning is never pruned,
@@ -29,7 +31,6 @@ pub struct Settings {
     pub aggregate_developer_loops: bool,
     /// With `aggregate_developer_loops`, a run of at least this many steps is
     /// collapsed (in steps: an assistant tool-call message and its results).
-    #[schemars(range(min = 3, max = 1_000_000))]
     pub max_loop_steps_before_aggregate: u32,
     /// Tool classes by name pattern; a tool matching neither list is read-only.
     pub tools: ToolClasses,
@@ -39,20 +40,31 @@ pub struct Settings {
     pub clear_mode: ClearMode,
     /// With `clear_mode` on, tool results longer than this many characters are
     /// truncated or cleared.
-    #[schemars(range(min = 100, max = 100_000_000))]
     pub result_char_threshold: u32,
     /// With `clear_mode = "truncate"`, a truncated result keeps this share of
     /// `result_char_threshold`, in percent: two thirds of it from the head,
     /// one third from the tail.
-    #[schemars(range(min = 1, max = 99))]
     pub truncate_keep_percent: u32,
     /// The latest this-many tool results are never truncated or cleared
     /// (0: none is protected by position).
-    #[schemars(range(min = 0, max = 1_000_000))]
     pub keep_tool_results: u32,
     /// Results of tools whose name matches one of these patterns (`*` any run
     /// of characters, `?` one character) are never truncated or cleared.
     pub exclude_tools: Vec<String>,
+}
+
+/// The ranges of the numeric keys: [`Settings::validate`] enforces them and
+/// [`Settings::schema`] publishes them. A numeric knob has its row here.
+pub const RANGES: &[Range] = &[
+    Range::new("strip_reasoning_after_turns", 0, 1_000_000),
+    Range::new("max_loop_steps_before_aggregate", 3, 1_000_000),
+    Range::new("result_char_threshold", 100, 100_000_000),
+    Range::new("truncate_keep_percent", 1, 99),
+    Range::new("keep_tool_results", 0, 1_000_000),
+];
+
+fn publish_ranges(schema: &mut schemars::Schema) {
+    range::publish(schema, RANGES);
 }
 
 /// Which tools change the workspace, as name patterns (`*` matches any run of
@@ -100,10 +112,16 @@ impl Default for ToolClasses {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What a tool can do to the world: the class [`ToolClasses`] gives a tool
+/// by its name, and the class an agent runtime declares for its own tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ToolClass {
+    /// Only looks: reading, listing, searching.
     ReadOnly,
+    /// Changes files in the workspace.
     Mutating,
+    /// Runs commands, so it can do anything a mutating tool can and more.
     ExecCapable,
 }
 
@@ -216,33 +234,7 @@ impl Settings {
 
     /// Checks the ranges the schema publishes and the lists' patterns.
     pub fn validate(&self) -> Result<(), String> {
-        let ranges = [
-            (
-                "strip_reasoning_after_turns",
-                self.strip_reasoning_after_turns,
-                0,
-                1_000_000,
-            ),
-            (
-                "max_loop_steps_before_aggregate",
-                self.max_loop_steps_before_aggregate,
-                3,
-                1_000_000,
-            ),
-            (
-                "result_char_threshold",
-                self.result_char_threshold,
-                100,
-                100_000_000,
-            ),
-            ("truncate_keep_percent", self.truncate_keep_percent, 1, 99),
-            ("keep_tool_results", self.keep_tool_results, 0, 1_000_000),
-        ];
-        for (key, value, min, max) in ranges {
-            if !(min..=max).contains(&value) {
-                return Err(format!("{key} = {value}: must be between {min} and {max}"));
-            }
-        }
+        range::check_fields(RANGES, self)?;
         let lists = [
             ("tools.mutating", &self.tools.mutating),
             ("tools.exec_capable", &self.tools.exec_capable),

@@ -5,8 +5,11 @@
 
 pub mod hash;
 pub mod invariants;
+pub mod range;
 pub mod tokens;
 mod wit;
+
+pub use range::Range;
 
 /// Marks every message condense writes, so hosts, tests and later calls can
 /// recognise it.
@@ -175,12 +178,12 @@ impl Default for CoreConfig {
 /// The fixed ranges of the core keys: `validate` enforces them and the host's
 /// JSON Schema publishes them, from this one table. Ranges that depend on
 /// another key (`target_tokens < token_threshold`) are checked in `validate`.
-pub const CORE_RANGES: &[(&str, u32, u32)] = &[
-    ("token_threshold", 1_000, u32::MAX),
-    ("target_tokens", 1, u32::MAX - 1),
-    ("recent_turns", 0, u32::MAX),
-    ("keep_recent_tokens", 1, u32::MAX - 1),
-    ("summary_max_tokens", 64, u32::MAX - 1),
+pub const CORE_RANGES: &[Range] = &[
+    Range::new("token_threshold", 1_000, u32::MAX),
+    Range::new("target_tokens", 1, u32::MAX - 1),
+    Range::new("recent_turns", 0, u32::MAX),
+    Range::new("keep_recent_tokens", 1, u32::MAX - 1),
+    Range::new("summary_max_tokens", 64, u32::MAX - 1),
 ];
 
 impl CoreConfig {
@@ -217,12 +220,7 @@ impl CoreConfig {
 
     /// Names the first field that is out of range, with the allowed range.
     pub fn validate(&self) -> Result<(), String> {
-        for &(key, min, max) in CORE_RANGES {
-            let value = self.numeric(key);
-            if !(min..=max).contains(&value) {
-                return Err(format!("{key} = {value}: must be between {min} and {max}"));
-            }
-        }
+        range::check(CORE_RANGES, |key| self.numeric(key))?;
         if self.target_tokens >= self.token_threshold {
             return Err(format!(
                 "target_tokens = {}: must be between 1 and token_threshold - 1 ({})",

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use condense_model::tokens::text_millis;
 use condense_model::{Message, Part, Role, ToolCall, ToolResult};
 
-use crate::statements;
 use crate::digest::{Digest, FixedState, Status, Todo, add};
+use crate::statements;
 use crate::text::{cut_to_fit, one_line, strip_reminders, tidy_block};
 use serde_json::Value;
 

@@ -25,9 +25,9 @@
 //! detected language changes. Every item ends with ` (×N)` when seen N > 1
 //! times (files count per tool instead). Entries are ordered by latest mention.
 
-use crate::statements::{self, Class, Statement};
 use crate::budget::{Item, Section};
 use crate::digest::{Digest, Status, Todo, add};
+use crate::statements::{self, Class, Statement};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {

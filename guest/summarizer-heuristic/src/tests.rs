@@ -658,4 +658,3 @@ fn each_rank_class_goes_in_its_order() {
     }
     assert!(dropped_any);
 }
-

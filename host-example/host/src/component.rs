@@ -26,6 +26,16 @@ pub enum ComponentSource {
     Path(PathBuf),
 }
 
+/// The default components a program carries as bytes, used where its
+/// configuration names no file: the compressor, the heuristic summarizer and
+/// the LLM summarizer. The `condense` binary's are `condense-embedded`'s.
+#[derive(Clone, Copy, Debug)]
+pub struct Embedded {
+    pub compressor: &'static [u8],
+    pub summarizer: &'static [u8],
+    pub llm_summarizer: &'static [u8],
+}
+
 /// A compiled, linked component and its name.
 pub(crate) struct Loaded<P> {
     pub(crate) label: ComponentLabel,

@@ -22,7 +22,9 @@ pub struct Compaction {
     /// Messages newly folded into the summary by this compaction.
     pub messages_folded: u32,
     pub passes: PassReport,
-    /// The summarizer that wrote the summary, when this compaction folded.
+    /// The summarizer that wrote the summary, when this compaction folded:
+    /// its name in the chain (`heuristic`, `llm`), its file name, or
+    /// `embedded` ([`ComponentLabel::name`](crate::ComponentLabel::name)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary_by: Option<String>,
     /// Why the summarizers before it in the chain did not write it (a model
@@ -58,7 +60,7 @@ impl Compaction {
             tokens_after: guest.tokens_after,
             messages_folded: guest.newly_folded,
             passes: guest.passes,
-            summary_by: report.summary_by.as_ref().map(ToString::to_string),
+            summary_by: report.summary_by.as_ref().map(|l| l.name().to_owned()),
             fell_through: report.fell_through.clone(),
             cache_breaks,
             elapsed_us: report.elapsed_us,

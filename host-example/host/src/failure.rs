@@ -28,8 +28,18 @@ impl fmt::Display for ComponentRole {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ComponentLabel {
     pub role: ComponentRole,
-    /// File name of a component loaded from a path; `None` when embedded.
+    /// File name of a component loaded from a path, or the name an
+    /// embedded one was given (`heuristic`, `llm`); `None` when embedded
+    /// unnamed.
     pub file: Option<String>,
+}
+
+impl ComponentLabel {
+    /// The component's name without its role: the file, the given name, or
+    /// `embedded` (a metric's label, an event's `summary_by`).
+    pub fn name(&self) -> &str {
+        self.file.as_deref().unwrap_or("embedded")
+    }
 }
 
 impl fmt::Display for ComponentLabel {
@@ -111,7 +121,11 @@ impl From<Stop> for FailureKind {
     }
 }
 
-pub(crate) fn failure(component: &ComponentLabel, kind: FailureKind, detail: String) -> GuestFailure {
+pub(crate) fn failure(
+    component: &ComponentLabel,
+    kind: FailureKind,
+    detail: String,
+) -> GuestFailure {
     GuestFailure {
         component: component.clone(),
         kind,

@@ -62,11 +62,11 @@ pub mod transcript;
 pub use condense_formats as formats;
 
 pub use body::{BodyConfig, BodyError, CompressedBody, compress_body};
-pub use store::{CheckpointStore, FileStore, MemoryStore, StoreError};
+pub use component::{CONTRACT_VERSION, ComponentSource, Embedded};
+pub use failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure};
 pub use middleware::{Compressed, Middleware, SessionCheckpoint};
 pub use report::{HostReport, Status, Verdict};
-pub use component::{CONTRACT_VERSION, ComponentSource};
-pub use failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure};
 pub use runtime::{Called, LoadError, Runtime};
 pub use sandbox::{CodeCache, Limits};
+pub use store::{CheckpointStore, FileStore, MemoryStore, StoreError};
 pub use transcript::{Transcript, request_bytes};

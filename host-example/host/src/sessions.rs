@@ -31,9 +31,9 @@
 //! crash) and [`RedisSessions`] (a Redis or Valkey server that several hosts
 //! share).
 
-use crate::store::{CheckpointStore, StoreError};
 use crate::formats::Format;
 use crate::middleware::SessionCheckpoint;
+use crate::store::{CheckpointStore, StoreError};
 use condense_model::hash::message_digest;
 use condense_model::{Message, Role};
 use serde::{Deserialize, Serialize};

@@ -18,8 +18,11 @@ pub trait CheckpointStore {
     /// `Ok(None)` when there is none yet.
     fn load(&mut self, history: &[Message]) -> Result<Option<SessionCheckpoint>, StoreError>;
     /// Stores `checkpoint`, made for `history`, as the session's latest.
-    fn save(&mut self, history: &[Message], checkpoint: &SessionCheckpoint)
-    -> Result<(), StoreError>;
+    fn save(
+        &mut self,
+        history: &[Message],
+        checkpoint: &SessionCheckpoint,
+    ) -> Result<(), StoreError>;
     /// Removes the stored checkpoint (one that could not be read, when the
     /// call made none to replace it).
     fn clear(&mut self) -> Result<(), StoreError>;

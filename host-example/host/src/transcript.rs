@@ -14,9 +14,9 @@
 //! checkpoint made on a transcript fits the same messages sent as a slice or a
 //! request body, and the other way round.
 
-use condense_model::{Message, Part};
 use condense_model::hash::{chain_digests, message_digest};
 use condense_model::tokens::estimate_message;
+use condense_model::{Message, Part};
 
 /// An append-only history with its per-message measures. Messages are not
 /// edited in place; [`Transcript::truncate`] rewinds (an undone turn), after
@@ -133,9 +133,9 @@ pub(crate) fn message_bytes(message: &Message) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use condense_model::{Role, Thinking, ToolCall, ToolResult};
     use condense_model::hash::prefix_hash;
     use condense_model::tokens::estimate_messages;
+    use condense_model::{Role, Thinking, ToolCall, ToolResult};
 
     fn history() -> Vec<Message> {
         (0..6)

@@ -5,11 +5,11 @@
 
 use crate::chain::{Call, Chain};
 use crate::context::ContextCompiler;
-use condense_host::events::{Compaction, EventLog};
 use crate::journal::{Contents, Event, Journal, JournalError};
 use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
 use condense_host::Transcript;
+use condense_host::events::{Compaction, EventLog};
 use condense_model::{Message, Part, Role, ToolCall, ToolResult};
 use std::collections::HashMap;
 

@@ -6,12 +6,13 @@
 //! the call and in order after it.
 
 use crate::context::{BlockKind, ContextCompiler};
-use condense_host::events::{Cause, Compaction};
 use crate::journal::Usage;
 use crate::model::{AgentFrame, Frame, ModelRequest, ModelResponse};
 use crate::policy::{Automatic, Due, Policy};
 use crate::tools::ToolSpec;
+pub use condense_config::SummaryPlacement;
 use condense_host::body::with_overhead;
+use condense_host::events::{Cause, Compaction};
 use condense_host::replay::{ReplayStats, StatsMeter};
 use condense_host::{
     CheckpointStore, Compressed, Middleware, SessionCheckpoint, Status, Transcript,
@@ -122,29 +123,6 @@ impl Chain {
             hook.after_model_call(call, response);
         }
     }
-}
-
-/// Where condense's summary of the folded history goes.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum SummaryPlacement {
-    /// A user/assistant message pair after the system prompt (any provider
-    /// takes it; a history written back keeps it).
-    #[default]
-    Message,
-    /// The system prompt's compressed block: the conversation starts with
-    /// the tail.
-    Block,
 }
 
 /// condense as a middleware: the request's conversation is what condense

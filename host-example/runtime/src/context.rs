@@ -24,6 +24,7 @@
 //! request, and the prompt cache depends on it being identical call after
 //! call.
 
+pub use condense_config::Budgets;
 use condense_model::tokens::estimate_text;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -87,6 +88,19 @@ impl BlockKind {
         }
     }
 
+    /// The kind's budget in `budgets`.
+    pub fn budget(self, budgets: &Budgets) -> u32 {
+        match self {
+            BlockKind::Persona => budgets.persona,
+            BlockKind::Rules => budgets.rules,
+            BlockKind::Memory => budgets.memory,
+            BlockKind::Compressed => budgets.compressed,
+            BlockKind::Retrieval => budgets.retrieval,
+            BlockKind::Workspace => budgets.workspace,
+            BlockKind::Task => budgets.task,
+        }
+    }
+
     fn index(self) -> usize {
         self as usize
     }
@@ -113,85 +127,6 @@ pub const DROP_ORDER: [BlockKind; 7] = [
     BlockKind::Task,
     BlockKind::Rules,
 ];
-
-/// Token budgets: one per kind, each including the block's heading, any cut
-/// marker and the blank line before the block, and a total for the whole
-/// prompt. Read from a table such as
-/// `{ total = 12000, rules = 3000 }`: a missing key keeps its default, an
-/// unknown key is refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct Budgets {
-    /// The whole system prompt, in tokens. When the blocks together exceed
-    /// it, the lowest-priority ones are dropped first: retrieval, memory,
-    /// workspace, persona, compressed, task, rules last.
-    pub total: u32,
-    /// Who the agent is.
-    pub persona: u32,
-    /// What the agent must and must not do.
-    pub rules: u32,
-    /// Notes carried across sessions.
-    pub memory: u32,
-    /// condense's summary, with `summary_placement = "block"`. Sized so that
-    /// a summary of the default `summary_max_tokens`, with its framing, is
-    /// never cut.
-    pub compressed: u32,
-    /// Retrieved documents and snippets.
-    pub retrieval: u32,
-    /// Facts about the working directory.
-    pub workspace: u32,
-    /// The task at hand.
-    pub task: u32,
-}
-
-impl Default for Budgets {
-    /// Sized for a coding agent, and summing to the total exactly, so the
-    /// defaults never drop a block: each block's budget is all it can take,
-    /// the blank line before it included (see [`cost`]).
-    /// The summary's share is the largest (condense's default
-    /// `summary_max_tokens` is 2,000: 2% of the default 100k threshold), then
-    /// the rules (project instructions files run long), then retrieval.
-    fn default() -> Self {
-        Budgets {
-            total: 12_000,
-            persona: 500,
-            rules: 2_500,
-            memory: 1_500,
-            compressed: 3_000,
-            retrieval: 2_000,
-            workspace: 1_000,
-            task: 1_500,
-        }
-    }
-}
-
-impl Budgets {
-    /// The budget of `kind`'s block.
-    pub fn of(&self, kind: BlockKind) -> u32 {
-        match kind {
-            BlockKind::Persona => self.persona,
-            BlockKind::Rules => self.rules,
-            BlockKind::Memory => self.memory,
-            BlockKind::Compressed => self.compressed,
-            BlockKind::Retrieval => self.retrieval,
-            BlockKind::Workspace => self.workspace,
-            BlockKind::Task => self.task,
-        }
-    }
-
-    /// Names the first budget that is zero. A zero budget would silently
-    /// remove a block the user set up; to go without a block, leave it unset.
-    pub fn validate(&self) -> Result<(), String> {
-        let keys = std::iter::once(("total", self.total))
-            .chain(BlockKind::ALL.iter().map(|&k| (k.name(), self.of(k))));
-        for (key, value) in keys {
-            if value < 1 {
-                return Err(format!("{key} = {value}: must be at least 1"));
-            }
-        }
-        Ok(())
-    }
-}
 
 /// What became of one block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -274,7 +209,7 @@ impl ContextCompiler {
         let mut rendered: Vec<(BlockKind, String)> = Vec::new();
         let mut blocks = Vec::new();
         for (&kind, text) in &self.blocks {
-            let budget = self.budgets.of(kind);
+            let budget = kind.budget(&self.budgets);
             let fit = fit_block(kind, text, budget);
             blocks.push(BlockReport {
                 kind,
@@ -528,7 +463,7 @@ mod tests {
     fn at_the_default_budgets_every_block_fits() {
         let mut c = ContextCompiler::default();
         for kind in BlockKind::ALL {
-            let budget = c.budgets.of(kind);
+            let budget = kind.budget(&c.budgets);
             let mut text = lines(kind.name(), budget);
             let given = |text: &str| fit_block(kind, text, budget).given;
             while given(&text) > budget {
@@ -556,7 +491,7 @@ mod tests {
         assert!(c.budgets.validate().is_ok());
         // The summary gets the largest share.
         let b = c.budgets;
-        assert!(BlockKind::ALL.iter().all(|&k| b.of(k) <= b.compressed));
+        assert!(BlockKind::ALL.iter().all(|&k| k.budget(&b) <= b.compressed));
     }
 
     #[test]

@@ -39,18 +39,9 @@ use serde_json::Value;
 use std::io;
 use std::path::PathBuf;
 
-/// What a tool can do to the world, as condense's compressor classifies
-/// tools (see the module documentation).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolClass {
-    /// Only looks: reading, listing, searching.
-    ReadOnly,
-    /// Changes files in the workspace.
-    Mutating,
-    /// Runs commands, so it can do anything a mutating tool can and more.
-    ExecCapable,
-}
+/// What a tool can do to the world: the compressor's classes (see the
+/// module documentation), one type for both.
+pub use condense_compressor::settings::ToolClass;
 
 /// A tool as the model is told about it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,432 @@
+//! The file's tables as types, each with its defaults: the fold knobs
+//! ([`CoreKeys`]), `[components]`, `[limits]`, `[runtime]`, `[llm]`, and the
+//! compressor's own keys, kept as written for the compressor to check.
+
+use crate::{LIMIT_RANGES, LLM_RANGES};
+use condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES;
+use condense_host::{BodyConfig, Limits};
+use condense_model::{CORE_RANGES, CoreConfig, range};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Components to load instead of the ones embedded in the binary.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Components {
+    /// Path of a compressor component (a `.wasm` file) to load instead of the
+    /// embedded one; relative to the config file's directory. Unset: the
+    /// embedded compressor.
+    pub compressor: Option<PathBuf>,
+    /// Path of a summarizer component (a `.wasm` file) to load instead of the
+    /// embedded one; relative to the config file's directory. Unset: the
+    /// embedded heuristic summarizer.
+    pub summarizer: Option<PathBuf>,
+    /// A chain of summarizers, tried in order: an error, a trap or running
+    /// out of its share of the time falls through to the next. Each entry is
+    /// `heuristic` (the embedded summarizer), `llm` (the embedded LLM
+    /// summarizer, asking the model of `[llm]`) or the path of a component,
+    /// relative to the config file's directory: `["llm", "heuristic"]`.
+    /// Instead of `summarizer`.
+    pub summarizers: Option<Vec<PathBuf>>,
+}
+
+/// The name that stands for the embedded summarizer in `summarizers`.
+pub const EMBEDDED_SUMMARIZER: &str = "heuristic";
+
+/// The name that stands for the embedded LLM summarizer in `summarizers`.
+pub const LLM_SUMMARIZER: &str = "llm";
+
+/// Whether a `summarizers` entry names an embedded summarizer, not a path.
+pub(crate) fn is_builtin(entry: &Path) -> bool {
+    entry.as_os_str() == EMBEDDED_SUMMARIZER || entry.as_os_str() == LLM_SUMMARIZER
+}
+
+/// The model an LLM summarizer asks (`summarizers = ["llm", "heuristic"]`):
+/// any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM,
+/// the llama.cpp server, a gateway). The host makes the calls; the
+/// summarizer never sees the endpoint or the key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(transform = |s: &mut schemars::Schema| range::publish(s, LLM_RANGES))]
+pub struct LlmSettings {
+    /// The API root, up to and including the version:
+    /// `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (Ollama).
+    pub base_url: Option<String>,
+    /// The model id, sent as `model`.
+    pub model: Option<String>,
+    /// The environment variable holding the API key: read by the host when
+    /// it starts, sent only as the `Authorization` header, never shown to a
+    /// guest, logged or reported. Unset: no key (a local server).
+    pub api_key_env: Option<String>,
+    /// Time one model call may take (its retries included), in ms.
+    pub timeout_ms: u32,
+    /// Time all the model calls of one compaction may take together, in ms;
+    /// past it the LLM summarizer fails and the chain falls through. Not
+    /// counted against `[limits] timeout_ms`.
+    pub budget_ms: u32,
+    /// The most tokens an answer may have.
+    pub max_output_tokens: u32,
+    /// Sent as `temperature` (0 to 2). Unset: the server's default.
+    pub temperature: Option<f64>,
+    /// How often a 429 or 5xx answer is retried.
+    pub max_retries: u32,
+    /// The model's context in tokens: longer input is summarized in chunks
+    /// that fit it, oldest first.
+    pub context_tokens: u32,
+    /// Failed calls in a row after which the host stops calling the model
+    /// for `breaker_cooldown_ms` (the chain's next summarizer writes the
+    /// summaries meanwhile).
+    pub breaker_failures: u32,
+    /// How long calls stay stopped after `breaker_failures`, in ms.
+    pub breaker_cooldown_ms: u32,
+    /// The LLM summarizer asks in the agent's own conversation: its request
+    /// is the agent's system prompt, tools and folded messages exactly as
+    /// the agent's model was sent them, with the instruction last, so that
+    /// the provider's prompt cache serves it when `base_url` and `model` are
+    /// the agent's. Off: its own, smaller transcript of the folded messages.
+    pub cache_friendly: bool,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        let limits = condense_host::llm::LlmLimits::default();
+        LlmSettings {
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            timeout_ms: limits.call_timeout.as_millis() as u32,
+            budget_ms: limits.compaction_budget.as_millis() as u32,
+            max_output_tokens: limits.max_output_tokens,
+            temperature: None,
+            max_retries: 2,
+            context_tokens: 32_000,
+            breaker_failures: limits.breaker_failures,
+            breaker_cooldown_ms: limits.breaker_cooldown.as_millis() as u32,
+            cache_friendly: true,
+        }
+    }
+}
+
+/// Sandbox limits per guest call, and the largest request accepted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(transform = |s: &mut schemars::Schema| range::publish(s, LIMIT_RANGES))]
+pub struct LimitSettings {
+    /// Linear memory a guest instance may grow to, in MiB.
+    pub memory_mib: u32,
+    /// Wall-clock budget of one `compress` call, summarizer included, in
+    /// milliseconds. A call over it fails open: the request is sent unchanged.
+    pub timeout_ms: u32,
+    /// Largest request accepted, in bytes. `condense compress` rejects a
+    /// larger body before parsing it; the library middleware sends a request
+    /// whose message content is larger unchanged, without copying it into
+    /// the compressor.
+    pub max_request_bytes: u32,
+}
+
+impl Default for LimitSettings {
+    fn default() -> Self {
+        LimitSettings {
+            memory_mib: 256,
+            timeout_ms: 5_000,
+            // 64 MiB always fits in u32.
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES as u32,
+        }
+    }
+}
+
+/// How `condense agent` runs: the system prompt it compiles and whether a
+/// due compaction proceeds. Other commands ignore this table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RuntimeSettings {
+    /// Where condense's summary goes: `message`, a user/assistant pair after
+    /// the system prompt, or `block`, the system prompt's compressed block.
+    /// Either way the request prefix is byte-stable between compactions.
+    pub summary_placement: SummaryPlacement,
+    /// Whether a due compaction proceeds: `automatic` (always), `rate-limited`
+    /// (at most one per `min_calls_between_compactions` calls and per
+    /// `min_seconds_between_compactions`, unless the request would exceed
+    /// `context_window`), or `confirm` (asked on the terminal).
+    pub compaction: CompactionPolicy,
+    /// With `rate-limited`: model calls from one compaction to the next, at
+    /// least.
+    pub min_calls_between_compactions: u32,
+    /// With `rate-limited`: seconds from one compaction to the next, at least.
+    pub min_seconds_between_compactions: u32,
+    /// The model's context window in tokens: a rate-limited compaction
+    /// proceeds anyway when the request would exceed it.
+    pub context_window: u32,
+    /// The persona block: who the agent is. Unset: condense agent's own (a
+    /// coding agent working in the working directory).
+    pub persona: Option<String>,
+    /// The rules block: what the agent must and must not do, one rule per
+    /// entry.
+    pub rules: Vec<String>,
+    /// A file whose text is the memory block (notes carried across
+    /// sessions), relative to the working directory.
+    pub memory_file: Option<PathBuf>,
+    /// Token budgets of the system prompt's blocks, and their total.
+    pub budgets: Budgets,
+}
+
+/// Whether a due compaction proceeds (`[runtime] compaction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum CompactionPolicy {
+    /// Every due compaction proceeds.
+    #[default]
+    Automatic,
+    /// At most one per `min_calls_between_compactions` calls and per
+    /// `min_seconds_between_compactions`, unless the request would exceed
+    /// `context_window`.
+    RateLimited,
+    /// Asked on the terminal each time.
+    Confirm,
+}
+
+impl Default for RuntimeSettings {
+    fn default() -> Self {
+        RuntimeSettings {
+            summary_placement: SummaryPlacement::Message,
+            compaction: CompactionPolicy::Automatic,
+            min_calls_between_compactions: 10,
+            min_seconds_between_compactions: 0,
+            context_window: 200_000,
+            persona: None,
+            rules: Vec::new(),
+            memory_file: None,
+            budgets: Budgets::default(),
+        }
+    }
+}
+
+/// The condense configuration file (TOML). Every key is optional and defaults
+/// to the value shown. `condense config --show` prints every key with the
+/// value condense uses.
+///
+/// The keys are the host's (`[components]`, `[limits]`), the fold knobs every
+/// compressor shares ([`CoreConfig`]), and any other key, which belongs to the
+/// compressor: it is handed to it as its settings JSON, and the compressor
+/// checks and documents it (the embedded one: `condense_compressor::Settings`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settings {
+    pub core: CoreConfig,
+    /// The compressor's own keys, as written (after an agent's overrides).
+    pub compressor: serde_json::Map<String, serde_json::Value>,
+    /// Components to load instead of the embedded ones.
+    pub components: Components,
+    /// Sandbox limits per guest call, and the largest request accepted.
+    pub limits: LimitSettings,
+    /// How `condense agent` runs.
+    pub runtime: RuntimeSettings,
+    /// The model LLM summarizers ask.
+    pub llm: LlmSettings,
+}
+
+/// The core keys as a file gives them: each one unset falls back to its
+/// default, which for `target_tokens`, `keep_recent_tokens` and
+/// `summary_max_tokens` is a share of `token_threshold`
+/// ([`CoreConfig::for_threshold`]), held below the values that are set.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(transform = |s: &mut schemars::Schema| range::publish(s, CORE_RANGES))]
+pub struct CoreKeys {
+    /// Compact when the request the model would see is estimated above this
+    /// many tokens.
+    #[schemars(default = "default_threshold")]
+    pub token_threshold: Option<u32>,
+    /// A compaction folds enough history to bring the request down to about
+    /// this many tokens. Must be below `token_threshold`: the gap is the
+    /// hysteresis that keeps the request's prefix byte-identical (prompt cache
+    /// hits) between compactions. Default: half of `token_threshold`.
+    pub target_tokens: Option<u32>,
+    /// Keep this many of the latest user turns verbatim when they fit (in user
+    /// turns; 0: no turn is reserved, the cut may fall at the latest one).
+    #[schemars(default = "default_recent_turns")]
+    pub recent_turns: Option<u32>,
+    /// When the recent turns alone do not fit (one long turn of tool calls),
+    /// cut inside the turn at a safe point, keeping at least this many tokens
+    /// of the latest messages verbatim and the turn's opening user message
+    /// pinned. At most `target_tokens`. Default: a fifth of `token_threshold`.
+    pub keep_recent_tokens: Option<u32>,
+    /// Token budget of the summary text the summarizer writes. Below
+    /// `target_tokens`. Default: 2% of `token_threshold`, at least 64.
+    pub summary_max_tokens: Option<u32>,
+}
+
+fn default_threshold() -> Option<u32> {
+    Some(CoreConfig::default().token_threshold)
+}
+
+fn default_recent_turns() -> Option<u32> {
+    Some(CoreConfig::default().recent_turns)
+}
+
+impl CoreKeys {
+    /// The config these keys give: the set ones as they are, the others
+    /// derived from the threshold and kept consistent with the set ones.
+    pub fn resolve(&self) -> CoreConfig {
+        let base = CoreConfig::for_threshold(
+            self.token_threshold
+                .unwrap_or(CoreConfig::default().token_threshold),
+        );
+        let target_tokens = self.target_tokens.unwrap_or(base.target_tokens);
+        CoreConfig {
+            token_threshold: base.token_threshold,
+            target_tokens,
+            recent_turns: self.recent_turns.unwrap_or(base.recent_turns),
+            keep_recent_tokens: self
+                .keep_recent_tokens
+                .unwrap_or(base.keep_recent_tokens.min(target_tokens)),
+            summary_max_tokens: self.summary_max_tokens.unwrap_or(
+                base.summary_max_tokens
+                    .min(target_tokens.saturating_sub(1))
+                    .max(64),
+            ),
+        }
+    }
+}
+
+impl Settings {
+    /// corpus tests and benches: a 40k-token threshold makes every long
+    /// recorded session compact several times.
+    pub fn for_replay() -> Settings {
+        let mut s = Settings::default();
+        s.core.token_threshold = 40_000;
+        s.core.target_tokens = 16_000;
+        s.core.keep_recent_tokens = 8_000;
+        s.core.summary_max_tokens = 2_000;
+        s
+    }
+
+    /// What `compress_body` compresses a request with under these settings.
+    pub fn body_config(&self) -> BodyConfig {
+        BodyConfig {
+            core: self.core,
+            settings: self.compressor_json(),
+        }
+    }
+
+    /// The compressor's settings JSON, as the compress call hands it over.
+    pub fn compressor_json(&self) -> String {
+        serde_json::Value::Object(self.compressor.clone()).to_string()
+    }
+
+    /// The settings of the embedded compressor these keys give, defaults
+    /// filled in (for showing them); `None` when a compressor is loaded from
+    /// a path, whose keys this host cannot know.
+    pub(crate) fn embedded_compressor(
+        &self,
+    ) -> Option<Result<condense_compressor::Settings, String>> {
+        self.components
+            .compressor
+            .is_none()
+            .then(|| condense_compressor::Settings::parse(&self.compressor_json()))
+    }
+
+    /// The sandbox limits these settings ask for.
+    pub fn sandbox_limits(&self) -> Limits {
+        Limits {
+            memory_bytes: self.limits.memory_mib as usize * (1 << 20),
+            call_timeout: std::time::Duration::from_millis(u64::from(self.limits.timeout_ms)),
+            ..Limits::default()
+        }
+    }
+}
+
+/// Token budgets: one per kind, each including the block's heading, any cut
+/// marker and the blank line before the block, and a total for the whole
+/// prompt. Read from a table such as
+/// `{ total = 12000, rules = 3000 }`: a missing key keeps its default, an
+/// unknown key is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budgets {
+    /// The whole system prompt, in tokens. When the blocks together exceed
+    /// it, the lowest-priority ones are dropped first: retrieval, memory,
+    /// workspace, persona, compressed, task, rules last.
+    pub total: u32,
+    /// Who the agent is.
+    pub persona: u32,
+    /// What the agent must and must not do.
+    pub rules: u32,
+    /// Notes carried across sessions.
+    pub memory: u32,
+    /// condense's summary, with `summary_placement = "block"`. Sized so that
+    /// a summary of the default `summary_max_tokens`, with its framing, is
+    /// never cut.
+    pub compressed: u32,
+    /// Retrieved documents and snippets.
+    pub retrieval: u32,
+    /// Facts about the working directory.
+    pub workspace: u32,
+    /// The task at hand.
+    pub task: u32,
+}
+
+impl Default for Budgets {
+    /// Sized for a coding agent, and summing to the total exactly, so the
+    /// defaults never drop a block: each block's budget is all it can take,
+    /// the blank line before it included (the runtime's context compiler
+    /// charges it).
+    /// The summary's share is the largest (condense's default
+    /// `summary_max_tokens` is 2,000: 2% of the default 100k threshold), then
+    /// the rules (project instructions files run long), then retrieval.
+    fn default() -> Self {
+        Budgets {
+            total: 12_000,
+            persona: 500,
+            rules: 2_500,
+            memory: 1_500,
+            compressed: 3_000,
+            retrieval: 2_000,
+            workspace: 1_000,
+            task: 1_500,
+        }
+    }
+}
+
+impl Budgets {
+    /// The blocks' budgets by key, in the order the blocks appear in the
+    /// prompt (persona first, task last).
+    pub fn blocks(&self) -> [(&'static str, u32); 7] {
+        [
+            ("persona", self.persona),
+            ("rules", self.rules),
+            ("memory", self.memory),
+            ("compressed", self.compressed),
+            ("retrieval", self.retrieval),
+            ("workspace", self.workspace),
+            ("task", self.task),
+        ]
+    }
+
+    /// Names the first budget that is zero. A zero budget would silently
+    /// remove a block the user set up; to go without a block, leave it unset.
+    pub fn validate(&self) -> Result<(), String> {
+        let keys = std::iter::once(("total", self.total)).chain(self.blocks());
+        for (key, value) in keys {
+            if value < 1 {
+                return Err(format!("{key} = {value}: must be at least 1"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where condense's summary of the folded history goes (`[runtime]
+/// summary_placement`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryPlacement {
+    /// A user/assistant message pair after the system prompt (any provider
+    /// takes it; a history written back keeps it).
+    #[default]
+    Message,
+    /// The system prompt's compressed block: the conversation starts with
+    /// the tail.
+    Block,
+}

@@ -1,0 +1,647 @@
+use crate::*;
+use condense_embedded::COMPONENTS as EMBEDDED;
+use condense_model::{CORE_RANGES, CoreConfig};
+use std::path::{Path, PathBuf};
+
+use condense_compressor::settings::{ClearMode, ToolClasses};
+
+/// The embedded compressor's settings `s` gives.
+fn passes(s: &Settings) -> condense_compressor::Settings {
+    condense_compressor::Settings::parse(&s.compressor_json()).unwrap()
+}
+
+fn err(text: &str) -> String {
+    format!("{:#}", ConfigFile::parse(text).unwrap_err())
+}
+
+#[test]
+fn empty_file_gives_defaults() {
+    assert_eq!(Settings::parse("").unwrap(), Settings::default());
+    assert!(ConfigFile::parse("").unwrap().agents.is_empty());
+}
+
+#[test]
+fn keys_override_defaults() {
+    let s = Settings::parse("token_threshold = 40000\ntarget_tokens = 16000\nkeep_recent_tokens = 8000\n[limits]\ntimeout_ms = 100\n").unwrap();
+    assert_eq!(s.core.token_threshold, 40_000);
+    assert_eq!(s.core.target_tokens, 16_000);
+    assert_eq!(s.core.recent_turns, CoreConfig::default().recent_turns);
+    assert_eq!(s.limits.timeout_ms, 100);
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    let e = err("token_treshold = 4");
+    assert!(
+        e.contains("token_treshold: unknown field")
+            && e.contains("expected one of `token_threshold`"),
+        "{e}"
+    );
+    let e = err("[limits]\nmemory = 4");
+    assert!(e.contains("limits.memory: unknown field"), "{e}");
+    assert!(
+        e.contains("`memory_mib`"),
+        "the allowed keys are listed: {e}"
+    );
+    let e = err("[components]\nsummariser = \"x.wasm\"");
+    assert!(e.contains("components.summariser: unknown field"), "{e}");
+}
+
+/// Defect: `token_threshold = 40000` alone was an error (the default
+/// target, 50000, was above it).
+#[test]
+fn the_threshold_alone_gives_a_consistent_config() {
+    let s = Settings::parse("token_threshold = 40000").unwrap();
+    assert_eq!(
+        s.core,
+        CoreConfig {
+            token_threshold: 40_000,
+            target_tokens: 20_000,
+            recent_turns: 10,
+            keep_recent_tokens: 8_000,
+            summary_max_tokens: 800,
+        }
+    );
+    // An explicit value wins; the derived ones stay below it.
+    let s = Settings::parse("token_threshold = 40000\ntarget_tokens = 5000").unwrap();
+    assert_eq!(
+        (
+            s.core.target_tokens,
+            s.core.keep_recent_tokens,
+            s.core.summary_max_tokens
+        ),
+        (5_000, 5_000, 800)
+    );
+    let s = Settings::parse("target_tokens = 100").unwrap();
+    assert_eq!(
+        (s.core.keep_recent_tokens, s.core.summary_max_tokens),
+        (100, 99)
+    );
+    let s = Settings::parse("token_threshold = 2000").unwrap();
+    assert_eq!(
+        s.core.summary_max_tokens, 64,
+        "at least the range's minimum"
+    );
+    // Only an explicit inconsistent pair is an error.
+    let e = err("token_threshold = 40000\ntarget_tokens = 50000");
+    assert!(
+        e.contains("target_tokens = 50000: must be between 1 and"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tools_table_is_strict() {
+    let e = err("[tools]\nmutating = [\"Edit\"]\nreadonly = [\"Read\"]");
+    assert!(
+        e.contains("tools.readonly: unknown field") && e.contains("`exec_capable`"),
+        "{e}"
+    );
+    let e = err("[tools]\nmutating = [1]");
+    assert!(e.contains("tools.mutating[0]: invalid type"), "{e}");
+    let e = err("[tools]\nmutating = \"Edit\"");
+    assert!(e.contains("tools.mutating: invalid type"), "{e}");
+    let e = err("tools = [\"Edit\"]");
+    assert!(e.contains("tools[0]: invalid type"), "{e}");
+    let e = err("[tools]\nexec_capable = [\"\"]");
+    assert!(e.contains("tools.exec_capable[0] is empty"), "{e}");
+    // Given, a list replaces the default list; left out, the default stays.
+    let s = Settings::parse("[tools]\nmutating = [\"Edit\", \"mcp__*__write*\"]").unwrap();
+    assert_eq!(passes(&s).tools.mutating, ["Edit", "mcp__*__write*"]);
+    assert_eq!(
+        passes(&s).tools.exec_capable,
+        ToolClasses::default().exec_capable
+    );
+}
+
+#[test]
+fn out_of_range_values_are_named_with_their_range() {
+    let e = err("token_threshold = 40000\ntarget_tokens = 50000");
+    assert!(e.contains("target_tokens") && e.contains("39999"), "{e}");
+    let e = err("[limits]\nmemory_mib = 1");
+    assert!(
+        e.contains("limits.memory_mib = 1: must be between 16 and 4096"),
+        "{e}"
+    );
+    let e = err("max_loop_steps_before_aggregate = 2");
+    assert!(
+        e.contains("max_loop_steps_before_aggregate = 2") && e.contains("3"),
+        "{e}"
+    );
+}
+
+#[test]
+fn wrong_types_are_named() {
+    let e = err("recent_turns = \"ten\"");
+    assert!(
+        e.contains("recent_turns: invalid type: string \"ten\""),
+        "{e}"
+    );
+    let e = err("recent_turns = -1");
+    assert!(e.contains("recent_turns: invalid value"), "{e}");
+    let e = err("clear_mode = \"wipe\"");
+    assert!(
+        e.contains("clear_mode: unknown variant `wipe`") && e.contains("truncate"),
+        "{e}"
+    );
+    let e = err("reasoning_echo = 1");
+    assert!(e.contains("reasoning_echo: invalid type"), "{e}");
+}
+
+const AGENTS: &str = r#"
+token_threshold = 60000
+target_tokens = 30000
+clear_mode = "truncate"
+exclude_tools = ["Read", "Grep"]
+
+[tools]
+mutating = ["Edit", "Write"]
+
+[limits]
+timeout_ms = 2000
+
+[agents.review]
+token_threshold = 40000
+target_tokens = 16000
+keep_recent_tokens = 8000
+exclude_tools = ["Read"]
+[agents.review.tools]
+exec_capable = ["Bash"]
+[agents.review.limits]
+memory_mib = 128
+
+[agents.plain]
+"#;
+
+#[test]
+fn agent_keys_merge_over_the_top_level_key_by_key() {
+    let file = ConfigFile::parse(AGENTS).unwrap();
+    assert_eq!(file.agent_names().collect::<Vec<_>>(), ["plain", "review"]);
+    let base = &file.base;
+    let review = file.settings(Some("review")).unwrap();
+    // Overridden keys.
+    assert_eq!(review.core.token_threshold, 40_000);
+    assert_eq!(review.core.target_tokens, 16_000);
+    assert_eq!(review.core.keep_recent_tokens, 8_000);
+    assert_eq!(review.limits.memory_mib, 128);
+    assert_eq!(passes(review).tools.exec_capable, ["Bash"]);
+    // Keys the agent leaves out keep the top-level value, in tables too.
+    assert_eq!(passes(review).clear_mode, ClearMode::Truncate);
+    assert_eq!(passes(review).tools.mutating, ["Edit", "Write"]);
+    assert_eq!(review.limits.timeout_ms, 2_000);
+    // Unset everywhere, the summary budget follows each one's threshold.
+    assert_eq!(review.core.summary_max_tokens, 800);
+    assert_eq!(base.core.summary_max_tokens, 1_200);
+    // An empty agent table is the top level; no agent is the top level.
+    assert_eq!(file.settings(Some("plain")).unwrap(), base);
+    assert_eq!(file.settings(None).unwrap(), base);
+    assert_eq!(base.core.token_threshold, 60_000);
+    assert_eq!(
+        passes(base).tools.exec_capable,
+        ToolClasses::default().exec_capable
+    );
+}
+
+#[test]
+fn an_agent_list_replaces_the_top_level_list() {
+    let file = ConfigFile::parse(AGENTS).unwrap();
+    assert_eq!(passes(&file.base).exclude_tools, ["Read", "Grep"]);
+    assert_eq!(
+        passes(file.settings(Some("review")).unwrap()).exclude_tools,
+        ["Read"]
+    );
+    let file = ConfigFile::parse("[agents.a]\nexclude_tools = []\n[agents.a.tools]\nmutating = []")
+        .unwrap();
+    let a = file.settings(Some("a")).unwrap();
+    assert!(passes(a).exclude_tools.is_empty() && passes(a).tools.mutating.is_empty());
+}
+
+#[test]
+fn a_bad_key_inside_an_agent_is_named_with_its_path() {
+    let e = err("[agents.review]\ntoken_treshold = 4");
+    assert!(
+        e.contains("agents.review.token_treshold: unknown field")
+            && e.contains("expected one of `token_threshold`"),
+        "{e}"
+    );
+    let e = err("[agents.review.tools]\nreadonly = []");
+    assert!(
+        e.contains("agents.review.tools.readonly: unknown field"),
+        "{e}"
+    );
+    let e = err("[agents.review.limits]\nmemory = 4");
+    assert!(
+        e.contains("agents.review.limits.memory: unknown field"),
+        "{e}"
+    );
+    let e = err("[agents.review]\nrecent_turns = \"ten\"");
+    assert!(
+        e.contains("agents.review.recent_turns: invalid type"),
+        "{e}"
+    );
+    let e = err("[agents.review]\ntools = 3");
+    assert!(
+        e.contains("agents.review.tools: invalid type: integer `3`, expected struct ToolClasses"),
+        "{e}"
+    );
+    let e = err("[agents.review.agents.inner]\ntoken_threshold = 4");
+    assert!(
+        e.contains("agents.review.agents: agents cannot be nested"),
+        "{e}"
+    );
+    let e = err("agents = 3");
+    assert!(e.contains("agents: must be a table"), "{e}");
+    let e = err("[agents]\nreview = 3");
+    assert!(e.contains("agents.review: must be a table"), "{e}");
+    let e = err("[agents.\"code review\"]\ntoken_treshold = 4");
+    assert!(e.contains("agents.\"code review\".token_treshold"), "{e}");
+    // The top level is checked first, and named without a prefix.
+    let e = err("token_treshold = 4\n[agents.review]\nrecent_turns = 1");
+    assert!(e.starts_with("token_treshold: unknown field"), "{e}");
+}
+
+#[test]
+fn an_out_of_range_agent_value_is_named_with_its_path_and_range() {
+    let e = err("[agents.review]\ntarget_tokens = 200000");
+    assert!(
+            e.contains("agents.review.target_tokens = 200000: must be between 1 and token_threshold - 1 (99999)"),
+            "{e}"
+        );
+    let e = err("[agents.review.limits]\ntimeout_ms = 1");
+    assert!(
+        e.contains("agents.review.limits.timeout_ms = 1: must be between 10 and 600000"),
+        "{e}"
+    );
+    // Valid on its own, invalid over the top level: the effective
+    // settings are what is validated, when the file is loaded.
+    let e = err("target_tokens = 50000\n[agents.small]\ntoken_threshold = 40000");
+    assert!(
+        e.contains("agents.small.target_tokens = 50000")
+            && e.contains("[agents.small] does not set target_tokens"),
+        "{e}"
+    );
+    let e = err("[agents.small]\ntarget_tokens = 200000");
+    assert!(!e.contains("does not set"), "{e}");
+    let e = err("[agents.small.tools]\nmutating = [\"\"]");
+    assert!(
+        e.contains("agents.small.tools.mutating[0] is empty") && !e.contains("does not set"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_agent_lists_the_known_ones() {
+    let file = ConfigFile::parse(AGENTS).unwrap();
+    let e = format!("{:#}", file.settings(Some("reveiw")).unwrap_err());
+    assert!(
+        e.contains("unknown agent `reveiw`") && e.contains("`plain`, `review`"),
+        "{e}"
+    );
+    let e = format!(
+        "{:#}",
+        ConfigFile::parse("")
+            .unwrap()
+            .settings(Some("x"))
+            .unwrap_err()
+    );
+    assert!(
+        e.contains("defines no agents") && e.contains("[agents.x]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn relative_component_paths_resolve_against_the_file_in_agents_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+            &path,
+            "[components]\nsummarizer = \"s.wasm\"\n[agents.a.components]\ncompressor = \"sub/c.wasm\"\n[agents.b.components]\nsummarizer = \"/abs/s.wasm\"\n",
+        )
+        .unwrap();
+    let file = ConfigFile::load(&path).unwrap();
+    assert_eq!(
+        file.base.components.summarizer,
+        Some(dir.path().join("s.wasm"))
+    );
+    let a = Settings::load_agent(&path, Some("a")).unwrap();
+    assert_eq!(a.components.compressor, Some(dir.path().join("sub/c.wasm")));
+    assert_eq!(a.components.summarizer, Some(dir.path().join("s.wasm")));
+    let b = file.settings(Some("b")).unwrap();
+    assert_eq!(b.components.summarizer, Some(PathBuf::from("/abs/s.wasm")));
+    let e = format!("{:#}", file.settings(Some("c")).unwrap_err());
+    assert!(e.contains(&path.display().to_string()), "{e}");
+}
+
+#[test]
+fn to_toml_prints_every_key_and_reads_back_to_the_same_settings() {
+    let file = ConfigFile::parse(
+            "clear_mode = \"clear\"\n[components]\nsummarizer = \"/x/s.wasm\"\n[agents.r]\nrecent_turns = 2\n",
+        )
+        .unwrap();
+    for settings in [
+        &Settings::default(),
+        &Settings::for_replay(),
+        &file.base,
+        file.settings(Some("r")).unwrap(),
+    ] {
+        let text = settings.to_toml().unwrap();
+        let back = Settings::parse(&text).unwrap();
+        // The compressor's keys come back all written out, to the same
+        // effect.
+        assert_eq!(passes(&back), passes(settings), "{text}");
+        let host = |s: &Settings| (s.core, s.components.clone(), s.limits.clone());
+        assert_eq!(host(&back), host(settings), "{text}");
+        let schema = json_schema();
+        for key in schema["properties"].as_object().unwrap().keys() {
+            if key != "agents" {
+                assert!(text.contains(key.as_str()), "{key} missing from\n{text}");
+            }
+        }
+    }
+}
+
+fn golden_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("config.schema.json")
+}
+
+/// `host-example/config/config.schema.json` is the schema `condense config
+/// --schema` prints. `CONDENSE_BLESS=1` rewrites it.
+#[test]
+fn schema_matches_the_golden_file() {
+    let generated = json_schema_text();
+    let path = golden_path();
+    if std::env::var_os("CONDENSE_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &generated).unwrap();
+        return;
+    }
+    let golden = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        golden == generated,
+        "{} differs from the schema generated from the code (config keys, their docs or \
+             ranges changed). Regenerate it with\n\n    CONDENSE_BLESS=1 cargo test -p \
+             condense-config schema_matches_the_golden_file\n\nand review the diff.",
+        path.display()
+    );
+}
+
+/// The README's key tables (its "Configuration" section) name exactly the
+/// keys of the schema, each with the schema's default where the schema
+/// has one (a derived default is prose there, and none here).
+#[test]
+fn readme_key_tables_match_the_schema() {
+    use serde_json::Value;
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let section = readme
+        .split_once("### Configuration")
+        .and_then(|(_, rest)| rest.split_once("**Agents.**"))
+        .expect("the README has its Configuration section")
+        .0;
+    // `| `key` | default | …` or `| `[table]` `key` | default | …`.
+    let mut documented = std::collections::BTreeMap::new();
+    for line in section.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let names: Vec<&str> = cells[0]
+            .trim_start_matches("| ")
+            .split('`')
+            .filter(|s| !s.trim().is_empty())
+            .collect();
+        let key = match names.as_slice() {
+            [key] => key.to_string(),
+            [table, key] => format!("{}.{key}", table.trim_matches(['[', ']'])),
+            _ => panic!("a key cell of the README I cannot read: {line}"),
+        };
+        documented.insert(key, cells[1].trim().to_owned());
+    }
+
+    let schema = json_schema();
+    let mut keys = std::collections::BTreeMap::new();
+    for (key, property) in schema["properties"].as_object().unwrap() {
+        // A table is a reference to a definition with properties (an
+        // enum such as `clear_mode` is a reference too).
+        let table = property.get("$ref").and_then(Value::as_str).and_then(|r| {
+            schema["$defs"][r.trim_start_matches("#/$defs/")]["properties"].as_object()
+        });
+        match table {
+            _ if key == "agents" => {}
+            Some(table) => {
+                for (inner, p) in table {
+                    keys.insert(format!("{key}.{inner}"), p.get("default").cloned());
+                }
+            }
+            None => {
+                keys.insert(key.clone(), property.get("default").cloned());
+            }
+        }
+    }
+    assert_eq!(
+        documented.keys().collect::<Vec<_>>(),
+        keys.keys().collect::<Vec<_>>(),
+        "the README's key tables and the schema name different keys"
+    );
+    for (key, default) in keys {
+        let Some(default) = default else { continue };
+        let cell = &documented[&key];
+        // The cell's value: a JSON value in backticks, or a number
+        // followed by prose (`67108864 (64 MiB)`).
+        let text = cell.trim_matches('`');
+        let value: Value = serde_json::from_str(text)
+            .or_else(|_| serde_json::from_str(text.split(' ').next().unwrap()))
+            .unwrap_or_else(|_| panic!("{key}: the README's default `{cell}` is no value"));
+        assert_eq!(value, default, "{key}: the README says {cell}");
+    }
+}
+
+#[test]
+fn schema_ranges_come_from_the_range_tables() {
+    let schema = json_schema();
+    let properties = schema["properties"].as_object().unwrap();
+    let integers: Vec<&String> = properties
+        .iter()
+        .filter(|(_, p)| p["type"] == "integer")
+        .map(|(k, _)| k)
+        .collect();
+    for key in integers {
+        assert!(
+            properties[key]["minimum"].is_u64() && properties[key]["maximum"].is_u64(),
+            "{key} has no range"
+        );
+    }
+    for &condense_model::Range { key, min, max } in CORE_RANGES {
+        assert_eq!(properties[key]["minimum"], min, "{key}");
+        assert_eq!(properties[key]["maximum"], max, "{key}");
+    }
+    let limits = &schema["$defs"]["LimitSettings"]["properties"];
+    for &condense_model::Range { key, min, max } in LIMIT_RANGES {
+        assert_eq!(limits[key]["minimum"], min, "{key}");
+        assert_eq!(limits[key]["maximum"], max, "{key}");
+    }
+    // Every description is there, and agents take every key but `agents`.
+    for (key, p) in properties {
+        assert!(
+            p["description"].as_str().is_some_and(|d| d.len() > 20),
+            "{key}"
+        );
+    }
+    let agent = &schema["$defs"]["AgentSettings"]["properties"];
+    assert_eq!(
+        agent.as_object().unwrap().len() + 1,
+        properties.len(),
+        "{agent}"
+    );
+    assert!(agent.get("agents").is_none());
+    assert_eq!(schema["additionalProperties"], false);
+}
+
+/// README's configuration section documents every key of the schema and
+/// every `clear_mode` value.
+#[test]
+fn readme_documents_every_key() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let schema = json_schema();
+    let mut missing = Vec::new();
+    for (key, property) in schema["properties"].as_object().unwrap() {
+        if !readme.contains(&format!("`{key}`")) && !readme.contains(&format!("`[{key}]`")) {
+            missing.push(key.clone());
+        }
+        let Some(pointer) = property["$ref"].as_str().and_then(|r| r.strip_prefix('#')) else {
+            continue;
+        };
+        let def = schema.pointer(pointer).unwrap();
+        if let Some(sub) = def["properties"].as_object() {
+            for sub_key in sub.keys() {
+                if !readme.contains(&format!("`{sub_key}`")) {
+                    missing.push(format!("{key}.{sub_key}"));
+                }
+            }
+        }
+        for value in def["oneOf"].as_array().into_iter().flatten() {
+            if let Some(v) = value["const"].as_str()
+                && !readme.contains(&format!("\"{v}\""))
+            {
+                missing.push(format!("{key} = \"{v}\""));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "README.md's configuration section does not document {missing:?}"
+    );
+}
+/// The cap comes from `[limits] max_request_bytes`; a request at the cap
+/// is compressed, one byte over it is sent unchanged, with the checkpoint
+/// it came with, and the report says why. No component ran, so the
+/// report names none.
+#[test]
+fn a_request_over_max_request_bytes_fails_open_without_running_the_compressor() {
+    assert_eq!(
+        Settings::default().limits.max_request_bytes as usize,
+        condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES
+    );
+    let settings = Settings::parse("[limits]\nmax_request_bytes = 1024").unwrap();
+    let middleware = settings.middleware(&EMBEDDED, &no_model_client).unwrap();
+    assert_eq!(middleware.max_request_bytes(), 1024);
+    use condense_host::SessionCheckpoint;
+    use condense_model::{Checkpoint, Message, Role};
+    let request = |bytes: usize| vec![Message::text(Role::User, "x".repeat(bytes))];
+    let checkpoint = SessionCheckpoint {
+        checkpoint: Checkpoint {
+            version: 1,
+            boundary: 3,
+            state: b"{}".to_vec(),
+        },
+        prefix_hash: "abc".into(),
+    };
+    let json = settings.compressor_json();
+
+    let at_cap = request(1024);
+    let sent = middleware.compress(&at_cap, &settings.core, &json, None);
+    assert_ne!(
+        sent.report.status(),
+        condense_host::Status::FailedOpen,
+        "{:?}",
+        sent.report
+    );
+    assert!(sent.report.guest().is_some());
+
+    let over = request(1025);
+    let sent = middleware.compress(&over, &settings.core, &json, Some(&checkpoint));
+    assert_eq!(sent.report.status(), condense_host::Status::FailedOpen);
+    assert_eq!(sent.messages(&over), over);
+    assert_eq!(sent.checkpoint, Some(checkpoint));
+    assert_eq!(
+        sent.report.reason(),
+        Some(
+            "request of 1025 bytes is over limits.max_request_bytes = 1024: sent unchanged, \
+                 no component ran"
+        )
+    );
+    assert!(sent.report.component().is_none() && sent.report.failure().is_none());
+    assert!(sent.report.guest().is_none());
+    let json = serde_json::to_value(&sent.report).unwrap();
+    assert_eq!(json["status"], "failed-open");
+    assert!(json.get("failure").is_none(), "{json}");
+}
+
+#[test]
+fn a_summarizer_chain_names_the_embedded_one_and_paths_relative_to_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "[components]\nsummarizers = [\"mine.wasm\", \"heuristic\"]\n",
+    )
+    .unwrap();
+    let file = ConfigFile::load(&path).unwrap();
+    assert_eq!(
+        file.base.components.summarizers,
+        Some(vec![
+            dir.path().join("mine.wasm"),
+            PathBuf::from("heuristic")
+        ])
+    );
+    let shown = file.base.to_toml().unwrap();
+    assert!(shown.contains("\"heuristic\"]"), "{shown}");
+    let e = err("[components]\nsummarizer = \"a.wasm\"\nsummarizers = [\"heuristic\"]");
+    assert!(
+        e.contains("set either `summarizer` or `summarizers`"),
+        "{e}"
+    );
+    let e = err("[components]\nsummarizers = []");
+    assert!(e.contains("an empty chain"), "{e}");
+}
+
+/// The embedded heuristic summarizer loads under its name, chain or not, so
+/// a report names it (`summarizer `heuristic``), as it names `llm`.
+#[test]
+fn the_builtin_summarizers_are_named() {
+    let runtime = |text: &str| {
+        Settings::parse(text)
+            .unwrap()
+            .middleware(&EMBEDDED, &no_model_client)
+            .unwrap()
+    };
+    let default = runtime("");
+    assert_eq!(
+        default.runtime().summarizer().to_string(),
+        "summarizer `heuristic`"
+    );
+    let chain = runtime("[components]\nsummarizers = [\"heuristic\"]");
+    assert_eq!(
+        chain.runtime().summarizer().to_string(),
+        "summarizer `heuristic`"
+    );
+    let e = Settings::parse(
+        "[components]\nsummarizers = [\"llm\"]\n[llm]\nbase_url = \"http://x\"\nmodel = \"m\"",
+    )
+    .unwrap()
+    .middleware(&EMBEDDED, &no_model_client)
+    .err()
+    .expect("no client for `llm`");
+    assert!(format!("{e:#}").contains("no model client"), "{e:#}");
+}

@@ -1,0 +1,141 @@
+//! `condense replay`: recorded sessions call by call, with the figures of
+//! what condense did to each (and a chart).
+
+use crate::common::Common;
+use crate::session::SessionFile;
+use anyhow::Result;
+use clap::Args;
+use condense_config::Settings;
+use condense_host::replay::{ReplayStats, replay_middleware};
+use condense_model::Message;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Print the figures as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a chart (SVG) of the request tokens per model call, no compression vs
+    /// condense, compactions marked, threshold drawn. With several sessions, one file each:
+    /// FILE's name with the session's before `.svg`.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Session files: a bare message list or a request body, in either format, or a
+    /// journal of `condense agent` (.jsonl).
+    #[arg(required = true, value_name = "SESSION")]
+    pub sessions: Vec<PathBuf>,
+}
+
+pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
+    let settings = args.common.settings(Settings::for_replay())?;
+    // Parse every session before running any, so a bad file fails fast.
+    let sessions: Vec<(String, Vec<Message>)> = args
+        .sessions
+        .iter()
+        .map(|path| {
+            Ok((
+                path.display().to_string(),
+                SessionFile::read(path)?.into_messages(),
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let middleware = crate::components::middleware(&settings)?;
+    let results: Vec<(String, ReplayStats)> = sessions
+        .iter()
+        .map(|(name, messages)| {
+            (
+                name.clone(),
+                replay_middleware(
+                    &middleware,
+                    &settings.core,
+                    &settings.compressor_json(),
+                    messages,
+                    |_, _| {},
+                ),
+            )
+        })
+        .collect();
+    // One chart per session: with several, each file is named after its
+    // session.
+    let charts: Vec<Option<PathBuf>> = args
+        .sessions
+        .iter()
+        .zip(&results)
+        .map(|(path, (_, stats))| {
+            let Some(plot) = &args.plot else {
+                return Ok(None);
+            };
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            let file = if results.len() == 1 {
+                plot.clone()
+            } else {
+                let plot_stem = plot.file_stem().unwrap_or_default().to_string_lossy();
+                plot.with_file_name(format!("{plot_stem}.{stem}.svg"))
+            };
+            let series = crate::plot::series_of(&stem, settings.core.token_threshold, stats);
+            crate::plot::write_svg(&file, &series)?;
+            Ok(Some(file))
+        })
+        .collect::<Result<_>>()?;
+    if args.json {
+        let rows: Vec<_> = results
+            .iter()
+            .zip(&charts)
+            .map(|((name, stats), chart)| {
+                serde_json::json!({
+                    "session": name,
+                    "stats": stats,
+                    "cost_ratio": stats.cost_ratio(),
+                    "chart": chart,
+                })
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "token_threshold = {}, target_tokens = {}\n",
+        settings.core.token_threshold, settings.core.target_tokens
+    )?;
+    writeln!(
+        out,
+        "{:<40} {:>6} {:>9} {:>7} {:>9} {:>8} {:>7}",
+        "session", "calls", "history", "folds", "breaks", "peak", "cost"
+    )?;
+    for (name, s) in &results {
+        let short = Path::new(name)
+            .file_name()
+            .map_or(name.clone(), |n| n.to_string_lossy().into_owned());
+        writeln!(
+            out,
+            "{:<40} {:>6} {:>9} {:>7} {:>9} {:>8} {:>7.3}{}",
+            short,
+            s.calls,
+            s.history_tokens,
+            s.compactions,
+            s.cache_breaks,
+            s.peak_request_tokens,
+            s.cost_ratio(),
+            if s.failed_open > 0 {
+                format!("  ({} failed open)", s.failed_open)
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    for (name, stats) in &results {
+        writeln!(out, "\n{name}")?;
+        crate::demo::table(stats, out)?;
+    }
+    writeln!(out, "\n{}", crate::demo::COST_NOTE)?;
+    for (name, chart) in results.iter().map(|(name, _)| name).zip(&charts) {
+        if let Some(chart) = chart {
+            writeln!(out, "chart of {name}: {}", chart.display())?;
+        }
+    }
+    Ok(())
+}
