@@ -158,3 +158,93 @@ fn summarize_tries_any_summarizer_without_a_rebuild() {
         condense(&["summarize", session, "--settings", json.to_str().unwrap()]).unwrap_err();
     assert!(error.contains("must be an object"), "{error}");
 }
+
+/// The repository's root.
+fn repo() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+/// The SDK carries its own copy of the contract, so a crate that depends
+/// on it needs nothing else of this repository; the copy is the contract,
+/// and the SDK's version is the contract's version.
+#[test]
+fn the_sdk_vendors_the_contract_and_carries_its_version() {
+    let read = |p: &str| std::fs::read_to_string(repo().join(p)).unwrap();
+    assert!(
+        read("guest/sdk/wit/condense.wit") == read("wit/condense.wit"),
+        "guest/sdk/wit/condense.wit differs from wit/condense.wit: copy it over"
+    );
+    let manifest: toml::Table = read("guest/sdk/Cargo.toml").parse().unwrap();
+    let version = manifest["package"]["version"].as_str().unwrap();
+    assert_eq!(version, condense_host::CONTRACT_VERSION);
+    assert!(
+        read("wit/condense.wit").contains(&format!("package condense:middleware@{version};")),
+        "the WIT package is not at {version}"
+    );
+}
+
+/// A third party's summarizer: the SDK example copied out of the workspace
+/// (nothing inherited from it: it has its own `[workspace]`), depending on
+/// the SDK by path alone, built for wasm32-wasip2 by cargo there, loaded by
+/// the host from that path, and writing the summary the in-tree build of the
+/// same source writes.
+#[test]
+fn the_sdk_example_builds_outside_the_workspace_and_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = repo().join("guest/examples/summarizer-minimal");
+    let manifest = std::fs::read_to_string(example.join("Cargo.toml")).unwrap();
+    let sdk = repo().join("guest/sdk");
+    let sdk = toml::Value::from(sdk.to_str().unwrap()).to_string();
+    let moved = manifest.replace("path = \"../../sdk\"", &format!("path = {sdk}"));
+    assert_ne!(moved, manifest, "the example names the SDK by ../../sdk");
+    assert!(
+        !manifest.contains(".workspace"),
+        "the example inherits from the workspace"
+    );
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        format!("{moved}\n[workspace]\n"),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::copy(example.join("src/lib.rs"), dir.path().join("src/lib.rs")).unwrap();
+    // The versions this repository builds with, so the build needs no
+    // newer crate than the ones already fetched.
+    std::fs::copy(repo().join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    // Kept between runs under target/, not in the temporary directory: the
+    // SDK's dependencies are built once.
+    let target = repo().join("target/sdk-outside");
+    let mut cargo = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()));
+    cargo
+        .current_dir(dir.path())
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
+        .arg(&target);
+    for var in condense_guest_builder::HOST_BUILD_VARS {
+        cargo.env_remove(var);
+    }
+    let built = cargo.output().unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let component = target.join("wasm32-wasip2/release/summarizer_minimal.wasm");
+    let outside = Middleware::new(
+        Runtime::new(
+            Limits::default(),
+            ComponentSource::Embedded(condense_embedded::COMPRESSOR),
+            ComponentSource::Path(component),
+        )
+        .unwrap_or_else(|e| panic!("{e:#}")),
+    );
+    assert_eq!(first_summary(&outside), first_summary(&minimal()));
+}

@@ -15,6 +15,20 @@ pub const TARGET: &str = "wasm32-wasip2";
 /// Cargo profile for guests (defined in the workspace Cargo.toml).
 pub const PROFILE: &str = "guest";
 
+/// What the outer cargo sets for the host build that a wasm build of guests
+/// must not inherit (coverage and sanitizer flags, wrappers, the outer
+/// target dir and target).
+pub const HOST_BUILD_VARS: &[&str] = &[
+    "CARGO_ENCODED_RUSTFLAGS",
+    "RUSTFLAGS",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_BUILD_RUSTFLAGS",
+    "CARGO_MAKEFLAGS",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET",
+];
+
 /// One built component.
 pub struct Artifact {
     /// Cargo package name, e.g. `condense-compressor`.
@@ -62,16 +76,7 @@ pub fn build(packages: &[&str]) -> Vec<Artifact> {
     for p in packages {
         cmd.arg("-p").arg(p);
     }
-    for var in [
-        "CARGO_ENCODED_RUSTFLAGS",
-        "RUSTFLAGS",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "CARGO_BUILD_RUSTFLAGS",
-        "CARGO_MAKEFLAGS",
-        "CARGO_TARGET_DIR",
-        "CARGO_BUILD_TARGET",
-    ] {
+    for var in HOST_BUILD_VARS {
         cmd.env_remove(var);
     }
     let status = cmd
@@ -148,7 +153,8 @@ fn watch_sources(dir: &Path) {
             if name != "target" {
                 watch_sources(&path);
             }
-        } else if path.extension().is_some_and(|e| e == "rs") || name == "Cargo.toml" {
+        } else if path.extension().is_some_and(|e| e == "rs" || e == "wit") || name == "Cargo.toml"
+        {
             println!("cargo:rerun-if-changed={}", path.display());
         }
     }

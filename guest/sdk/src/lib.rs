@@ -5,8 +5,11 @@
 //!   plain Rust types ([`Message`], [`Request`]), read its settings with
 //!   serde, hold the text to its budget with [`cut_to_tokens`] and the
 //!   token estimator ([`tokens`]), and export it with [`export_summarizer!`].
-//!   The WIT is embedded here: nothing to copy, no wit-bindgen call of your
-//!   own.
+//!   The WIT is embedded here (`wit/condense.wit`, a copy of the contract
+//!   that a test holds equal to the repository's): nothing to copy, no
+//!   wit-bindgen call of your own.
+//! - **Versions**: the SDK's version is the contract's ([`CONTRACT_VERSION`]),
+//!   so `condense-guest-sdk = "0.2"` builds components a 0.2 host loads.
 //! - **Other components** (the compressor): the WIT `types` interface,
 //!   generated here once, and lossless conversions between those types and
 //!   `condense_model`, where the guests' logic lives. Such a crate generates
@@ -19,9 +22,13 @@ wit_bindgen::generate!({
         package condense:guest-sdk;
         world types-only { import condense:middleware/types@0.2.0; }
     ",
-    path: "../../wit",
+    path: "wit",
     generate_all,
 });
+
+/// The version of the contract (`package condense:middleware@…` in
+/// `wit/condense.wit`) this SDK builds components for: the SDK's own.
+pub const CONTRACT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The generated WIT types (`condense:middleware/types`).
 pub use condense::middleware::types;
@@ -45,7 +52,7 @@ pub mod llm;
 pub mod bindings {
     wit_bindgen::generate!({
         world: "llm-summarizer-world",
-        path: "../../wit",
+        path: "wit",
         with: { "condense:middleware/types@0.2.0": crate::types },
         pub_export_macro: true,
         export_macro_name: "__export_summarizer_world",
