@@ -272,7 +272,8 @@ impl<'a> Call<'a> {
     ) -> Result<Outcome, CompressError> {
         let config = self.config;
         let offset = self.offset();
-        let tokens_before = saturate(self.prefix.folded_tokens + self.sizes.total());
+        // A checkpoint's count is the guest's input: it may be anything.
+        let tokens_before = saturate(self.prefix.folded_tokens.saturating_add(self.sizes.total()));
 
         // The request as it stands: the checkpoint's fold, or the history.
         let reused = given.is_some();

@@ -192,7 +192,7 @@ impl Prefix {
                 next.last_opener = Some((index, tokens[i]));
                 next.turns += 1;
             }
-            next.folded_tokens += u64::from(tokens[i]);
+            next.folded_tokens = next.folded_tokens.saturating_add(u64::from(tokens[i]));
         }
         let mut sample = Sample(std::mem::take(&mut next.sample));
         sample.extend(&window[..to]);

@@ -141,13 +141,15 @@ pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
     // The top-level system message (index 0 when there is one) and written
     // ones go to `system`; the list's own system messages stay in it.
     let top = parsed.has_top_level_system();
-    let (system, conversation): (Vec<&Item>, Vec<&Item>) = output.iter().partition(|item| {
-        item.message(&parsed.messages).role == Role::System
-            && match item {
-                Item::Kept(i) | Item::Rewritten(i, _) => top && *i == 0,
-                Item::Written(_) => true,
-            }
-    });
+    // The top-level system message is the body's `system` field, not a
+    // message: it renders there whatever a rewrite made of it (a rewrite
+    // that changed its role once landed in `messages` and indexed the
+    // `system` value as a message; found by the `formats` fuzz target).
+    let (system, conversation): (Vec<&Item>, Vec<&Item>) =
+        output.iter().partition(|item| match item {
+            Item::Kept(i) | Item::Rewritten(i, _) => top && *i == 0,
+            Item::Written(message) => message.role == Role::System,
+        });
     let messages = parsed.reuse_or_render(conversation, render_rewrite, |message, out| {
         out.push(render_message(message))
     });
