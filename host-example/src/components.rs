@@ -2,7 +2,7 @@
 //! embedded in this binary and `condense-runtime`'s OpenAI-compatible client
 //! behind the LLM summarizer's `llm` import.
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use condense_config::{LlmSettings, Settings};
 use condense_host::Middleware;
 use condense_host::llm::LanguageModel;
@@ -23,9 +23,7 @@ pub fn middleware_in(settings: &Settings, frame: Option<&AgentFrame>) -> Result<
 
 /// The model client of `[llm]`; reads the key from `api_key_env`.
 fn client(llm: &LlmSettings, frame: Option<&AgentFrame>) -> Result<Arc<dyn LanguageModel>> {
-    let (Some(base_url), Some(model)) = (&llm.base_url, &llm.model) else {
-        bail!("[llm] base_url and model must be set for the `llm` summarizer")
-    };
+    let (base_url, model) = llm.endpoint()?;
     let api_key = match &llm.api_key_env {
         Some(var) => Some(key_from_env(var).map_err(|e| anyhow!("llm.api_key_env: {e}"))?),
         None => None,
@@ -34,7 +32,7 @@ fn client(llm: &LlmSettings, frame: Option<&AgentFrame>) -> Result<Arc<dyn Langu
         api_key,
         max_retries: llm.max_retries,
         temperature: llm.temperature.map(|t| t as f32),
-        ..OpenAiConfig::new(base_url.clone(), model.clone())
+        ..OpenAiConfig::new(base_url.to_owned(), model.to_owned())
     });
     if let Some(frame) = frame {
         client = client.with_frame(frame.clone());

@@ -575,9 +575,10 @@ fn with_the_model_down_a_configured_chain_names_heuristic() {
     ))
     .unwrap();
     let client = |llm: &condense_config::LlmSettings| {
+        let (base_url, model) = llm.endpoint()?;
         let model = OpenAiLlm::new(OpenAiConfig {
             max_retries: llm.max_retries,
-            ..OpenAiConfig::new(llm.base_url.clone().unwrap(), llm.model.clone().unwrap())
+            ..OpenAiConfig::new(base_url.to_owned(), model.to_owned())
         });
         Ok(Arc::new(model) as Arc<dyn condense_host::llm::LanguageModel>)
     };

@@ -16,10 +16,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Makes the client of the model `[llm]` describes, for a chain that names
-/// `llm`; `base_url` and `model` are set when it is called.
+/// `llm`; its [`LlmSettings::endpoint`] is set when it is called.
 pub type ModelClient<'a> = &'a dyn Fn(&LlmSettings) -> Result<Arc<dyn LanguageModel>>;
 
 impl LlmSettings {
+    /// `base_url` and `model`, which a chain naming `llm` needs.
+    pub fn endpoint(&self) -> Result<(&str, &str)> {
+        match (&self.base_url, &self.model) {
+            (Some(base_url), Some(model)) => Ok((base_url, model)),
+            _ => bail!(
+                "components.summarizers names `llm`: set [llm] base_url and model (an \
+                 OpenAI-compatible endpoint, e.g. base_url = \"http://127.0.0.1:11434/v1\")"
+            ),
+        }
+    }
+
     /// The host's limits on the model calls of the LLM summarizer.
     pub fn limits(&self) -> LlmLimits {
         LlmLimits {
@@ -78,12 +89,7 @@ impl Settings {
             .map(|(i, _)| i)
             .collect();
         if !llm_at.is_empty() {
-            if self.llm.base_url.is_none() || self.llm.model.is_none() {
-                bail!(
-                    "components.summarizers names `llm`: set [llm] base_url and model (an \
-                     OpenAI-compatible endpoint, e.g. base_url = \"http://127.0.0.1:11434/v1\")"
-                );
-            }
+            self.llm.endpoint()?;
             runtime = runtime.with_llm(Llm::new(client(&self.llm)?, self.llm.limits()));
             let settings = serde_json::json!({
                 "context_tokens": self.llm.context_tokens,

@@ -88,17 +88,9 @@ impl BlockKind {
         }
     }
 
-    /// The kind's budget in `budgets`.
+    /// The kind's budget in `budgets` (whose `blocks` are in this order).
     pub fn budget(self, budgets: &Budgets) -> u32 {
-        match self {
-            BlockKind::Persona => budgets.persona,
-            BlockKind::Rules => budgets.rules,
-            BlockKind::Memory => budgets.memory,
-            BlockKind::Compressed => budgets.compressed,
-            BlockKind::Retrieval => budgets.retrieval,
-            BlockKind::Workspace => budgets.workspace,
-            BlockKind::Task => budgets.task,
-        }
+        budgets.blocks()[self.index()].1
     }
 
     fn index(self) -> usize {
@@ -455,6 +447,17 @@ mod tests {
             .expect("heading");
         let marker_at = after_heading.rfind("[… cut to ").expect("marker");
         after_heading[..marker_at].trim_end_matches('\n')
+    }
+
+    /// `Budgets::blocks` lists the kinds in this order, under their names.
+    #[test]
+    fn the_budget_table_is_in_block_order() {
+        let b = Budgets::default();
+        for kind in BlockKind::ALL {
+            assert_eq!(b.blocks()[kind.index()].0, kind.name());
+        }
+        assert_eq!(BlockKind::Rules.budget(&b), b.rules);
+        assert_eq!(BlockKind::Task.budget(&b), b.task);
     }
 
     /// The promise of the defaults: every block filled to exactly its
