@@ -7,10 +7,9 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use condense_config::{ConfigFile, Settings};
+use condense_config::ConfigFile;
 use condense_host::sessions::{DbSessions, RedisSessions, SessionStore};
-use condense_proxy::{Agent, DEFAULT_AGENT, Proxy, Routes};
-use std::collections::BTreeMap;
+use condense_proxy::{DEFAULT_AGENT, Proxy, Routes};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -35,26 +34,6 @@ pub struct ProxyRun {
     pub log_bodies: bool,
     /// Append each compaction to this file as a JSON line.
     pub events: Option<PathBuf>,
-}
-
-/// The agents of a config file (or the defaults alone).
-pub fn agents(file: Option<&ConfigFile>) -> Result<BTreeMap<String, Agent>> {
-    let base = file.map_or_else(Settings::default, |f| f.base.clone());
-    let named = file.into_iter().flat_map(|f| f.agents.iter());
-    std::iter::once((DEFAULT_AGENT.to_owned(), base))
-        .chain(named.map(|(name, settings)| (name.clone(), settings.clone())))
-        .map(|(name, settings)| {
-            let middleware = crate::components::middleware(&settings)
-                .with_context(|| format!("agent {name}"))?;
-            Ok((
-                name,
-                Agent {
-                    middleware: Arc::new(middleware),
-                    config: settings.body_config(),
-                },
-            ))
-        })
-        .collect()
 }
 
 /// The state directory when none is given: `$XDG_STATE_HOME/condense`, else
@@ -140,7 +119,9 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         }
     }
     let (store, kept_in) = store(run)?;
-    let agents = agents(file)?;
+    let agents = condense_proxy::agents(file, &condense_embedded::COMPONENTS, &|llm| {
+        crate::components::client(llm, None)
+    })?;
     // The cap of agent `default`, the file's top level: the proxy reads a
     // body before it knows whose it is.
     let max_request_bytes = agents[DEFAULT_AGENT].middleware.max_request_bytes();

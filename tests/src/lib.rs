@@ -18,6 +18,7 @@ pub mod guests {
 
 // `condense proxy` in process or as a process (see its module doc).
 pub mod proxy;
+pub mod python;
 
 // The survival benchmark of issue 11 (see its module doc).
 pub mod survival;
@@ -89,15 +90,17 @@ pub fn summarizer_from_env(var: &str) -> &'static Middleware {
     Box::leak(Box::new(Middleware::new(runtime)))
 }
 
-/// Runs `condense ARGS` in process (`condense_cli::cli::run`) with `stdin`;
-/// returns stdout, or the error with its causes.
-pub fn condense(args: &[&str], stdin: &str) -> Result<String, String> {
-    let argv = std::iter::once("condense")
-        .chain(args.iter().copied())
-        .map(Into::into);
-    let mut out = Vec::new();
-    condense_cli::cli::run(argv, &mut stdin.as_bytes(), &mut out).map_err(|e| format!("{e:#}"))?;
-    Ok(String::from_utf8(out).expect("stdout is UTF-8"))
+/// The compaction events of a runtime journal.
+pub fn compaction_events(
+    events: &[condense_runtime::journal::Event],
+) -> Vec<&condense_host::events::Compaction> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            condense_runtime::journal::Event::Compaction(c) => Some(c),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The first of `history[..from]`, `history[..from + 1]`, … whose request

@@ -4,8 +4,11 @@
 
 use condense_config::ConfigFile;
 use condense_host::sessions::{MemorySessions, SessionStore};
+use condense_model::SUMMARY_MARKER;
 use condense_proxy::{Proxy, Routes};
-use std::ffi::OsString;
+use condense_runtime::model::OpenAiLlm;
+use condense_scripted_server::{Reply, TestServer};
+use serde_json::{Value, json};
 use std::future::Future;
 use std::io::BufRead;
 use std::net::SocketAddr;
@@ -38,7 +41,10 @@ impl RunningProxy {
     pub fn settings(config: &str, upstream: &str, store: Arc<dyn SessionStore>) -> Proxy {
         let file = ConfigFile::parse(config).unwrap();
         Proxy {
-            agents: condense_cli::proxy::agents(Some(&file)).unwrap(),
+            agents: condense_proxy::agents(Some(&file), &condense_embedded::COMPONENTS, &|llm| {
+                Ok(Arc::new(OpenAiLlm::from_settings(llm)?))
+            })
+            .unwrap(),
             store,
             routes: Routes {
                 anthropic_upstream: upstream.to_owned(),
@@ -167,30 +173,9 @@ pub fn proxy_args(config: &Path, upstream: &str, more: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// The environment variable that makes a process started by
-/// [`ProxyProcess`] serve: the arguments of `condense proxy`, one per line.
-pub const PROXY_ARGS: &str = "CONDENSE_TEST_PROXY_ARGS";
-
-/// Serves `condense proxy` with the arguments in [`PROXY_ARGS`], if set, as
-/// the `condense` binary does (its logging included); returns when it
-/// stops. `false` when the variable is unset: this process is not one that
-/// [`ProxyProcess`] started.
-pub fn serve_if_asked() -> bool {
-    let Ok(args) = std::env::var(PROXY_ARGS) else {
-        return false;
-    };
-    condense_cli::logging::install(Some("proxy"));
-    let argv = ["condense", "proxy"]
-        .into_iter()
-        .map(String::from)
-        .chain(args.lines().map(String::from))
-        .map(OsString::from);
-    condense_cli::cli::run(argv, &mut std::io::empty(), &mut std::io::stdout()).unwrap();
-    true
-}
-
-/// `condense proxy` in a process of its own: `command` (a test or bench
-/// binary whose entry calls [`serve_if_asked`]) run with [`PROXY_ARGS`].
+/// `condense proxy ARGS` in a process of its own, as users run it: the
+/// `condense` binary (the CLI's tests and benches have its path in
+/// `CARGO_BIN_EXE_condense`).
 pub struct ProxyProcess {
     child: Child,
     addr: String,
@@ -199,9 +184,10 @@ pub struct ProxyProcess {
 }
 
 impl ProxyProcess {
-    pub fn start(mut command: Command, args: &[String]) -> ProxyProcess {
-        let mut child = command
-            .env(PROXY_ARGS, args.join("\n"))
+    pub fn start(condense: &Path, args: &[String]) -> ProxyProcess {
+        let mut child = Command::new(condense)
+            .arg("proxy")
+            .args(args)
             .env_remove("CONDENSE_LOG")
             .env_remove("CONDENSE_LOG_FORMAT")
             .stdout(Stdio::piped())
@@ -251,5 +237,149 @@ impl Drop for ProxyProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// The Anthropic request body of the corpus (`anthropic/NAME.request.json`).
+pub fn corpus_body(name: &str) -> Value {
+    let path = crate::corpus_dir()
+        .join("anthropic")
+        .join(format!("{name}.request.json"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// The client's API key in every request the tests send through a proxy.
+pub const KEY: &str = "sk-ant-test-0123456789";
+
+/// The requests of corpus session `name`, call by call (the one before each
+/// assistant message), as its client would send them.
+pub fn session_calls(name: &str) -> Vec<Value> {
+    let body = corpus_body(name);
+    let messages = body["messages"].as_array().unwrap();
+    (1..messages.len())
+        .filter(|&k| messages[k]["role"] == "assistant")
+        .map(|k| {
+            json!({
+                "model": "claude-opus-4",
+                "max_tokens": 1000,
+                "system": body["system"],
+                "messages": messages[..k],
+            })
+        })
+        .collect()
+}
+
+/// Posts an Anthropic request with `headers`; the answer's status.
+pub fn post(client: &ureq::Agent, url: &str, body: &Value, headers: &[(&str, &str)]) -> u16 {
+    let mut request = client
+        .post(url)
+        .header("x-api-key", KEY)
+        .header("anthropic-version", "2023-06-01");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send(body.to_string()).unwrap().status().as_u16()
+}
+
+/// What the upstream receives for `calls` sent through one proxy with the
+/// checkpoints in memory: the reference the other setups must match.
+pub fn through_one_proxy(config: &str, calls: &[Value]) -> Vec<Value> {
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let proxy = RunningProxy::in_memory(config, &upstream.url(""));
+    let client = ureq::Agent::new_with_defaults();
+    for call in calls {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    upstream.requests().into_iter().map(|r| r.body).collect()
+}
+
+/// The config of the session tests: compaction at 40k tokens.
+pub const SESSION_CONFIG: &str = "token_threshold = 40000\n";
+
+/// How many of `bodies` carry condense's summary.
+pub fn compacted(bodies: &[Value]) -> usize {
+    bodies
+        .iter()
+        .filter(|b| b.to_string().contains(SUMMARY_MARKER))
+        .count()
+}
+
+/// `got` is `reference`, request for request; `what` says what `got` is.
+pub fn assert_as_reference(reference: &[Value], got: &[Value], what: &str) {
+    assert_eq!(got.len(), reference.len(), "{what}");
+    for (i, (a, b)) in reference.iter().zip(got).enumerate() {
+        assert!(a == b, "call {i}: {what} differs");
+    }
+}
+
+/// Whether Anthropic request `now` starts with the whole of `before`: the
+/// same system prompt, and its messages as a prefix (a prompt-cache hit).
+pub fn continues(before: &Value, now: &Value) -> bool {
+    let (b, n) = (
+        before["messages"].as_array().unwrap(),
+        now["messages"].as_array().unwrap(),
+    );
+    before["system"] == now["system"] && n.len() >= b.len() && n[..b.len()] == b[..]
+}
+
+/// A `redis-server` of the test's own on 127.0.0.1, stopped when dropped.
+pub struct RedisServer {
+    child: std::process::Child,
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// `None` (the test then passes saying so) when there is no
+    /// redis-server, unless `CONDENSE_REQUIRE_REDIS=1` (CI).
+    pub fn start() -> Option<RedisServer> {
+        let found = Command::new("redis-server").arg("--version").output();
+        if !found.is_ok_and(|o| o.status.success()) {
+            assert!(
+                std::env::var("CONDENSE_REQUIRE_REDIS").as_deref() != Ok("1"),
+                "CONDENSE_REQUIRE_REDIS=1, but there is no redis-server"
+            );
+            crate::skipped("no redis-server (apt-get install redis-server)");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        let server = RedisServer {
+            child,
+            url: format!("redis://127.0.0.1:{port}"),
+            _dir: dir,
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "redis-server did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Some(server)
+    }
+
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
     }
 }

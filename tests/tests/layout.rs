@@ -4,6 +4,10 @@
 //! on its own, so every crate under `guest/` and `host-example/` is checked
 //! for one.
 //!
+//! The crates themselves are in layers, each depending only on the layers
+//! below it ([`LAYERS`]): the CLI at the top, so nothing else (the tests
+//! included) needs it to build, and the runtime and the proxy side by side.
+//!
 //! Only `std`: the checker reads the source as text (no parser crate), which
 //! is enough for the paths it looks for.
 //!
@@ -27,6 +31,79 @@ type Module = Vec<String>;
 
 /// What `crate::` names in the cycles this reports.
 const ROOT: &str = "crate";
+
+/// The host side's crates, lowest layer first. A crate depends (for its
+/// code, its build script or its tests) only on crates of the layers below
+/// its own; crates not named here (the guests, the builder, the scripted
+/// server) are not checked.
+const LAYERS: [&[&str]; 8] = [
+    &["condense-model"],
+    &["condense-formats"],
+    &["condense-host"],
+    &["condense-embedded"],
+    &["condense-config"],
+    &["condense-runtime", "condense-proxy"],
+    &["condense-tests"],
+    &["condense-cli"],
+];
+
+#[test]
+fn each_crate_depends_only_on_the_layers_below_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let layer = |name: &str| LAYERS.iter().position(|l| l.contains(&name));
+    let mut manifests: Vec<PathBuf> = crates_under(&root);
+    manifests.push(root.join("tests"));
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for dir in manifests {
+        let name = crate_name(&dir);
+        let Some(own) = layer(&name) else { continue };
+        checked += 1;
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        for dependency in dependencies(&manifest) {
+            if layer(&dependency).is_some_and(|theirs| theirs >= own) {
+                wrong.push(format!("{name} -> {dependency}"));
+            }
+        }
+    }
+    assert_eq!(
+        checked,
+        LAYERS.concat().len(),
+        "a crate of LAYERS not found"
+    );
+    assert!(
+        wrong.is_empty(),
+        "dependencies on a crate of the same or a higher layer (move what \
+         both need down a layer):\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+#[test]
+fn dependencies_are_read_from_every_table() {
+    let manifest = "[package]\nname = \"a\"\n[dependencies]\nb.workspace = true\n\
+                    c = { path = \"c\" }\n[dev-dependencies]\nd = \"1\"\n\
+                    [target.'cfg(unix)'.build-dependencies]\ne.workspace = true\n\
+                    [features]\nf = []\n";
+    assert_eq!(dependencies(manifest), ["b", "c", "d", "e"]);
+}
+
+/// The names of every dependency in a manifest: `[dependencies]`,
+/// `[dev-dependencies]`, `[build-dependencies]`, and their `[target.…]`
+/// forms.
+fn dependencies(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_table = false;
+    for line in manifest.lines().map(str::trim) {
+        if let Some(table) = line.strip_prefix('[') {
+            in_table = table.trim_end_matches(']').ends_with("dependencies");
+        } else if in_table && !line.is_empty() && !line.starts_with('#') {
+            let key = line.split(['=', '.', ' ']).next().unwrap_or("");
+            out.push(key.trim_matches('"').to_owned());
+        }
+    }
+    out
+}
 
 #[test]
 fn no_module_imports_a_module_that_imports_it() {

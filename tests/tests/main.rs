@@ -1,9 +1,8 @@
 //! condense's integration tests: every component driven through the host,
-//! the command line, the runtime and the proxy. One binary, a module per
+//! the runtime and the proxy (the command line's are `condense-cli`'s). One binary, a module per
 //! area (`cargo test -p condense-tests --test integration -- proxy::` runs
 //! one area).
 
-mod cli;
 mod corpus;
 mod host;
 mod layout;

@@ -6,17 +6,13 @@ use condense_host::sessions::{DbSessions, MemorySessions, SessionStore};
 use condense_model::SUMMARY_MARKER;
 use condense_scripted_server::{Recorded, Reply, TestServer};
 use condense_tests::corpus_dir;
-use condense_tests::proxy::{ProxyProcess, RunningProxy, metric, proxy_args, scrape};
+use condense_tests::proxy::{
+    KEY, RunningProxy, SESSION_CONFIG, assert_as_reference, compacted, continues, corpus_body,
+    metric, post, scrape, session_calls, through_one_proxy,
+};
 use serde_json::{Value, json};
 use std::process::Command;
 use std::sync::Arc;
-
-fn corpus_body(name: &str) -> Value {
-    let path = corpus_dir()
-        .join("anthropic")
-        .join(format!("{name}.request.json"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
 
 /// curl, with `headers`, posting `body`; its stdout.
 fn curl(url: &str, headers: &[&str], body: &[u8]) -> Vec<u8> {
@@ -37,8 +33,6 @@ fn curl(url: &str, headers: &[&str], body: &[u8]) -> Vec<u8> {
     );
     out.stdout
 }
-
-const KEY: &str = "sk-ant-test-0123456789";
 
 /// curl gets the upstream's answers byte for byte — an SSE stream and a
 /// JSON body, whitespace and all — while the upstream gets a compressed
@@ -228,16 +222,6 @@ fn cache_breaks(requests: &[&Recorded]) -> usize {
         .windows(2)
         .filter(|pair| !continues(&pair[0].body, &pair[1].body))
         .count()
-}
-
-/// Whether Anthropic request `now` starts with the whole of `before`: the
-/// same system prompt, and its messages as a prefix (a prompt-cache hit).
-fn continues(before: &Value, now: &Value) -> bool {
-    let (b, n) = (
-        before["messages"].as_array().unwrap(),
-        now["messages"].as_array().unwrap(),
-    );
-    before["system"] == now["system"] && n.len() >= b.len() && n[..b.len()] == b[..]
 }
 
 /// A Python with the official `openai` and `anthropic` SDKs:
@@ -470,66 +454,6 @@ fn a_responses_request_with_tool_calls_is_compressed_validly() {
     assert_eq!(requests[1].body, short);
 }
 
-/// The requests of corpus session `name`, call by call (the one before each
-/// assistant message), as its client would send them.
-fn session_calls(name: &str) -> Vec<Value> {
-    let body = corpus_body(name);
-    let messages = body["messages"].as_array().unwrap();
-    (1..messages.len())
-        .filter(|&k| messages[k]["role"] == "assistant")
-        .map(|k| {
-            json!({
-                "model": "claude-opus-4",
-                "max_tokens": 1000,
-                "system": body["system"],
-                "messages": messages[..k],
-            })
-        })
-        .collect()
-}
-
-/// Posts an Anthropic request with `headers`; the answer's status.
-fn post(client: &ureq::Agent, url: &str, body: &Value, headers: &[(&str, &str)]) -> u16 {
-    let mut request = client
-        .post(url)
-        .header("x-api-key", KEY)
-        .header("anthropic-version", "2023-06-01");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    request.send(body.to_string()).unwrap().status().as_u16()
-}
-
-/// What the upstream receives for `calls` sent through one proxy with the
-/// checkpoints in memory: the reference the other setups must match.
-fn through_one_proxy(config: &str, calls: &[Value]) -> Vec<Value> {
-    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
-    let proxy = RunningProxy::in_memory(config, &upstream.url(""));
-    let client = ureq::Agent::new_with_defaults();
-    for call in calls {
-        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
-    }
-    upstream.requests().into_iter().map(|r| r.body).collect()
-}
-
-const SESSION_CONFIG: &str = "token_threshold = 40000\n";
-
-/// How many of `bodies` carry condense's summary.
-fn compacted(bodies: &[Value]) -> usize {
-    bodies
-        .iter()
-        .filter(|b| b.to_string().contains(SUMMARY_MARKER))
-        .count()
-}
-
-/// `got` is `reference`, request for request; `what` says what `got` is.
-fn assert_as_reference(reference: &[Value], got: &[Value], what: &str) {
-    assert_eq!(got.len(), reference.len(), "{what}");
-    for (i, (a, b)) in reference.iter().zip(got).enumerate() {
-        assert!(a == b, "call {i}: {what} differs");
-    }
-}
-
 /// An answer streamed by the upstream reaches the client as it arrives:
 /// the upstream sends the first events, then waits until the client has
 /// read them before it sends the rest. A proxy that held the answer back
@@ -619,240 +543,6 @@ fn side_requests_do_not_disturb_the_main_sessions_checkpoint() {
         "{compacted} of {} compacted",
         alone.len()
     );
-}
-
-/// A `redis-server` of the test's own on 127.0.0.1, stopped when dropped.
-struct RedisServer {
-    child: std::process::Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl RedisServer {
-    /// `None` (the test then passes saying so) when there is no
-    /// redis-server, unless `CONDENSE_REQUIRE_REDIS=1` (CI).
-    fn start() -> Option<RedisServer> {
-        let found = Command::new("redis-server").arg("--version").output();
-        if !found.is_ok_and(|o| o.status.success()) {
-            assert!(
-                std::env::var("CONDENSE_REQUIRE_REDIS").as_deref() != Ok("1"),
-                "CONDENSE_REQUIRE_REDIS=1, but there is no redis-server"
-            );
-            condense_tests::skipped("no redis-server (apt-get install redis-server)");
-            return None;
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = tempfile::tempdir().unwrap();
-        let child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir.path())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        let server = RedisServer {
-            child,
-            url: format!("redis://127.0.0.1:{port}"),
-            _dir: dir,
-        };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "redis-server did not start"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        Some(server)
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// Two proxy processes sharing one redis-server serve one session
-/// alternately, call by call: the upstream gets exactly what one proxy alone would send, no
-/// extra cache break. Then Redis stops mid-session: every request is still
-/// answered, sent on unchanged, and `/metrics` counts the fail-opens.
-#[test]
-fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
-    let Some(mut redis) = RedisServer::start() else {
-        return;
-    };
-    let calls = session_calls("cc-opus-c");
-    let (first, last) = calls.split_at(calls.len() * 2 / 3);
-    let alone = through_one_proxy(SESSION_CONFIG, first);
-
-    // Two `condense proxy --store redis://…` processes, as behind a load
-    // balancer.
-    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("condense.toml");
-    std::fs::write(&config, SESSION_CONFIG).unwrap();
-    let args = proxy_args(&config, &upstream.url(""), &["--store", &redis.url]);
-    let proxies = [
-        ProxyProcess::start(proxy_process_command(), &args),
-        ProxyProcess::start(proxy_process_command(), &args),
-    ];
-    let client = ureq::Agent::new_with_defaults();
-    for (i, call) in first.iter().enumerate() {
-        let proxy = &proxies[i % 2];
-        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
-    }
-    let shared: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
-    assert_as_reference(&alone, &shared, "two proxies sharing Redis");
-    let compacted = compacted(&shared);
-    assert!(
-        compacted > shared.len() / 4,
-        "{compacted} of {} compacted",
-        shared.len()
-    );
-
-    redis.stop();
-    for (i, call) in last.iter().enumerate() {
-        let proxy = &proxies[i % 2];
-        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
-    }
-    let requests = upstream.requests();
-    for (call, sent) in last.iter().zip(&requests[first.len()..]) {
-        assert!(
-            &sent.body == call,
-            "sent on unchanged while the store is down"
-        );
-    }
-    let (mut fail_opens, mut compactions) = (0.0, 0.0);
-    for proxy in &proxies {
-        let text = scrape(&proxy.url("/metrics"));
-        fail_opens += metric(&text, "condense_proxy_fail_opens_total{kind=\"store\"}");
-        compactions += metric(&text, "condense_proxy_compactions_total");
-    }
-    assert_eq!(fail_opens, last.len() as f64);
-    // Each compaction was a cache break, and nothing else was.
-    let breaks = shared
-        .windows(2)
-        .filter(|p| !continues(&p[0], &p[1]))
-        .count();
-    assert_eq!(compactions, breaks as f64);
-}
-
-/// Not a test: the proxy process of [`ProxyProcess`], which starts it with
-/// [`PROXY_ARGS`](condense_tests::proxy::PROXY_ARGS) set (without it, it
-/// does nothing).
-#[test]
-#[ignore = "the proxy process ProxyProcess starts"]
-fn proxy_process() {
-    condense_tests::proxy::serve_if_asked();
-}
-
-/// This test binary again, with only [`proxy_process`] selected.
-fn proxy_process_command() -> Command {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command.args([
-        "proxy::proxy_process",
-        "--exact",
-        "--ignored",
-        "--nocapture",
-    ]);
-    command
-}
-
-/// `condense proxy` killed with SIGKILL mid-session, then started again on
-/// the same state directory: the session goes on with the checkpoint it
-/// had — the next request reuses it (no compaction, no cache break) and
-/// the upstream gets exactly what an uninterrupted proxy sends.
-#[test]
-fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
-    let calls = session_calls("cc-opus-c");
-    let alone = through_one_proxy(SESSION_CONFIG, &calls);
-    let compacted = alone
-        .iter()
-        .position(|b| b.to_string().contains(SUMMARY_MARKER))
-        .expect("the session compacts");
-    // Killed a few calls after the first compaction, restarted on a call
-    // that continues the one before (not one that compacts anyway).
-    let kill_at = (compacted + 3..alone.len())
-        .find(|&i| continues(&alone[i - 1], &alone[i]))
-        .unwrap();
-
-    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("condense.toml");
-    std::fs::write(&config, SESSION_CONFIG).unwrap();
-    let events = dir.path().join("events.jsonl");
-    let (events_file, state) = (
-        events.display().to_string(),
-        dir.path().join("state").display().to_string(),
-    );
-    let more = ["--events", &events_file, "--state-dir", &state];
-    let args = proxy_args(&config, &upstream.url(""), &more);
-    let client = ureq::Agent::new_with_defaults();
-    let proxy = ProxyProcess::start(proxy_process_command(), &args);
-    for call in &calls[..kill_at] {
-        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
-    }
-    let log = proxy.kill();
-    // One JSON line per request, without the body or the key.
-    let lines: Vec<Value> = log
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .filter(|l: &Value| l["message"] == "request forwarded")
-        .collect();
-    assert_eq!(lines.len(), kill_at, "{log}");
-    assert!(
-        lines
-            .iter()
-            .all(|l| l["status"] == 200 && l.get("body").is_none())
-    );
-    assert!(!log.contains(KEY));
-
-    let args = [&args[..], &["--log-bodies".to_owned()]].concat();
-    let proxy = ProxyProcess::start(proxy_process_command(), &args);
-    assert_eq!(
-        post(&client, &proxy.url("/v1/messages"), &calls[kill_at], &[]),
-        200
-    );
-    let metrics = scrape(&proxy.url("/metrics"));
-    // Compressed with the stored checkpoint, not compacted afresh.
-    assert_eq!(
-        metric(
-            &metrics,
-            "condense_proxy_condensed_total{outcome=\"compressed\"}"
-        ),
-        1.0,
-        "{metrics}"
-    );
-    assert_eq!(
-        metric(&metrics, "condense_proxy_compactions_total"),
-        0.0,
-        "{metrics}"
-    );
-    for call in &calls[kill_at + 1..] {
-        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
-    }
-    let sent: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
-    assert_as_reference(&alone, &sent, "the killed and restarted proxy");
-    // With --log-bodies, each line has the body sent upstream; never the key.
-    let log = proxy.kill();
-    let bodies: Vec<Value> = log
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|l| serde_json::from_str(l["body"].as_str()?).ok())
-        .collect();
-    assert_eq!(bodies[..], sent[kill_at..]);
-    assert!(!log.contains(KEY));
 }
 
 /// The LangChain recipe: chat models pointed at the proxy with `base_url`,

@@ -2,47 +2,25 @@
 //! componentize-py and run through the host beside the embedded compressor:
 //! a summarizer in another language needs nothing but the WIT file.
 //!
-//! componentize-py is not a cargo dependency. The tests find it through
-//! `COMPONENTIZE_PY` (the path of the executable) or on PATH; without it they
-//! print why they are skipped and pass, unless `CONDENSE_REQUIRE_PYTHON=1`
-//! (CI sets it), where a missing componentize-py fails them.
+//! How it is built, and when these tests are skipped: `condense_tests::python`.
 
 use condense_embedded as embedded;
 use condense_host::{ComponentSource, Limits, Middleware, Runtime, Status};
 use condense_model::tokens::estimate_text;
 use condense_model::{Message, Role, SummaryRequest, Trigger};
+use condense_tests::python::HEADER;
 use condense_tests::{config_40k, session, summary_of};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Instant;
-
-/// The first line of every summary the Python summarizer writes.
-const HEADER: &str = "Summary (python):";
-
-/// The Python summarizer component, built once per test binary, or why the
-/// tests are skipped.
-fn python_component() -> Result<&'static Path, &'static str> {
-    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let built = BUILT.get_or_init(|| {
-        let tool = match componentize_py() {
-            Ok(tool) => tool,
-            Err(why) if std::env::var("CONDENSE_REQUIRE_PYTHON").as_deref() == Ok("1") => {
-                panic!("CONDENSE_REQUIRE_PYTHON=1, but {why}")
-            }
-            Err(why) => return Err(why),
-        };
-        Ok(build(&tool))
-    });
-    built.as_deref().map_err(String::as_str)
-}
 
 /// The middleware with the Python summarizer, built and loaded once per test
 /// binary, or why the tests are skipped.
 fn python_middleware() -> Result<&'static Middleware, &'static str> {
     static SHARED: OnceLock<Result<Middleware, String>> = OnceLock::new();
     let shared = SHARED.get_or_init(|| {
-        let wasm = python_component()?.to_path_buf();
+        let wasm = condense_tests::python::component(Path::new(env!("CARGO_TARGET_TMPDIR")))?
+            .to_path_buf();
         let started = Instant::now();
         // The default limits: a componentize-py component (CPython inside)
         // must run under what every other summarizer gets.
@@ -59,104 +37,6 @@ fn python_middleware() -> Result<&'static Middleware, &'static str> {
         Ok(Middleware::new(runtime))
     });
     shared.as_ref().map_err(String::as_str)
-}
-
-/// `$COMPONENTIZE_PY`, or `componentize-py` on PATH.
-fn componentize_py() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os("COMPONENTIZE_PY") {
-        let path = PathBuf::from(path);
-        // Named but not there is a broken setup, not a reason to skip.
-        assert!(
-            path.is_file(),
-            "COMPONENTIZE_PY={} is not a file (cargo runs the tests in tests/: give an absolute path)",
-            path.display()
-        );
-        return Ok(path);
-    }
-    let dirs = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&dirs)
-        .map(|dir| dir.join("componentize-py"))
-        .find(|path| path.is_file())
-        .ok_or_else(|| "componentize-py is neither in COMPONENTIZE_PY nor on PATH".to_owned())
-}
-
-/// Builds `guest/summarizer-python` into this package's directory under
-/// `target/tmp`, and returns the component's path.
-///
-/// A build is reused while its inputs are unchanged: componentize-py's output
-/// differs from one build to the next, so a rebuild would also miss
-/// wasmtime's code cache and compile the component again (about 30 s).
-fn build(tool: &Path) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace root");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("summarizer-python");
-    let (wasm, stamp) = (dir.join("summarizer-python.wasm"), dir.join("inputs"));
-    let app = read(&root.join("guest/summarizer-python/app.py"));
-    let mut wit: Vec<PathBuf> = std::fs::read_dir(root.join("wit"))
-        .expect("the wit directory")
-        .filter_map(|entry| Some(entry.ok()?.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "wit"))
-        .collect();
-    wit.sort();
-    let mut inputs = vec![
-        run(Command::new(tool).arg("--version")),
-        tool.display().to_string().into_bytes(),
-        app.clone(),
-    ];
-    inputs.extend(wit.iter().map(|path| read(path)));
-    let inputs = inputs.join(&b"\n--\n"[..]);
-    if wasm.is_file() && std::fs::read(&stamp).is_ok_and(|built| built == inputs) {
-        println!("reusing {} (its inputs are unchanged)", wasm.display());
-        return wasm;
-    }
-    let _ = std::fs::remove_file(&stamp);
-    // componentize-py writes `__pycache__` beside the app it imports at build
-    // time: build from a fresh copy, so the source tree stays clean.
-    let src = dir.join("src");
-    let _ = std::fs::remove_dir_all(&src);
-    std::fs::create_dir_all(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-    write(&src.join("app.py"), &app);
-    let started = Instant::now();
-    run(Command::new(tool)
-        .arg("-d")
-        .arg(root.join("wit"))
-        .args(["-w", "summarizer-world", "componentize", "-p"])
-        .arg(&src)
-        .args(["app", "-o"])
-        .arg(&wasm));
-    let size = std::fs::metadata(&wasm).map_or(0, |m| m.len());
-    println!(
-        "built {} ({:.1} MiB) in {:.1?}",
-        wasm.display(),
-        size as f64 / f64::from(1 << 20),
-        started.elapsed()
-    );
-    write(&stamp, &inputs);
-    wasm
-}
-
-/// The stdout of `command`, which must succeed.
-fn run(command: &mut Command) -> Vec<u8> {
-    let out = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{command:?} failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-fn read(path: &Path) -> Vec<u8> {
-    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn write(path: &Path, bytes: &[u8]) {
-    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }
 
 /// The Python summarizer, or `return` after saying why the test is skipped.
@@ -350,69 +230,4 @@ fn the_summary_keeps_the_previous_one_and_fits_any_budget() {
     let tiny = estimate_text(HEADER) - 1;
     let refused = summarize(middleware, &request(&many, tiny, "{}")).expect_err("no room");
     assert!(refused.contains("budget"), "{refused}");
-}
-
-/// The same host binary writes four different summaries of one session with
-/// four summarizers, chosen at run time with no rebuild in between: the
-/// embedded heuristic one, the embedded LLM one (its model a scripted
-/// OpenAI-compatible server on 127.0.0.1), the SDK's example and this
-/// Python one (`condense summarize`, in process).
-#[test]
-fn one_binary_writes_four_summaries_with_four_summarizers() {
-    let python = match python_component() {
-        Ok(path) => path.to_str().unwrap().to_owned(),
-        Err(why) => return condense_tests::skipped(why),
-    };
-    // The whole session does not fit the model's 32k context in one
-    // request: the LLM summarizer folds it in chunks, each answered alike.
-    let server = condense_scripted_server::TestServer::start((0..40).map(|_| {
-        condense_tests::chat_answer("## Current task\n- the model's summary of the session")
-    }));
-    let dir = tempfile::tempdir().unwrap();
-    let llm_config = dir.path().join("llm.toml");
-    std::fs::write(
-        &llm_config,
-        format!(
-            "[components]\nsummarizers = [\"llm\"]\n[llm]\nbase_url = \"{}\"\nmodel = \"scripted\"\n",
-            server.url("/v1")
-        ),
-    )
-    .unwrap();
-    let session = condense_tests::corpus_dir().join("sessions/cc-opus-b.json");
-    let session = session.to_str().unwrap();
-    let condense = |args: &[&str]| -> String {
-        let args: Vec<&str> = ["summarize", session]
-            .into_iter()
-            .chain(args.iter().copied())
-            .collect();
-        let out = condense_tests::condense(&args, "").unwrap_or_else(|e| panic!("{e}"));
-        // The summary, without the line of figures.
-        out.rsplit_once("\n\n--- ")
-            .map(|(s, _)| s.to_owned())
-            .unwrap()
-    };
-    let summaries = [
-        condense(&[]),
-        condense(&["--config", llm_config.to_str().unwrap()]),
-        condense(&["--summarizer", condense_tests::guests::SUMMARIZER_MINIMAL]),
-        condense(&["--summarizer", &python]),
-    ];
-    let starts = [
-        "## User requests\n- Work on bead spotter-dov.",
-        "## Current task\n- the model's summary of the session",
-        "What the user asked:\n",
-        HEADER,
-    ];
-    for (summary, start) in summaries.iter().zip(starts) {
-        assert!(summary.starts_with(start), "{start}: {summary}");
-    }
-    for (i, a) in summaries.iter().enumerate() {
-        for b in &summaries[i + 1..] {
-            assert_ne!(a, b);
-        }
-    }
-    // Only the LLM summary asked the model: one call per chunk of the
-    // session (its tool results shortened) at the default 32k context.
-    let calls = server.requests().len();
-    assert!((2..40).contains(&calls), "{calls} model calls");
 }

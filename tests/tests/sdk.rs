@@ -6,7 +6,7 @@
 use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime, Status};
 use condense_model::tokens::estimate_text;
 use condense_model::{Role, SummaryRequest};
-use condense_tests::{config_40k, corpus_dir, guests, next_compaction, session, summary_of};
+use condense_tests::{config_40k, guests, next_compaction, session, summary_of};
 
 fn minimal_runtime() -> Runtime {
     Runtime::new(
@@ -19,11 +19,6 @@ fn minimal_runtime() -> Runtime {
 
 fn minimal() -> Middleware {
     Middleware::new(minimal_runtime())
-}
-
-/// Runs `condense ARGS` with nothing on stdin.
-fn condense(args: &[&str]) -> Result<String, String> {
-    condense_tests::condense(args, "")
 }
 
 /// The first compaction of cc-opus-c at 40k through `middleware`.
@@ -96,67 +91,6 @@ fn its_settings_are_its_own_type_and_a_wrong_key_is_named() {
         wrong.contains("settings: unknown field `headline`"),
         "{wrong}"
     );
-}
-
-/// One binary, one session, three summarizers loaded from where they are:
-/// three different summaries.
-#[test]
-fn summarize_tries_any_summarizer_without_a_rebuild() {
-    let dir = tempfile::tempdir().unwrap();
-    let session = corpus_dir().join("sessions/cc-opus-b.json");
-    let session = session.to_str().unwrap();
-    let settings = dir.path().join("minimal.toml");
-    std::fs::write(&settings, "heading = \"Asked so far:\"\n").unwrap();
-
-    let heuristic = condense(&["summarize", session]).unwrap();
-    assert!(heuristic.contains("## Current task\n"), "{heuristic}");
-    let minimal = condense(&[
-        "summarize",
-        session,
-        "--summarizer",
-        guests::SUMMARIZER_MINIMAL,
-        "--settings",
-        settings.to_str().unwrap(),
-    ])
-    .unwrap();
-    assert!(
-        minimal.starts_with("Asked so far:\n- Work on bead spotter-dov."),
-        "{minimal}"
-    );
-    let counting = condense(&[
-        "summarize",
-        session,
-        "--summarizer",
-        guests::TEST_SUMMARIZER_CUSTOM,
-        "--upto",
-        "20",
-    ])
-    .unwrap();
-    // The first 20 messages (the session has no system message to leave out).
-    assert!(
-        counting.starts_with("COUNTING SUMMARIZER: 20 messages"),
-        "{counting}"
-    );
-    for out in [&heuristic, &minimal, &counting] {
-        let figures = out.lines().last().unwrap();
-        assert!(
-            figures.starts_with("--- ") && figures.contains(" tokens (budget 2000) in "),
-            "{figures}"
-        );
-    }
-
-    // Bad input: named, nothing printed.
-    let error = condense(&["summarize", session, "--upto", "0"]).unwrap_err();
-    assert!(
-        error.contains("--upto 0: the session has 292 messages"),
-        "{error}"
-    );
-    std::fs::write(&settings, "[1, 2]").unwrap();
-    let json = dir.path().join("bad.json");
-    std::fs::write(&json, "[1, 2]").unwrap();
-    let error =
-        condense(&["summarize", session, "--settings", json.to_str().unwrap()]).unwrap_err();
-    assert!(error.contains("must be an object"), "{error}");
 }
 
 /// The repository's root.

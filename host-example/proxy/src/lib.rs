@@ -26,13 +26,15 @@ pub mod metrics;
 pub mod route;
 pub mod upstream;
 
+use anyhow::Context;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use condense_config::{ConfigFile, ModelClient, Settings};
 use condense_host::events::EventLog;
 use condense_host::sessions::SessionStore;
-use condense_host::{BodyConfig, Middleware};
+use condense_host::{BodyConfig, Embedded, Middleware};
 use metrics::Metrics;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -51,6 +53,35 @@ pub const DEFAULT_AGENT: &str = "default";
 pub struct Agent {
     pub middleware: Arc<Middleware>,
     pub config: BodyConfig,
+}
+
+/// The agents of a config file, or the defaults alone without one: its
+/// top-level settings are agent [`DEFAULT_AGENT`], each `[agents.NAME]`
+/// table an agent of its own; their components from `embedded` unless the
+/// file gives paths, the model behind `llm` from `client`.
+pub fn agents(
+    file: Option<&ConfigFile>,
+    embedded: &Embedded,
+    client: ModelClient<'_>,
+) -> anyhow::Result<BTreeMap<String, Agent>> {
+    let base = file.map_or_else(Settings::default, |f| f.base.clone());
+    let named = file.into_iter().flat_map(|f| f.agents.iter());
+    std::iter::once((DEFAULT_AGENT.to_owned(), base))
+        .chain(named.map(|(name, settings)| (name.clone(), settings.clone())))
+        .map(|(name, settings)| {
+            let middleware = settings
+                .middleware(embedded, client)
+                .with_context(|| format!("agent {name}"))?;
+            let config = settings.body_config();
+            Ok((
+                name,
+                Agent {
+                    middleware: Arc::new(middleware),
+                    config,
+                },
+            ))
+        })
+        .collect()
 }
 
 /// Everything the proxy serves with.

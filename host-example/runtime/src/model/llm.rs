@@ -10,8 +10,10 @@
 //! endpoint and model, the provider's prompt cache serves all of it but
 //! the instruction.
 
-use super::{Model, ModelRequest, OpenAiConfig, OpenAiModel};
+use super::{Model, ModelRequest, OpenAiConfig, OpenAiModel, key_from_env};
 use crate::tools::ToolSpec;
+use anyhow::{Result, anyhow};
+use condense_config::LlmSettings;
 use condense_host::llm::{ChatRequest, LanguageModel};
 use condense_model::tokens::estimate_messages;
 use condense_model::{Message, SUMMARY_MARKER};
@@ -64,6 +66,24 @@ impl OpenAiLlm {
             config,
             frame: None,
         }
+    }
+
+    /// The client of a config file's `[llm]`: its endpoint, retries and
+    /// temperature, the key read from the variable `api_key_env` names.
+    /// The [`ModelClient`](condense_config::ModelClient) of every program
+    /// that asks models through this runtime (the CLI, the proxy's).
+    pub fn from_settings(llm: &LlmSettings) -> Result<OpenAiLlm> {
+        let (base_url, model) = llm.endpoint()?;
+        let api_key = match &llm.api_key_env {
+            Some(var) => Some(key_from_env(var).map_err(|e| anyhow!("llm.api_key_env: {e}"))?),
+            None => None,
+        };
+        Ok(OpenAiLlm::new(OpenAiConfig {
+            api_key,
+            max_retries: llm.max_retries,
+            temperature: llm.temperature.map(|t| t as f32),
+            ..OpenAiConfig::new(base_url.to_owned(), model.to_owned())
+        }))
     }
 
     /// Sends a request after the agent's conversation with `frame`'s system

@@ -2,13 +2,14 @@
 //! `condense_cli::cli::run` with real files: the configuration, the
 //! checkpoint file between calls, the report, swapped components.
 
+use crate::condense;
 use condense_cli::cli;
 use condense_config::{ConfigFile, Settings};
 use condense_host::SessionCheckpoint;
 use condense_host::formats::{Format, Parsed};
 use condense_host::replay::{ReplayStats, Step, replay, replay_middleware};
 use condense_model::{CORE_RANGES, Checkpoint, CoreConfig, Message};
-use condense_tests::{condense, corpus_dir, embedded_middleware, guests, session_names};
+use condense_tests::{corpus_dir, embedded_middleware, guests, session_names};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -1683,7 +1684,7 @@ fn proxy_flags_that_cannot_work_are_named_before_it_listens() {
             args.extend(["--state-dir", &state]);
         }
         args.extend(flags);
-        let error = condense_tests::condense(&args, "").expect_err(expected);
+        let error = condense(&args, "").expect_err(expected);
         assert!(error.contains(expected), "{flags:?}: {error}");
         assert!(!error.contains("hunter2"), "{flags:?}: {error}");
     }

@@ -15,7 +15,7 @@
 //!   p50 and p99;
 //! - **peak memory**: the proxy process's peak resident set (VmHWM).
 //!
-//! Run: `cargo bench -p condense-tests --bench proxy_load` (200 sessions ×
+//! Run: `cargo bench -p condense-cli --bench proxy_load` (200 sessions ×
 //! 40 calls; `CONDENSE_LOAD_SESSIONS`, `CONDENSE_LOAD_CALLS` to change).
 
 use axum::body::Bytes;
@@ -27,7 +27,7 @@ use condense_tests::proxy::{
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::process::Command;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -175,9 +175,6 @@ fn peak_kib(pid: u32) -> u64 {
 }
 
 fn main() {
-    if condense_tests::proxy::serve_if_asked() {
-        return;
-    }
     let var = |name, default| {
         std::env::var(name)
             .ok()
@@ -222,7 +219,7 @@ fn main() {
     std::fs::write(&config, CONFIG).unwrap();
     let state = dir.path().join("state").display().to_string();
     let args = proxy_args(&config, &url, &["--state-dir", &state]);
-    let proxy = ProxyProcess::start(Command::new(std::env::current_exe().unwrap()), &args);
+    let proxy = ProxyProcess::start(Path::new(env!("CARGO_BIN_EXE_condense")), &args);
     let idle_kib = peak_kib(proxy.pid());
     let started = Instant::now();
     let (through, lost) = run(&proxy.url("/v1/messages"), sessions, &calls);

@@ -1,0 +1,311 @@
+//! `condense agent` against an OpenAI-compatible server of the test's (the
+//! scripted server, on 127.0.0.1): the task done with real tools in a
+//! working directory, the journal, the events, and the LLM summarizer asking
+//! in the agent's own request.
+
+use condense_host::events::Compaction;
+use condense_model::{Message, SUMMARY_MARKER};
+use condense_runtime::journal;
+use condense_scripted_server::{Reply, TestServer};
+use condense_tests::compaction_events;
+use std::sync::{Arc, Mutex};
+
+/// An OpenAI Chat Completions answer asking for one tool call.
+fn tool_call_reply(id: &str, name: &str, arguments: serde_json::Value) -> Reply {
+    let body = serde_json::json!({
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{"id": id, "type": "function", "function": {
+                "name": name,
+                "arguments": arguments.to_string(),
+            }}],
+        }}],
+        "usage": {"prompt_tokens": 1000, "completion_tokens": 20,
+                  "prompt_tokens_details": {"cached_tokens": 800}},
+    });
+    Reply::json(200, body.to_string())
+}
+
+/// `condense agent` against an OpenAI-compatible server this test starts on
+/// 127.0.0.1, answering from a script: it reads a long file again and again
+/// (so that the requests outgrow a low threshold and condense compacts
+/// them), tries a file outside its working directory (refused), edits the
+/// file, and answers. The edit is made, the journal holds the whole session
+/// and replays, and the server saw compacted requests.
+#[test]
+fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let notes: String = (0..120)
+        .map(|i| {
+            format!("note {i}: the deploy script restarts the queue worker after migrations\n")
+        })
+        .collect();
+    std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "do not read\n").unwrap();
+    let config = dir.path().join("condense.toml");
+    std::fs::write(&config, "token_threshold = 4000\n").unwrap();
+    let session = dir.path().join("session.jsonl");
+    let events = dir.path().join("events.jsonl");
+
+    let read =
+        |id: &str| tool_call_reply(id, "read_file", serde_json::json!({"path": "notes.txt"}));
+    let mut script: Vec<Reply> = (0..6).map(|i| read(&format!("r{i}"))).collect();
+    script.push(tool_call_reply(
+        "s1",
+        "read_file",
+        serde_json::json!({"path": secret.display().to_string()}),
+    ));
+    script.push(tool_call_reply(
+        "e1",
+        "edit_file",
+        serde_json::json!({"path": "notes.txt", "old_text": "note 7:", "new_text": "NOTE SEVEN:"}),
+    ));
+    script.push(Reply::json(
+        200,
+        serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "Renamed note 7."}}]})
+        .to_string(),
+    ));
+    let server = TestServer::start(script);
+
+    let args = [
+        "condense".to_owned(),
+        "agent".into(),
+        "--config".into(),
+        config.display().to_string(),
+        "--model-url".into(),
+        server.url("/v1"),
+        "--model".into(),
+        "scripted".into(),
+        "--workdir".into(),
+        workdir.display().to_string(),
+        "--session".into(),
+        session.display().to_string(),
+        "--events".into(),
+        events.display().to_string(),
+        "rename note 7 in notes.txt".into(),
+    ];
+    let mut out = Vec::new();
+    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+
+    assert!(out.contains("Renamed note 7."), "{out}");
+    assert!(out.contains("→ edit_file("), "{out}");
+    assert!(out.contains("outside the working directory"), "{out}");
+    assert!(out.contains("9 model calls"), "{out}");
+    // Printed as they happened: the calls and compactions before the answer.
+    let answer_at = out.find("Renamed note 7.").unwrap();
+    assert!(out.find("→ read_file(").unwrap() < answer_at);
+    assert!(
+        out.find("⋯ condense compacted the request")
+            .is_some_and(|at| at < answer_at),
+        "{out}"
+    );
+    let edited = std::fs::read_to_string(workdir.join("notes.txt")).unwrap();
+    assert!(edited.contains("NOTE SEVEN:") && !edited.contains("note 7:"));
+
+    // The journal: the whole session, compactions recorded, the refusal an
+    // error result.
+    let journaled = journal::read(&session).unwrap();
+    assert!(journaled.torn.is_empty());
+    let messages: Vec<Message> = journaled.messages().cloned().collect();
+    assert_eq!(
+        messages.len(),
+        1 + 9 * 2 - 1,
+        "task, 8 calls and results, answer"
+    );
+    let refused = messages
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .find(|r| r.call_id == "s1")
+        .unwrap();
+    assert!(refused.is_error && refused.content.contains("outside the working directory"));
+    assert!(
+        !compaction_events(&journaled.events).is_empty(),
+        "{:?}",
+        journaled.events
+    );
+    // --events: the same compaction events, one JSON line each, every field
+    // there (trigger, tokens, folded, passes, summarizer, breaks, time).
+    let logged: Vec<Compaction> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let journaled_events: Vec<Compaction> = compaction_events(&journaled.events)
+        .into_iter()
+        .cloned()
+        .collect();
+    assert_eq!(logged, journaled_events);
+    let first = std::fs::read_to_string(&events).unwrap();
+    for field in [
+        "\"trigger\":\"threshold\"",
+        "\"tokens_before\"",
+        "\"tokens_after\"",
+        "\"messages_folded\"",
+        "\"passes\"",
+        "\"summary_by\"",
+        "\"cache_breaks\"",
+        "\"elapsed_us\"",
+    ] {
+        assert!(
+            first.lines().next().unwrap().contains(field),
+            "{field}: {first}"
+        );
+    }
+
+    // What the server was sent: later requests carry condense's summary
+    // instead of the early reads, and none is larger than the threshold
+    // allows by much.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 9);
+    // The system prompt is compiled from its blocks: the persona, the
+    // working directory as it was at the start, the task.
+    let system = &requests[0].body["messages"][0];
+    assert_eq!(system["role"], "system");
+    let prompt = system["content"].as_str().unwrap();
+    for part in [
+        "## Persona\n",
+        "## Workspace\n",
+        "notes.txt",
+        "## Task\nrename note 7",
+    ] {
+        assert!(prompt.contains(part), "{part}: {prompt}");
+    }
+    let last = &requests[8].body;
+    assert!(
+        last["messages"].to_string().contains(SUMMARY_MARKER),
+        "{last}"
+    );
+    assert!(
+        last["tools"].as_array().is_some_and(|t| t.len() == 5),
+        "{last}"
+    );
+    assert!(
+        last["messages"].as_array().unwrap().len() < messages.len(),
+        "the request is compacted, the journal is not"
+    );
+
+    // The journal replays: `condense replay` reads it as a session.
+    let mut replayed = Vec::new();
+    let args = [
+        "condense".to_owned(),
+        "replay".into(),
+        "--config".into(),
+        config.display().to_string(),
+        session.display().to_string(),
+    ];
+    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut replayed).unwrap();
+    let replayed = String::from_utf8(replayed).unwrap();
+    assert!(replayed.contains("session.jsonl"), "{replayed}");
+}
+
+/// `condense agent` with the LLM summarizer asking the agent's own model
+/// (`[llm]` is the agent's server and model): each summarizer request is
+/// the agent's last request — its system prompt, its tools, the messages
+/// the compaction folds, exactly as the agent's client sent them — with the
+/// instruction appended, so a provider's prompt cache serves all but the
+/// instruction. The summary then reaches the agent's next request.
+#[test]
+fn the_llm_summarizer_asks_in_the_agents_own_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let notes: String = (0..120)
+        .map(|i| format!("note {i}: the queue worker restarts after each migration\n"))
+        .collect();
+    std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
+    let session = dir.path().join("session.jsonl");
+
+    let read =
+        |id: &str| tool_call_reply(id, "read_file", serde_json::json!({"path": "notes.txt"}));
+    let mut script: std::collections::VecDeque<Reply> =
+        (0..8).map(|i| read(&format!("r{i}"))).collect();
+    script.push_back(condense_tests::chat_answer("Read it eight times."));
+    let summaries = Arc::new(Mutex::new(0));
+    let counter = summaries.clone();
+    let server = TestServer::answering(move |request| {
+        if condense_tests::asks_for_a_summary(&request.body) {
+            let mut n = counter.lock().unwrap();
+            *n += 1;
+            condense_tests::chat_answer(&format!("## Current task\n- llm summary {n}"))
+        } else {
+            script.pop_front().expect("the script has an answer left")
+        }
+    });
+    let config = dir.path().join("condense.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "token_threshold = 4000\n\
+             [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
+             [llm]\nbase_url = \"{}\"\nmodel = \"scripted\"\n",
+            server.url("/v1")
+        ),
+    )
+    .unwrap();
+
+    let args = [
+        "condense".to_owned(),
+        "agent".into(),
+        "--config".into(),
+        config.display().to_string(),
+        "--model-url".into(),
+        server.url("/v1"),
+        "--model".into(),
+        "scripted".into(),
+        "--workdir".into(),
+        workdir.display().to_string(),
+        "--session".into(),
+        session.display().to_string(),
+        "read notes.txt until you know it".into(),
+    ];
+    let mut out = Vec::new();
+    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("Read it eight times."), "{out}");
+
+    let requests = server.requests();
+    let asked: Vec<usize> = (0..requests.len())
+        .filter(|&i| condense_tests::asks_for_a_summary(&requests[i].body))
+        .collect();
+    assert!(!asked.is_empty(), "the summarizer asked the model");
+    assert_eq!(*summaries.lock().unwrap(), asked.len());
+    for &at in &asked {
+        // The agent's request before it, and the summarizer's.
+        let (agents, ours) = (&requests[at - 1].body, &requests[at].body);
+        assert_eq!(ours["model"], agents["model"]);
+        assert_eq!(ours["tools"], agents["tools"], "the agent's tools");
+        let theirs = agents["messages"].as_array().unwrap();
+        let ours = ours["messages"].as_array().unwrap();
+        let prefix = &ours[..ours.len() - 1];
+        assert_eq!(prefix[0]["role"], "system");
+        // What it folds, up to all of the agent's last request.
+        assert!(prefix.len() > 2 && prefix.len() <= theirs.len());
+        assert!(
+            prefix == &theirs[..prefix.len()],
+            "request {at}: the summarizer's prefix is not the agent's"
+        );
+    }
+    // A later compaction updates the first summary: its pair, as the agent
+    // sent it, is in the prefix.
+    assert!(asked.len() >= 2, "{asked:?}");
+    let second = requests[asked[1]].body["messages"].to_string();
+    assert!(second.contains("llm summary 1"));
+    // The summary the model wrote is what the agent saw next.
+    let next = requests[asked[0] + 1].body["messages"].to_string();
+    assert!(next.contains("llm summary 1"), "{next:.400}");
+    let journaled = journal::read(&session).unwrap();
+    let events = compaction_events(&journaled.events);
+    assert!(!events.is_empty());
+    assert!(
+        events
+            .iter()
+            .all(|e| e.summary_by.as_deref() == Some("llm")),
+        "{events:?}"
+    );
+}

@@ -1,0 +1,163 @@
+//! `condense proxy` as processes of their own, as users run it: killed with
+//! SIGKILL mid-session and started again, and two of them sharing a Redis
+//! server of the test's that stops mid-session.
+
+use crate::binary;
+use condense_model::SUMMARY_MARKER;
+use condense_scripted_server::{Reply, TestServer};
+use condense_tests::proxy::{
+    KEY, ProxyProcess, RedisServer, SESSION_CONFIG, assert_as_reference, compacted, continues,
+    metric, post, proxy_args, scrape, session_calls, through_one_proxy,
+};
+use serde_json::Value;
+
+/// Two proxy processes sharing one redis-server serve one session
+/// alternately, call by call: the upstream gets exactly what one proxy alone would send, no
+/// extra cache break. Then Redis stops mid-session: every request is still
+/// answered, sent on unchanged, and `/metrics` counts the fail-opens.
+#[test]
+fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let calls = session_calls("cc-opus-c");
+    let (first, last) = calls.split_at(calls.len() * 2 / 3);
+    let alone = through_one_proxy(SESSION_CONFIG, first);
+
+    // Two `condense proxy --store redis://…` processes, as behind a load
+    // balancer.
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("condense.toml");
+    std::fs::write(&config, SESSION_CONFIG).unwrap();
+    let args = proxy_args(&config, &upstream.url(""), &["--store", &redis.url]);
+    let proxies = [
+        ProxyProcess::start(binary(), &args),
+        ProxyProcess::start(binary(), &args),
+    ];
+    let client = ureq::Agent::new_with_defaults();
+    for (i, call) in first.iter().enumerate() {
+        let proxy = &proxies[i % 2];
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    let shared: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
+    assert_as_reference(&alone, &shared, "two proxies sharing Redis");
+    let compacted = compacted(&shared);
+    assert!(
+        compacted > shared.len() / 4,
+        "{compacted} of {} compacted",
+        shared.len()
+    );
+
+    redis.stop();
+    for (i, call) in last.iter().enumerate() {
+        let proxy = &proxies[i % 2];
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    let requests = upstream.requests();
+    for (call, sent) in last.iter().zip(&requests[first.len()..]) {
+        assert!(
+            &sent.body == call,
+            "sent on unchanged while the store is down"
+        );
+    }
+    let (mut fail_opens, mut compactions) = (0.0, 0.0);
+    for proxy in &proxies {
+        let text = scrape(&proxy.url("/metrics"));
+        fail_opens += metric(&text, "condense_proxy_fail_opens_total{kind=\"store\"}");
+        compactions += metric(&text, "condense_proxy_compactions_total");
+    }
+    assert_eq!(fail_opens, last.len() as f64);
+    // Each compaction was a cache break, and nothing else was.
+    let breaks = shared
+        .windows(2)
+        .filter(|p| !continues(&p[0], &p[1]))
+        .count();
+    assert_eq!(compactions, breaks as f64);
+}
+
+/// `condense proxy` killed with SIGKILL mid-session, then started again on
+/// the same state directory: the session goes on with the checkpoint it
+/// had — the next request reuses it (no compaction, no cache break) and
+/// the upstream gets exactly what an uninterrupted proxy sends.
+#[test]
+fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
+    let calls = session_calls("cc-opus-c");
+    let alone = through_one_proxy(SESSION_CONFIG, &calls);
+    let compacted = alone
+        .iter()
+        .position(|b| b.to_string().contains(SUMMARY_MARKER))
+        .expect("the session compacts");
+    // Killed a few calls after the first compaction, restarted on a call
+    // that continues the one before (not one that compacts anyway).
+    let kill_at = (compacted + 3..alone.len())
+        .find(|&i| continues(&alone[i - 1], &alone[i]))
+        .unwrap();
+
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("condense.toml");
+    std::fs::write(&config, SESSION_CONFIG).unwrap();
+    let events = dir.path().join("events.jsonl");
+    let (events_file, state) = (
+        events.display().to_string(),
+        dir.path().join("state").display().to_string(),
+    );
+    let more = ["--events", &events_file, "--state-dir", &state];
+    let args = proxy_args(&config, &upstream.url(""), &more);
+    let client = ureq::Agent::new_with_defaults();
+    let proxy = ProxyProcess::start(binary(), &args);
+    for call in &calls[..kill_at] {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    let log = proxy.kill();
+    // One JSON line per request, without the body or the key.
+    let lines: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|l: &Value| l["message"] == "request forwarded")
+        .collect();
+    assert_eq!(lines.len(), kill_at, "{log}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["status"] == 200 && l.get("body").is_none())
+    );
+    assert!(!log.contains(KEY));
+
+    let args = [&args[..], &["--log-bodies".to_owned()]].concat();
+    let proxy = ProxyProcess::start(binary(), &args);
+    assert_eq!(
+        post(&client, &proxy.url("/v1/messages"), &calls[kill_at], &[]),
+        200
+    );
+    let metrics = scrape(&proxy.url("/metrics"));
+    // Compressed with the stored checkpoint, not compacted afresh.
+    assert_eq!(
+        metric(
+            &metrics,
+            "condense_proxy_condensed_total{outcome=\"compressed\"}"
+        ),
+        1.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, "condense_proxy_compactions_total"),
+        0.0,
+        "{metrics}"
+    );
+    for call in &calls[kill_at + 1..] {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    let sent: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
+    assert_as_reference(&alone, &sent, "the killed and restarted proxy");
+    // With --log-bodies, each line has the body sent upstream; never the key.
+    let log = proxy.kill();
+    let bodies: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|l| serde_json::from_str(l["body"].as_str()?).ok())
+        .collect();
+    assert_eq!(bodies[..], sent[kill_at..]);
+    assert!(!log.contains(KEY));
+}
