@@ -22,7 +22,6 @@
 
 use condense_compressor::assemble::{LANGUAGES, summary_pair};
 use condense_compressor::segment::{opener_before, safe_cut_points};
-use condense_compressor::settings::{ClearMode, ToolClasses};
 use condense_compressor::state::State;
 use condense_compressor::{Request, Settings};
 use condense_host::{SessionCheckpoint, Status};
@@ -633,28 +632,123 @@ fn build(spec: &HistorySpec) -> Vec<Message> {
 // Configs
 // ---------------------------------------------------------------------------
 
-fn tool_classes() -> impl Strategy<Value = ToolClasses> {
-    let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-    prop_oneof![
-        3 => Just(ToolClasses::default()),
-        1 => Just(ToolClasses {
-            mutating: list(&["Ed?t", "Wr*", "édit*"]),
-            exec_capable: list(&["B*", "mcp__*__exec*", "custom_tool"]),
-        }),
-        1 => Just(ToolClasses {
-            mutating: Vec::new(),
-            exec_capable: Vec::new(),
-        }),
-        1 => Just(ToolClasses {
-            mutating: list(&["*"]),
-            exec_capable: list(&["Bash"]),
-        }),
-    ]
+/// Tool names and patterns the generated lists are drawn from: names the
+/// generated histories call (`Read`, `Bash`, `Edit`, `Write`), wildcards
+/// that match many or all of them, multi-byte ones, and one that matches
+/// nothing.
+const TOOL_PATTERNS: [&str; 12] = [
+    "Read",
+    "Bash",
+    "Edit",
+    "Write",
+    "mcp__*",
+    "mcp__*__exec*",
+    "E?it",
+    "Wr*",
+    "B*",
+    "édit*",
+    "*",
+    "nothing",
+];
+
+/// The compressor's settings, every key varied as its own schema
+/// (`Settings::schema`, what `settings-schema` exports) describes it: a new
+/// knob is generated without an edit here. An integer is its default, near
+/// its minimum (where a pass does the most), or anywhere in its range
+/// (log-uniform, so small values are as likely as large); an enum any of
+/// its values; a list of names a few [`TOOL_PATTERNS`] or its default; a
+/// table each of its keys.
+fn passes() -> impl Strategy<Value = Settings> {
+    let schema: serde_json::Value =
+        serde_json::from_str(&Settings::schema()).expect("the compressor's schema is JSON");
+    let object = value_of(&schema, &schema);
+    object.prop_map(|value| {
+        serde_json::from_value(value).expect("a value its schema allows is a valid setting")
+    })
 }
 
-fn exclude_tools() -> impl Strategy<Value = Vec<String>> {
-    prop::sample::subsequence(vec!["Read", "Bash", "mcp__*", "E?it", "*", "nothing"], 0..3)
-        .prop_map(|s| s.into_iter().map(String::from).collect())
+/// A strategy for values of `property` (a property of `root`'s schema).
+fn value_of(
+    root: &serde_json::Value,
+    property: &serde_json::Value,
+) -> BoxedStrategy<serde_json::Value> {
+    use serde_json::{Value, json};
+    let def = property
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .map(|name| &root["$defs"][name]);
+    let schema = def.unwrap_or(property);
+    let default = property.get("default").cloned();
+    if let Some(values) = schema.get("oneOf").and_then(Value::as_array) {
+        let consts: Vec<Value> = values
+            .iter()
+            .filter_map(|v| v.get("const").cloned())
+            .collect();
+        assert!(!consts.is_empty(), "an enum without values: {schema}");
+        return prop::sample::select(consts).boxed();
+    }
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        let keys: Vec<String> = properties.keys().cloned().collect();
+        let values: Vec<BoxedStrategy<Value>> =
+            properties.values().map(|p| value_of(root, p)).collect();
+        return values
+            .prop_map(move |values| Value::Object(keys.iter().cloned().zip(values).collect()))
+            .boxed();
+    }
+    match schema["type"].as_str() {
+        Some("boolean") => any::<bool>().prop_map(Value::from).boxed(),
+        Some("integer") => {
+            let min = schema["minimum"]
+                .as_u64()
+                .expect("an integer knob has a minimum");
+            let max = schema["maximum"]
+                .as_u64()
+                .expect("an integer knob has a maximum");
+            let default = default.and_then(|d| d.as_u64()).unwrap_or(min);
+            let near_min = min..=(min + 8).min(max);
+            // log-uniform: an exponent, then a value of that many bits.
+            let anywhere = (0..=64 - (max - min).leading_zeros(), any::<u64>())
+                .prop_map(move |(bits, r)| min + (r >> (64 - bits.max(1))).min(max - min));
+            prop_oneof![3 => Just(default), 4 => near_min, 3 => anywhere]
+                .prop_map(|n| json!(n))
+                .boxed()
+        }
+        Some("array") if schema["items"]["type"] == "string" => {
+            let picked = prop::sample::subsequence(TOOL_PATTERNS.to_vec(), 0..4)
+                .prop_map(|names| json!(names));
+            match default {
+                Some(default) => prop_oneof![1 => Just(default), 2 => picked].boxed(),
+                None => picked.boxed(),
+            }
+        }
+        _ => panic!("a setting this generator cannot vary (teach it the type): {property}"),
+    }
+}
+
+/// Every key of the compressor's schema takes more than one value over a
+/// few hundred generated settings: none is left at its default.
+#[test]
+fn the_generator_varies_every_key_of_the_schema() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = passes();
+    let mut seen: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for _ in 0..300 {
+        let settings = strategy.new_tree(&mut runner).unwrap().current();
+        let value = serde_json::to_value(&settings).unwrap();
+        for (key, v) in value.as_object().unwrap() {
+            seen.entry(key.clone()).or_default().insert(v.to_string());
+        }
+    }
+    let schema: serde_json::Value = serde_json::from_str(&Settings::schema()).unwrap();
+    let keys: std::collections::BTreeSet<&String> =
+        schema["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(seen.keys().collect::<std::collections::BTreeSet<_>>(), keys);
+    for (key, values) in &seen {
+        assert!(values.len() > 1, "{key} is never varied: {values:?}");
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -674,36 +768,9 @@ fn config() -> impl Strategy<Value = TestConfig> {
             summary_pct,
         },
     );
-    let passes = (
-        prop_oneof![Just(0u32), 0u32..5],
-        prop::bool::weighted(0.2),
-        any::<bool>(),
-        3u32..9,
-        tool_classes(),
-        prop_oneof![
-            Just(ClearMode::Off),
-            Just(ClearMode::Truncate),
-            Just(ClearMode::Clear)
-        ],
-        prop_oneof![100u32..400, 400u32..3_000],
-        prop_oneof![Just(50u32), 1u32..100],
-        0u32..6,
-        exclude_tools(),
-    );
+    let passes = passes();
     let recent_turns = prop_oneof![0u32..4, Just(10), Just(u32::MAX)];
-    (sizes, recent_turns, passes).prop_map(|(k, recent_turns, passes)| {
-        let (
-            strip_reasoning_after_turns,
-            reasoning_echo,
-            aggregate_developer_loops,
-            max_loop_steps_before_aggregate,
-            tools,
-            clear_mode,
-            result_char_threshold,
-            truncate_keep_percent,
-            keep_tool_results,
-            exclude_tools,
-        ) = passes;
+    (sizes, recent_turns, passes).prop_map(|(k, recent_turns, settings)| {
         let target = (k.threshold * k.target_pct / 100).clamp(65, k.threshold - 1);
         let keep = (target * k.keep_pct / 100).max(1);
         let summary = 64 + (target - 1 - 64) * k.summary_pct / 100;
@@ -715,22 +782,6 @@ fn config() -> impl Strategy<Value = TestConfig> {
             summary_max_tokens: summary,
         };
         core.validate().expect("generated core configs are valid");
-        // A knob not listed here keeps its default: a new one compiles
-        // without touching this file, and is varied once it is added.
-        #[allow(clippy::needless_update)]
-        let settings = Settings {
-            strip_reasoning_after_turns,
-            reasoning_echo,
-            aggregate_developer_loops,
-            max_loop_steps_before_aggregate,
-            tools,
-            clear_mode,
-            result_char_threshold,
-            truncate_keep_percent,
-            keep_tool_results,
-            exclude_tools,
-            ..Settings::default()
-        };
         settings.validate().expect("generated settings are valid");
         TestConfig { core, settings }
     })

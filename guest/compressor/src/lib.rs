@@ -125,7 +125,21 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
                 settings,
             );
             match call.resume(&state) {
-                Ok(at) => return call.run(Some((at, state)), checkpoint, summarize),
+                Ok(at) => {
+                    let outcome = call.run(Some((at, state)), checkpoint, summarize)?;
+                    // A compaction checked its own outcome; the checkpoint's
+                    // request, reused, is checked here: a checkpoint is the
+                    // guest's input, and one that was not condense's can
+                    // describe a request that breaks the rules.
+                    let checked = match outcome.report.trigger {
+                        Trigger::Compacted => Ok(()),
+                        _ => call.check(&outcome),
+                    };
+                    match checked {
+                        Ok(()) => return Ok(outcome),
+                        Err(v) => ignored = Some(format!("the checkpoint's request: {v}")),
+                    }
+                }
                 Err(why) => ignored = Some(why),
             }
         }
@@ -278,7 +292,10 @@ impl<'a> Call<'a> {
         // The request as it stands: the checkpoint's fold, or the history.
         let reused = given.is_some();
         let current = match previous {
-            Some((at, state)) => self.fold(at, state.summary, Some(state.pair_tokens.into())),
+            // The pair's tokens estimated afresh, not read from the
+            // checkpoint: a checkpoint is the guest's input and may say
+            // anything, and the report's `tokens_after` is held to the output.
+            Some((at, state)) => self.fold(at, state.summary, None),
             None => self.fold(
                 At {
                     boundary: 0,
@@ -321,13 +338,7 @@ impl<'a> Call<'a> {
                 newly_folded,
                 Some(state.to_checkpoint()),
             );
-            let known = self.prefix.known();
-            let history = History {
-                offset,
-                messages: self.window,
-                before: &known,
-            };
-            invariants::check_items(history, &outcome.items, outcome.report.cut())
+            self.check(&outcome)
                 .map_err(|v| CompressError::SelfCheckFailed(v.to_string()))?;
             Ok(outcome)
         };
@@ -409,10 +420,20 @@ impl<'a> Call<'a> {
         compacted(&next, newly_folded_count)
     }
 
-    /// The request for a fold `at` (window indices) with `summary`, whose
-    /// pair's tokens are known when it is the checkpoint's (the pair is the
-    /// same until the next compaction: estimating it on every call would
-    /// cost more than the rest of the call).
+    /// Whether `outcome` keeps every rule for this call's history.
+    fn check(&self, outcome: &Outcome) -> Result<(), invariants::Violation> {
+        let known = self.prefix.known();
+        let history = History {
+            offset: self.offset(),
+            messages: self.window,
+            before: &known,
+        };
+        invariants::check_items(history, &outcome.items, outcome.report.cut())
+    }
+
+    /// The request for a fold `at` (window indices) with `summary`; the
+    /// pair's tokens are estimated unless given (a fold of this call's,
+    /// rewritten with the same summary).
     fn fold(&self, at: At, summary: String, pair_tokens: Option<u64>) -> Fold {
         let folded = self.offset() + at.boundary > 0;
         // The framing speaks the language of the folded messages: the

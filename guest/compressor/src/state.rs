@@ -51,7 +51,9 @@ pub struct State {
     pub prefix: Prefix,
     /// The summarizer's text for the folded messages, without framing.
     pub summary: String,
-    /// Tokens of the summary pair the request carries (0: nothing folded).
+    /// Tokens of the summary pair the request carries (0: nothing folded),
+    /// for a reader of the checkpoint; the compressor estimates the pair
+    /// again rather than trust it.
     pub pair_tokens: u32,
     /// Where the verbatim tail starts; between the boundary and here the
     /// request holds the passes' rewrite.

@@ -53,6 +53,8 @@
 
 pub mod assemble;
 pub mod file;
+#[cfg(test)]
+mod readme;
 pub mod schema;
 pub mod sections;
 #[cfg(test)]

@@ -17,17 +17,21 @@ pub struct Components {
     /// Path of a compressor component (a `.wasm` file) to load instead of the
     /// embedded one; relative to the config file's directory. Unset: the
     /// embedded compressor.
+    #[schemars(extend("x-default" = "embedded"))]
     pub compressor: Option<PathBuf>,
     /// Path of a summarizer component (a `.wasm` file) to load instead of the
     /// embedded one; relative to the config file's directory. Unset: the
     /// embedded heuristic summarizer.
+    #[schemars(extend("x-default" = "embedded heuristic"))]
     pub summarizer: Option<PathBuf>,
     /// A chain of summarizers, tried in order: an error, a trap or running
-    /// out of its share of the time falls through to the next. Each entry is
-    /// `heuristic` (the embedded summarizer), `llm` (the embedded LLM
-    /// summarizer, asking the model of `[llm]`) or the path of a component,
-    /// relative to the config file's directory: `["llm", "heuristic"]`.
-    /// Instead of `summarizer`.
+    /// out of its share of the call's time (the time left divided among
+    /// those left) falls through to the next. Each entry is `heuristic` (the
+    /// embedded summarizer), `llm` (the embedded LLM summarizer, asking the
+    /// model of `[llm]`) or the path of a component, relative to the config
+    /// file's directory: `["llm", "heuristic"]`. Instead of `summarizer`.
+    /// The report's `summary_by` names the one that wrote the summary,
+    /// `fell_through` why the others did not.
     pub summarizers: Option<Vec<PathBuf>>,
 }
 
@@ -72,7 +76,7 @@ pub struct LlmSettings {
     /// How often a 429 or 5xx answer is retried.
     pub max_retries: u32,
     /// The model's context in tokens: longer input is summarized in chunks
-    /// that fit it, oldest first.
+    /// that fit it, oldest first, each folded into the running summary.
     pub context_tokens: u32,
     /// Failed calls in a row after which the host stops calling the model
     /// for `breaker_cooldown_ms` (the chain's next summarizer writes the
@@ -160,6 +164,7 @@ pub struct RuntimeSettings {
     pub context_window: u32,
     /// The persona block: who the agent is. Unset: condense agent's own (a
     /// coding agent working in the working directory).
+    #[schemars(extend("x-default" = "condense agent's own"))]
     pub persona: Option<String>,
     /// The rules block: what the agent must and must not do, one rule per
     /// entry.
@@ -167,7 +172,12 @@ pub struct RuntimeSettings {
     /// A file whose text is the memory block (notes carried across
     /// sessions), relative to the working directory.
     pub memory_file: Option<PathBuf>,
-    /// Token budgets of the system prompt's blocks, and their total.
+    /// Token budgets of the system prompt's blocks and their total (a
+    /// `[runtime.budgets]` table; missing keys keep their defaults): a block
+    /// over its budget is cut at a line boundary with a marker, and when the
+    /// blocks together exceed `total` the lowest-priority go first —
+    /// retrieval, memory, workspace, persona, compressed, task, rules last.
+    /// The defaults sum to the total exactly.
     pub budgets: Budgets,
 }
 
@@ -242,6 +252,7 @@ pub struct CoreKeys {
     /// this many tokens. Must be below `token_threshold`: the gap is the
     /// hysteresis that keeps the request's prefix byte-identical (prompt cache
     /// hits) between compactions. Default: half of `token_threshold`.
+    #[schemars(extend("x-default" = "50% of `token_threshold`"))]
     pub target_tokens: Option<u32>,
     /// Keep this many of the latest user turns verbatim when they fit (in user
     /// turns; 0: no turn is reserved, the cut may fall at the latest one).
@@ -251,9 +262,11 @@ pub struct CoreKeys {
     /// cut inside the turn at a safe point, keeping at least this many tokens
     /// of the latest messages verbatim and the turn's opening user message
     /// pinned. At most `target_tokens`. Default: a fifth of `token_threshold`.
+    #[schemars(extend("x-default" = "20% of `token_threshold`"))]
     pub keep_recent_tokens: Option<u32>,
     /// Token budget of the summary text the summarizer writes. Below
     /// `target_tokens`. Default: 2% of `token_threshold`, at least 64.
+    #[schemars(extend("x-default" = "2% of `token_threshold` (at least 64)"))]
     pub summary_max_tokens: Option<u32>,
 }
 

@@ -380,79 +380,9 @@ fn schema_matches_the_golden_file() {
         golden == generated,
         "{} differs from the schema generated from the code (config keys, their docs or \
              ranges changed). Regenerate it with\n\n    CONDENSE_BLESS=1 cargo test -p \
-             condense-config schema_matches_the_golden_file\n\nand review the diff.",
+             condense-config\n\nand review the diff.",
         path.display()
     );
-}
-
-/// The README's key tables (its "Configuration" section) name exactly the
-/// keys of the schema, each with the schema's default where the schema
-/// has one (a derived default is prose there, and none here).
-#[test]
-fn readme_key_tables_match_the_schema() {
-    use serde_json::Value;
-    let readme = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
-    )
-    .unwrap();
-    let section = readme
-        .split_once("### Configuration")
-        .and_then(|(_, rest)| rest.split_once("**Agents.**"))
-        .expect("the README has its Configuration section")
-        .0;
-    // `| `key` | default | …` or `| `[table]` `key` | default | …`.
-    let mut documented = std::collections::BTreeMap::new();
-    for line in section.lines().filter(|l| l.starts_with("| `")) {
-        let cells: Vec<&str> = line.split(" | ").collect();
-        let names: Vec<&str> = cells[0]
-            .trim_start_matches("| ")
-            .split('`')
-            .filter(|s| !s.trim().is_empty())
-            .collect();
-        let key = match names.as_slice() {
-            [key] => key.to_string(),
-            [table, key] => format!("{}.{key}", table.trim_matches(['[', ']'])),
-            _ => panic!("a key cell of the README I cannot read: {line}"),
-        };
-        documented.insert(key, cells[1].trim().to_owned());
-    }
-
-    let schema = json_schema();
-    let mut keys = std::collections::BTreeMap::new();
-    for (key, property) in schema["properties"].as_object().unwrap() {
-        // A table is a reference to a definition with properties (an
-        // enum such as `clear_mode` is a reference too).
-        let table = property.get("$ref").and_then(Value::as_str).and_then(|r| {
-            schema["$defs"][r.trim_start_matches("#/$defs/")]["properties"].as_object()
-        });
-        match table {
-            _ if key == "agents" => {}
-            Some(table) => {
-                for (inner, p) in table {
-                    keys.insert(format!("{key}.{inner}"), p.get("default").cloned());
-                }
-            }
-            None => {
-                keys.insert(key.clone(), property.get("default").cloned());
-            }
-        }
-    }
-    assert_eq!(
-        documented.keys().collect::<Vec<_>>(),
-        keys.keys().collect::<Vec<_>>(),
-        "the README's key tables and the schema name different keys"
-    );
-    for (key, default) in keys {
-        let Some(default) = default else { continue };
-        let cell = &documented[&key];
-        // The cell's value: a JSON value in backticks, or a number
-        // followed by prose (`67108864 (64 MiB)`).
-        let text = cell.trim_matches('`');
-        let value: Value = serde_json::from_str(text)
-            .or_else(|_| serde_json::from_str(text.split(' ').next().unwrap()))
-            .unwrap_or_else(|_| panic!("{key}: the README's default `{cell}` is no value"));
-        assert_eq!(value, default, "{key}: the README says {cell}");
-    }
 }
 
 #[test]
@@ -496,43 +426,6 @@ fn schema_ranges_come_from_the_range_tables() {
     assert_eq!(schema["additionalProperties"], false);
 }
 
-/// README's configuration section documents every key of the schema and
-/// every `clear_mode` value.
-#[test]
-fn readme_documents_every_key() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-            .unwrap();
-    let schema = json_schema();
-    let mut missing = Vec::new();
-    for (key, property) in schema["properties"].as_object().unwrap() {
-        if !readme.contains(&format!("`{key}`")) && !readme.contains(&format!("`[{key}]`")) {
-            missing.push(key.clone());
-        }
-        let Some(pointer) = property["$ref"].as_str().and_then(|r| r.strip_prefix('#')) else {
-            continue;
-        };
-        let def = schema.pointer(pointer).unwrap();
-        if let Some(sub) = def["properties"].as_object() {
-            for sub_key in sub.keys() {
-                if !readme.contains(&format!("`{sub_key}`")) {
-                    missing.push(format!("{key}.{sub_key}"));
-                }
-            }
-        }
-        for value in def["oneOf"].as_array().into_iter().flatten() {
-            if let Some(v) = value["const"].as_str()
-                && !readme.contains(&format!("\"{v}\""))
-            {
-                missing.push(format!("{key} = \"{v}\""));
-            }
-        }
-    }
-    assert!(
-        missing.is_empty(),
-        "README.md's configuration section does not document {missing:?}"
-    );
-}
 /// The cap comes from `[limits] max_request_bytes`; a request at the cap
 /// is compressed, one byte over it is sent unchanged, with the checkpoint
 /// it came with, and the report says why. No component ran, so the

@@ -1004,8 +1004,8 @@ fn config_schema_prints_the_golden_schema_as_valid_json() {
     assert!(
         out == golden,
         "`condense config --schema` differs from host-example/config/config.schema.json; \
-         regenerate it with `CONDENSE_BLESS=1 cargo test -p condense-host \
-         schema_matches_the_golden_file` and review the diff"
+         regenerate it with `CONDENSE_BLESS=1 cargo test -p condense-config` \
+         and review the diff"
     );
     let schema: Value = serde_json::from_str(&out).expect("the schema is JSON");
     assert_eq!(

@@ -12,7 +12,6 @@
 //! dropped, duplicated or moved) so the invalid-input path is fuzzed too.
 
 use arbitrary::{Result, Unstructured};
-use condense_compressor::settings::{ClearMode, ToolClasses};
 use condense_compressor::{Request, Settings, compress};
 use condense_model::invariants::History;
 use condense_model::tokens::{estimate_message, estimate_text};
@@ -36,7 +35,7 @@ impl Config {
         self.settings.validate()
     }
 }
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Messages in one generated history, at most.
 pub const MAX_MESSAGES: usize = 160;
@@ -556,32 +555,82 @@ impl<'a, 'b> Gen<'a, 'b> {
         Ok(list)
     }
 
+    /// The compressor's settings, every key as its own schema
+    /// (`Settings::schema`) describes it, so a new knob is fuzzed without an
+    /// edit here. Input that has run out (zeros) picks what makes a pass act:
+    /// a flag not at its default, an enum's first value that is not its
+    /// default, an integer's minimum.
+    fn settings(&mut self) -> Result<Settings> {
+        static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        let schema = SCHEMA.get_or_init(|| {
+            serde_json::from_str(&Settings::schema()).expect("the compressor's schema is JSON")
+        });
+        let value = self.value_of(schema, schema)?;
+        Ok(serde_json::from_value(value).expect("a value its schema allows is a valid setting"))
+    }
+
+    fn value_of(&mut self, root: &Value, property: &Value) -> Result<Value> {
+        let schema = property
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .map_or(property, |name| &root["$defs"][name]);
+        let default = property.get("default");
+        if let Some(values) = schema.get("oneOf").and_then(Value::as_array) {
+            let mut consts: Vec<&Value> = values.iter().filter_map(|v| v.get("const")).collect();
+            // The default last: index 0 (input run out) is another value.
+            consts.sort_by_key(|v| Some(*v) == default);
+            return Ok((*self.u.choose(&consts)?).clone());
+        }
+        if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+            let mut object = serde_json::Map::new();
+            for (key, p) in properties {
+                object.insert(key.clone(), self.value_of(root, p)?);
+            }
+            return Ok(Value::Object(object));
+        }
+        Ok(match schema["type"].as_str() {
+            Some("boolean") => {
+                let default = default.and_then(Value::as_bool).unwrap_or(false);
+                Value::from(default != self.one_in(2)?)
+            }
+            Some("integer") => {
+                let min = schema["minimum"]
+                    .as_u64()
+                    .expect("an integer knob has a minimum");
+                let max = schema["maximum"]
+                    .as_u64()
+                    .expect("an integer knob has a maximum");
+                // Mostly near the minimum, where a pass does the most.
+                let top = if self.one_in(8)? {
+                    max
+                } else {
+                    (min + 3_000).min(max)
+                };
+                json!(self.u.int_in_range(min..=top)?)
+            }
+            Some("array") if schema["items"]["type"] == "string" => {
+                if self.one_in(2)?
+                    && let Some(default) = default
+                {
+                    default.clone()
+                } else {
+                    json!(self.patterns()?)
+                }
+            }
+            _ => panic!("a setting this fuzzer cannot vary (teach it the type): {property}"),
+        })
+    }
+
     /// A config: mostly valid with thresholds low enough that generated
     /// histories compact, the passes on or off; now and then any numbers at
     /// all (which `compress` must reject with `InvalidConfig` or handle).
     pub fn config(&mut self) -> Result<Config> {
         let mut config = Config::default();
-        let c = &mut config.settings;
         // The passes first, so that short inputs (which read zeros once the
         // bytes run out) still turn them on.
         if !self.one_in(4)? {
-            c.strip_reasoning_after_turns = self.u.int_in_range(0..=6)?;
-            c.reasoning_echo = self.one_in(6)?;
-            c.aggregate_developer_loops = !self.one_in(3)?;
-            c.max_loop_steps_before_aggregate = self.u.int_in_range(2..=8)?;
-            c.clear_mode =
-                *self
-                    .u
-                    .choose(&[ClearMode::Truncate, ClearMode::Clear, ClearMode::Off])?;
-            c.result_char_threshold = self.u.int_in_range(99..=3_000)?;
-            c.keep_tool_results = self.u.int_in_range(0..=5)?;
-            c.exclude_tools = self.patterns()?;
-            if self.u.arbitrary()? {
-                c.tools = ToolClasses {
-                    mutating: self.patterns()?,
-                    exec_capable: self.patterns()?,
-                };
-            }
+            config.settings = self.settings()?;
         }
         let c = &mut config.core;
         if self.one_in(32)? {
