@@ -690,3 +690,67 @@ fn module(name: &str) -> Module {
 fn set(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|&n| n.to_owned()).collect()
 }
+
+/// The README's two commands build the dependencies they share once: every
+/// unit `cargo run -p condense-cli` (the demo) compiles is one `cargo test`
+/// reuses — same package, same features, same profile, so the same file.
+/// What keeps it so is `host-example/workspace-hack`; a dependency that
+/// turns on a feature only the tests use breaks it, and this names it.
+#[test]
+fn the_demo_and_the_tests_build_shared_dependencies_once() {
+    let units = |args: &[&str]| -> BTreeMap<String, BTreeSet<String>> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let out = std::process::Command::new(env!("CARGO"))
+            .args(args)
+            .args(["--message-format=json", "--quiet"])
+            .current_dir(&root)
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "cargo {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut units: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if message["reason"] != "compiler-artifact" {
+                continue;
+            }
+            let package = message["package_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let files = message["filenames"].as_array().into_iter().flatten();
+            units
+                .entry(package)
+                .or_default()
+                .extend(files.filter_map(|f| f.as_str().map(str::to_owned)));
+        }
+        units
+    };
+    let demo = units(&["build", "-p", "condense-cli"]);
+    let tests = units(&["test", "--no-run"]);
+    assert!(
+        demo.len() > 100,
+        "{} packages in the demo's build",
+        demo.len()
+    );
+    let twice: Vec<&String> = demo
+        .iter()
+        .filter(|(package, files)| tests.get(*package).is_some_and(|t| t.is_disjoint(files)))
+        .map(|(package, _)| package)
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "compiled again by the test command after the demo (a feature or profile \
+         differs: add it to host-example/workspace-hack):\n  {}",
+        twice
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join("\n  ")
+    );
+}
