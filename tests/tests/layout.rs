@@ -8,7 +8,7 @@
 //! below it ([`LAYERS`]): the CLI at the top, so nothing else (the tests
 //! included) needs it to build, and the runtime and the proxy side by side.
 //!
-//! Only `std`: the checker reads the source as text (no parser crate), which
+//! The import checker uses only `std`: it reads the source as text (no parser crate), which
 //! is enough for the paths it looks for.
 //!
 //! Module A imports module B when a file of A names `crate::B…` (in a `use`,
