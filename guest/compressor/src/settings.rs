@@ -52,6 +52,10 @@ pub struct Settings {
     /// Results of tools whose name matches one of these patterns (`*` any run
     /// of characters, `?` one character) are never truncated or cleared.
     pub exclude_tools: Vec<String>,
+    /// Results the tool reported as errors are never truncated or cleared:
+    /// the error text is what a later fix answers, and what the person
+    /// asks about when the fix does not hold.
+    pub keep_error_results: bool,
 }
 
 /// The ranges of the numeric keys: [`Settings::validate`] enforces them and
@@ -173,6 +177,7 @@ impl Default for Settings {
             truncate_keep_percent: 50,
             keep_tool_results: 3,
             exclude_tools: Vec::new(),
+            keep_error_results: false,
         }
     }
 }

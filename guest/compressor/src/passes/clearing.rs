@@ -42,6 +42,7 @@ struct Clearer<'h> {
     protected: HashSet<&'h str>,
     names: HashMap<&'h str, &'h str>,
     exclude: &'h [String],
+    keep_errors: bool,
 }
 
 impl<'h> Clearer<'h> {
@@ -54,6 +55,7 @@ impl<'h> Clearer<'h> {
             protected: latest_result_ids(history, config.keep_tool_results as usize),
             names: call_names(history),
             exclude: &config.exclude_tools,
+            keep_errors: config.keep_error_results,
         }
     }
 
@@ -88,7 +90,8 @@ impl<'h> Clearer<'h> {
 
     /// The new content of `result`, or `None` when it stays as it is.
     fn rewrite_content(&self, result: &ToolResult) -> Option<String> {
-        if self.protected.contains(result.call_id.as_str()) {
+        if self.protected.contains(result.call_id.as_str()) || (self.keep_errors && result.is_error)
+        {
             return None;
         }
         let tool = self.tool_name(&result.call_id);
@@ -618,6 +621,32 @@ mod tests {
             assert!(rewritten.is_error);
             assert_eq!(kept[1].message.role, Role::Tool);
             assert_eq!(kept[1].origin, 1);
+        }
+    }
+
+    #[test]
+    fn keep_error_results_spares_what_the_tool_reported_as_an_error() {
+        let long = "x".repeat(500);
+        let history = vec![
+            call("ok", "Bash"),
+            result("ok", &long),
+            call("e", "Bash"),
+            Message {
+                role: Role::Tool,
+                parts: vec![result_part("e", &long, true)],
+            },
+        ];
+        for mode in [ClearMode::Truncate, ClearMode::Clear] {
+            let (_, count) = run(&history, &config(mode));
+            assert_eq!(count, 2, "{mode:?}: off, the error goes like any result");
+            let keep = Settings {
+                keep_error_results: true,
+                ..config(mode)
+            };
+            let (kept, count) = run(&history, &keep);
+            assert_eq!(count, 1, "{mode:?}");
+            assert_eq!(content_of(&kept[3].message), long, "{mode:?}");
+            assert_ne!(content_of(&kept[1].message), long, "{mode:?}");
         }
     }
 
