@@ -8,6 +8,7 @@ fn main() {
         "test-summarizer-custom",
         "test-compressor-hostile",
         "test-summarizer-hostile",
+        "test-summarizer-pre-settings",
         "summarizer-minimal",
     ]);
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("guests.rs");

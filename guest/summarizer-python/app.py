@@ -53,6 +53,38 @@ class Summarizer(exports.Summarizer):
             raise Err(f"{type(e).__name__}: {e}")
 
 
+class SummarizerSettings(exports.SummarizerSettings):
+    """The `summarizer-settings` export: the host checks a config's settings
+    for this summarizer when it starts, with the same reader `summarize` uses."""
+
+    def settings_schema(self) -> str:
+        return json.dumps(SCHEMA)
+
+    def validate_settings(self, settings: str) -> None:
+        read_settings(settings)
+
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "summarizer-python settings",
+    "type": "object",
+    "properties": {
+        "prefix": {
+            "description": "The bullet put before each line this fold writes.",
+            "type": "string",
+            "default": DEFAULTS["prefix"],
+        },
+        "max_line_chars": {
+            "description": "The longest a quoted line may be.",
+            "type": "integer",
+            "minimum": 20,
+            "default": DEFAULTS["max_line_chars"],
+        },
+    },
+    "additionalProperties": False,
+}
+
+
 def summarize(request: SummaryRequest) -> str:
     settings = read_settings(request.settings)
     lines = previous_lines(request.previous_summary)

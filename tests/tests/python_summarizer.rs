@@ -179,6 +179,26 @@ fn settings_change_the_summary() {
     assert!(refused.contains("`prefix`"), "{refused}");
 }
 
+/// A summarizer in another language implements `summarizer-settings` too:
+/// the host checks a config's settings for it at load and reads its schema.
+#[test]
+fn the_host_checks_its_settings_and_reads_its_schema_at_load() {
+    let runtime = python_or_skip!().runtime();
+    assert_eq!(
+        runtime.validate_summarizer_settings(0, r#"{"prefix": "* "}"#),
+        Ok(Ok(()))
+    );
+    let refused = runtime
+        .validate_summarizer_settings(0, r#"{"max_line_chars": 5}"#)
+        .unwrap()
+        .unwrap_err();
+    assert!(refused.contains("`max_line_chars`"), "{refused}");
+    let schema = runtime.summarizer_settings_schema(0).unwrap().unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    assert_eq!(schema["properties"]["max_line_chars"]["minimum"], 20);
+    assert_eq!(schema["additionalProperties"], false);
+}
+
 #[test]
 fn the_summary_keeps_the_previous_one_and_fits_any_budget() {
     let middleware = python_or_skip!();

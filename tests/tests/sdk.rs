@@ -176,9 +176,82 @@ fn the_sdk_example_builds_outside_the_workspace_and_loads() {
         Runtime::new(
             Limits::default(),
             ComponentSource::Embedded(condense_embedded::COMPRESSOR),
-            ComponentSource::Path(component),
+            ComponentSource::Path(component.clone()),
         )
         .unwrap_or_else(|e| panic!("{e:#}")),
     );
     assert_eq!(first_summary(&outside), first_summary(&minimal()));
+
+    // Loaded from a config file, as a user runs it: its settings table
+    // reaches it, and a wrong key stops the load, naming the key.
+    let config = |settings: &str| {
+        let file = dir.path().join("condense.toml");
+        let path = toml::Value::from(component.to_str().unwrap());
+        std::fs::write(
+            &file,
+            format!(
+                "token_threshold = 40000\n[components]\nsummarizer = {path}\n\n\
+                 [summarizers.\"summarizer_minimal.wasm\"]\n{settings}\n"
+            ),
+        )
+        .unwrap();
+        condense_config::Settings::load(&file).unwrap().middleware(
+            &condense_embedded::COMPONENTS,
+            &condense_config::no_model_client,
+        )
+    };
+    let configured = config("heading = \"Configured:\"").unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(first_summary(&configured).starts_with("Configured:\n- "));
+    let wrong = config("headline = \"Configured:\"")
+        .err()
+        .expect("a key the summarizer does not have stops the load")
+        .to_string();
+    assert!(
+        wrong.starts_with(
+            "summarizers.\"summarizer_minimal.wasm\": settings: unknown field `headline`"
+        ),
+        "{wrong}"
+    );
+}
+
+/// Every summarizer describes and checks its own settings (the
+/// `summarizer-settings` interface, with the SDK's defaults), and the host
+/// asks it when it loads its configuration.
+#[test]
+fn a_summarizer_checks_and_describes_its_own_settings() {
+    let runtime = minimal_runtime();
+    assert_eq!(
+        runtime.validate_summarizer_settings(0, r#"{"heading": "Asked:"}"#),
+        Ok(Ok(()))
+    );
+    let wrong = runtime
+        .validate_summarizer_settings(0, r#"{"headline": "Asked:"}"#)
+        .unwrap()
+        .unwrap_err();
+    assert!(wrong.contains("unknown field `headline`"), "{wrong}");
+    let schema = runtime.summarizer_settings_schema(0).unwrap().unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    assert_eq!(schema["type"], "object");
+}
+
+/// A component built before the `summarizer-settings` interface existed
+/// still loads and summarizes; since nothing can check settings for it, a
+/// config that gives it some is refused at load.
+#[test]
+fn a_summarizer_without_the_settings_interface_still_loads_and_takes_no_settings() {
+    let runtime = Runtime::new(
+        Limits::default(),
+        ComponentSource::Embedded(condense_embedded::COMPRESSOR),
+        ComponentSource::Path(guests::TEST_SUMMARIZER_PRE_SETTINGS.into()),
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(runtime.summarizer_settings_schema(0), Ok(None));
+    assert_eq!(runtime.validate_summarizer_settings(0, "{}"), Ok(Ok(())));
+    let refused = runtime
+        .validate_summarizer_settings(0, r#"{"heading": "x"}"#)
+        .unwrap()
+        .unwrap_err();
+    assert!(refused.contains("`summarizer-settings`"), "{refused}");
+    let out = first_compaction(&Middleware::new(runtime));
+    assert_eq!(out.report.status(), Status::Compressed);
 }

@@ -3,8 +3,11 @@
 //!
 //! - **Writing a summarizer** ([`summarizer`]): implement [`Summarizer`] over
 //!   plain Rust types ([`Message`], [`Request`]), read its settings with
-//!   serde, hold the text to its budget with [`cut_to_tokens`] and the
-//!   token estimator ([`tokens`]), and export it with [`export_summarizer!`].
+//!   serde (checked when the host loads its configuration, and described by
+//!   a JSON Schema: [`Summarizer::validate_settings`] and
+//!   [`Summarizer::settings_schema`], both with defaults), hold the text to
+//!   its budget with [`cut_to_tokens`] and the token estimator
+//!   ([`tokens`]), and export it with [`export_summarizer!`].
 //!   The WIT is embedded here (`wit/condense.wit`, a copy of the contract
 //!   that a test holds equal to the repository's): nothing to copy, no
 //!   wit-bindgen call of your own.
@@ -44,8 +47,8 @@ pub use summarizer::{NoSettings, Request, Summarizer, cut_to_tokens};
 pub mod llm;
 
 /// The bindings [`export_summarizer!`] exports through: the world
-/// `llm-summarizer-world`, which exports `summarizer` and imports the host's
-/// `llm`. A component imports `llm` only if it calls a function of [`llm`] (unused
+/// `llm-summarizer-world`, which exports `summarizer` and
+/// `summarizer-settings` and imports the host's `llm`. A component imports `llm` only if it calls a function of [`llm`] (unused
 /// imports are left out when the component is made), so one that does not
 /// is a plain `summarizer-world` component.
 #[doc(hidden)]

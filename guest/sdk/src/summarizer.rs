@@ -56,7 +56,33 @@ pub trait Summarizer {
     type Settings: DeserializeOwned;
 
     fn summarize(request: Request<Self::Settings>) -> Result<String, String>;
+
+    /// The JSON Schema (draft 2020-12) of [`Self::Settings`], which the host
+    /// can show its users. The default, [`UNDESCRIBED`], says only that the
+    /// settings are an object; describe yours by returning your own (for
+    /// example `schemars::schema_for!(Settings)`, serialised). The keys are
+    /// checked either way, by [`Summarizer::validate_settings`].
+    fn settings_schema() -> String {
+        UNDESCRIBED.to_owned()
+    }
+
+    /// Checks a settings JSON text when the host loads its configuration,
+    /// so a wrong key stops the host at start. The default reads it into
+    /// [`Self::Settings`] as `summarize` would: with
+    /// `#[serde(deny_unknown_fields)]` an unknown key is an error that names
+    /// it. Add checks serde cannot make (ranges, patterns) here.
+    fn validate_settings(settings: &str) -> Result<(), String> {
+        read_settings::<Self::Settings>(settings).map(|_| ())
+    }
 }
+
+/// The schema [`Summarizer::settings_schema`] returns by default: a JSON
+/// object, its keys not described.
+pub const UNDESCRIBED: &str =
+    r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}"#;
+
+/// The schema of [`NoSettings`]: an object with no keys.
+pub const NO_SETTINGS: &str = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false}"#;
 
 impl<S> Request<S> {
     /// Whether `text` is within the budget.
@@ -132,7 +158,7 @@ macro_rules! export_summarizer {
 }
 
 /// What [`export_summarizer!`](crate::export_summarizer) exports: the WIT
-/// `summarizer` interface, served by `T`.
+/// `summarizer` and `summarizer-settings` interfaces, served by `T`.
 #[doc(hidden)]
 pub struct Adapter<T>(std::marker::PhantomData<T>);
 
@@ -141,6 +167,18 @@ impl<T: Summarizer> crate::bindings::exports::condense::middleware::summarizer::
 {
     fn summarize(request: crate::types::SummaryRequest) -> Result<String, String> {
         run::<T>(request.into())
+    }
+}
+
+impl<T: Summarizer> crate::bindings::exports::condense::middleware::summarizer_settings::Guest
+    for Adapter<T>
+{
+    fn settings_schema() -> String {
+        T::settings_schema()
+    }
+
+    fn validate_settings(settings: String) -> Result<(), String> {
+        T::validate_settings(&settings)
     }
 }
 
@@ -210,6 +248,18 @@ mod tests {
                 .join("\n");
             Ok(request.fit(&text).to_owned())
         }
+    }
+
+    #[test]
+    fn by_default_settings_are_checked_by_reading_them_and_described_as_an_object() {
+        assert_eq!(Echo::validate_settings(r#"{"prefix": "- "}"#), Ok(()));
+        assert_eq!(Echo::validate_settings(""), Ok(()));
+        let wrong = Echo::validate_settings(r#"{"prefx": "- "}"#).unwrap_err();
+        assert!(wrong.contains("unknown field `prefx`"), "{wrong}");
+        let schema: serde_json::Value = serde_json::from_str(&Echo::settings_schema()).unwrap();
+        assert_eq!(schema["type"], "object");
+        let none: serde_json::Value = serde_json::from_str(NO_SETTINGS).unwrap();
+        assert_eq!(none["additionalProperties"], false);
     }
 
     #[test]

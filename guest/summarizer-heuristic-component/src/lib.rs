@@ -1,6 +1,7 @@
 //! The heuristic summarizer (`condense-summarizer-heuristic`) as a
 //! component, exported with the guest SDK.
 
+use condense_guest_sdk::summarizer::NO_SETTINGS;
 use condense_guest_sdk::{NoSettings, Request, Summarizer, export_summarizer};
 use condense_model::SummaryRequest;
 
@@ -18,6 +19,10 @@ impl Summarizer for Heuristic {
             language: request.language,
             settings: String::new(),
         }))
+    }
+
+    fn settings_schema() -> String {
+        NO_SETTINGS.to_owned()
     }
 }
 

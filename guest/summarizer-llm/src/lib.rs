@@ -39,9 +39,9 @@ use condense_guest_sdk::{Request, cut_to_tokens};
 use condense_model::tokens::estimate_text;
 use condense_model::{Message, Part, Role};
 
-/// The summarizer's settings (`[llm]` of the host's config passes
-/// `context_tokens`).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+/// The summarizer's settings: `[summarizers.llm]` of the host's config,
+/// with `context_tokens` and `cache_friendly` from its `[llm]` table.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     /// The model's context in tokens: one request (instructions, previous
@@ -63,6 +63,15 @@ impl Default for Settings {
             tool_result_chars: 2_000,
             cache_friendly: true,
         }
+    }
+}
+
+impl Settings {
+    /// The JSON Schema of these settings (the component's
+    /// `settings-schema`).
+    pub fn schema() -> String {
+        serde_json::to_string_pretty(&schemars::schema_for!(Settings))
+            .expect("the schema serialises")
     }
 }
 
@@ -355,6 +364,10 @@ mod component {
         fn summarize(request: Request<crate::Settings>) -> Result<String, String> {
             crate::summarize(&request, &mut Host)
         }
+
+        fn settings_schema() -> String {
+            crate::Settings::schema()
+        }
     }
 
     /// The host's `llm` import.
@@ -416,6 +429,20 @@ mod tests {
             ),
             Message::text(Role::Assistant, "Let me look at the exporter."),
         ]
+    }
+
+    #[test]
+    fn the_schema_describes_every_setting_with_its_default() {
+        let schema: serde_json::Value = serde_json::from_str(&Settings::schema()).unwrap();
+        let defaults = serde_json::json!({
+            "context_tokens": 32_000, "tool_result_chars": 2_000, "cache_friendly": true
+        });
+        for (key, default) in defaults.as_object().unwrap() {
+            let property = &schema["properties"][key];
+            assert!(property["description"].is_string(), "{key}: {property}");
+            assert_eq!(&property["default"], default, "{key}");
+        }
+        assert_eq!(schema["additionalProperties"], false);
     }
 
     #[test]

@@ -52,23 +52,17 @@ impl Settings {
     /// and metrics say which one wrote a summary (summarizer `heuristic`,
     /// summarizer `llm`, or the file's name).
     pub fn middleware(&self, embedded: &Embedded, client: ModelClient<'_>) -> Result<Middleware> {
-        let heuristic = ComponentSource::Named(EMBEDDED_SUMMARIZER, embedded.summarizer);
-        let summarizers = match &self.components.summarizers {
-            Some(chain) => chain
-                .iter()
-                .map(|entry| match entry.to_str() {
-                    Some(EMBEDDED_SUMMARIZER) => heuristic.clone(),
-                    Some(LLM_SUMMARIZER) => {
-                        ComponentSource::Named(LLM_SUMMARIZER, embedded.llm_summarizer)
-                    }
-                    _ => ComponentSource::Path(entry.clone()),
-                })
-                .collect(),
-            None => vec![match &self.components.summarizer {
-                Some(path) => ComponentSource::Path(path.clone()),
-                None => heuristic,
-            }],
-        };
+        let chain = self.summarizer_chain();
+        let summarizers = chain
+            .iter()
+            .map(|(name, path)| match (path, name.as_str()) {
+                (Some(path), _) => ComponentSource::Path(path.to_path_buf()),
+                (None, LLM_SUMMARIZER) => {
+                    ComponentSource::Named(LLM_SUMMARIZER, embedded.llm_summarizer)
+                }
+                (None, _) => ComponentSource::Named(EMBEDDED_SUMMARIZER, embedded.summarizer),
+            })
+            .collect();
         let mut runtime = Runtime::with_summarizers(
             self.sandbox_limits(),
             match &self.components.compressor {
@@ -77,27 +71,28 @@ impl Settings {
             },
             summarizers,
         )?;
-        // The LLM summarizer: the host's model behind its `llm` import, and
-        // the model's context in its settings.
-        let llm_at: Vec<usize> = self
-            .components
-            .summarizers
+        // The LLM summarizer: the host's model behind its `llm` import.
+        if chain
             .iter()
-            .flatten()
-            .enumerate()
-            .filter(|(_, p)| p.as_os_str() == LLM_SUMMARIZER)
-            .map(|(i, _)| i)
-            .collect();
-        if !llm_at.is_empty() {
+            .any(|(name, path)| path.is_none() && name == LLM_SUMMARIZER)
+        {
             self.llm.endpoint()?;
             runtime = runtime.with_llm(Llm::new(client(&self.llm)?, self.llm.limits()));
-            let settings = serde_json::json!({
-                "context_tokens": self.llm.context_tokens,
-                "cache_friendly": self.llm.cache_friendly,
-            });
-            for i in llm_at {
-                runtime = runtime.with_summarizer_settings(i, settings.to_string());
+        }
+        // Each summarizer's settings, checked by the summarizer itself now,
+        // so that a wrong key stops the program here and not every
+        // compaction later.
+        for (index, (name, _)) in chain.iter().enumerate() {
+            let Some(settings) = self.summarizer_json(name) else {
+                continue;
+            };
+            let at = format!("summarizers.{}", crate::file::key_text(name));
+            match runtime.validate_summarizer_settings(index, &settings) {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => bail!("{at}: {why} (summarizer `{name}`)"),
+                Err(failure) => bail!("{at}: {failure}"),
             }
+            runtime = runtime.with_summarizer_settings(index, settings);
         }
         // The embedded compressor's keys are checked natively (`validate`,
         // the same code); a compressor from a path checks its own.

@@ -106,7 +106,18 @@ impl ConfigFile {
             }
             let mut merged = table.clone();
             merge(&mut merged, overrides.clone());
-            let settings = decode_settings(merged, &format!("{at}."))?;
+            let mut settings = decode_settings(merged, &format!("{at}."))?;
+            // A top-level [summarizers.NAME] applies to the agents whose
+            // chain has that summarizer; one the agent writes must name one.
+            let chain: Vec<String> = settings
+                .summarizer_chain()
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect();
+            let own = overrides.get("summarizers").and_then(toml::Value::as_table);
+            settings.summarizers.retain(|name, _| {
+                chain.contains(name) || own.is_some_and(|t| t.contains_key(name))
+            });
             if let Err(e) = settings.validate() {
                 // The value at fault may come from the top level: say so.
                 let message = e.to_string();
@@ -161,7 +172,7 @@ impl ConfigFile {
 }
 
 /// A table key as written in a dotted path: bare when TOML allows it.
-fn key_text(key: &str) -> String {
+pub(crate) fn key_text(key: &str) -> String {
     let bare = !key.is_empty()
         && key
             .chars()
@@ -192,7 +203,7 @@ fn merge(base: &mut toml::Table, overrides: toml::Table) {
 fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     // A scalar or list where a table belongs would otherwise be reported as
     // a struct decoded from a sequence: say plainly what is expected.
-    for key in ["components", "limits", "runtime", "llm"] {
+    for key in ["components", "limits", "runtime", "llm", "summarizers"] {
         if let Some(value) = table.get(key).filter(|v| !v.is_table()) {
             bail!(
                 "{at}{key}: must be a table ([{at}{key}]), not {}",
@@ -211,6 +222,19 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     let limits = decode_table(sub_table("limits"), &format!("{at}limits."))?;
     let runtime = decode_table(sub_table("runtime"), &format!("{at}runtime."))?;
     let llm = decode_table(sub_table("llm"), &format!("{at}llm."))?;
+    let mut summarizers = BTreeMap::new();
+    for (name, table) in sub_table("summarizers") {
+        let toml::Value::Table(table) = table else {
+            bail!(
+                "{at}summarizers.{}: must be a table ([{at}summarizers.{}]) of that \
+                 summarizer's settings, not {}",
+                key_text(&name),
+                key_text(&name),
+                table.type_str()
+            );
+        };
+        summarizers.insert(name, toml_to_json(table)?);
+    }
     let mut core = toml::Table::new();
     for key in CORE_KEYS {
         if let Some(value) = table.remove(*key) {
@@ -219,10 +243,7 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     }
     let core: CoreKeys = decode_table(core, at)?;
     // What is left is the compressor's, to be checked by it.
-    let compressor = match serde_json::to_value(&table)? {
-        serde_json::Value::Object(map) => map,
-        _ => serde_json::Map::new(),
-    };
+    let compressor = toml_to_json(table)?;
     Ok(Settings {
         core: core.resolve(),
         compressor,
@@ -230,7 +251,16 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
         limits,
         runtime,
         llm,
+        summarizers,
     })
+}
+
+/// A table handed to a component as its settings JSON.
+fn toml_to_json(table: toml::Table) -> Result<serde_json::Map<String, serde_json::Value>> {
+    match serde_json::to_value(&table)? {
+        serde_json::Value::Object(map) => Ok(map),
+        _ => Ok(serde_json::Map::new()),
+    }
 }
 
 /// The keys of [`CoreKeys`], split off before the rest goes to the compressor.

@@ -16,8 +16,10 @@ use std::path::Path;
 /// the host's tables.
 const GROUPS: [&str; 4] = ["fold", "passes", "tools", "host"];
 
-/// The host's tables (each a row per key, `[table]` `key`).
-const HOST_TABLES: [&str; 4] = ["components", "limits", "runtime", "llm"];
+/// The host's tables (each a row per key, `[table]` `key`), and
+/// `summarizers`, a table of tables by summarizer (one row,
+/// `[summarizers.NAME]`).
+const HOST_TABLES: [&str; 5] = ["components", "limits", "runtime", "llm", "summarizers"];
 
 /// The group of a top-level key; `None` for `agents` (prose of its own).
 fn group_of(key: &str, core: &[String]) -> Option<&'static str> {
@@ -52,6 +54,9 @@ fn tables(schema: &Value) -> Vec<(&'static str, String)> {
                 for (inner, p) in table {
                     rows.push((group, row(&format!("`[{key}]` `{inner}`"), p, def(p))));
                 }
+            }
+            None if group == "host" => {
+                rows.push((group, row(&format!("`[{key}.NAME]`"), property, None)));
             }
             None => rows.push((group, row(&format!("`{key}`"), property, def(property)))),
         }

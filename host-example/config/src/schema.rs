@@ -24,6 +24,14 @@ struct HostKeys {
     /// The model LLM summarizers ask (`summarizers = ["llm", "heuristic"]`).
     #[schemars(default)]
     llm: LlmSettings,
+    /// Each summarizer's own settings: `[summarizers.NAME]`, where NAME is a
+    /// summarizer of the chain (`heuristic`, `llm`, or a component's file
+    /// name, quoted: `[summarizers."my_summarizer.wasm"]`). The summarizer
+    /// checks them when condense starts, and names a wrong key; its
+    /// `settings-schema` describes them. The LLM summarizer takes
+    /// `context_tokens` and `cache_friendly` from `[llm]`, not from here.
+    #[schemars(default)]
+    summarizers: std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
 }
 
 /// The JSON Schema (draft 2020-12) of the config file, generated from the

@@ -8,6 +8,7 @@ use condense_host::{BodyConfig, Limits};
 use condense_model::{CORE_RANGES, CoreConfig, range};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Components to load instead of the ones embedded in the binary.
@@ -45,6 +46,23 @@ pub const LLM_SUMMARIZER: &str = "llm";
 pub(crate) fn is_builtin(entry: &Path) -> bool {
     entry.as_os_str() == EMBEDDED_SUMMARIZER || entry.as_os_str() == LLM_SUMMARIZER
 }
+
+/// The name a summarizer goes by in `[summarizers.NAME]`, reports and
+/// events: `heuristic`, `llm`, or a component's file name.
+pub(crate) fn summarizer_name(entry: &Path) -> String {
+    if is_builtin(entry) {
+        return entry.to_string_lossy().into_owned();
+    }
+    entry.file_name().map_or_else(
+        || entry.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    )
+}
+
+/// The `[llm]` keys the LLM summarizer's settings take from there: the
+/// model's context and how to ask it belong to the model's table, and are
+/// refused in `[summarizers.llm]`.
+pub(crate) const LLM_KEYS_FROM_LLM_TABLE: &[&str] = &["context_tokens", "cache_friendly"];
 
 /// The model an LLM summarizer asks (`summarizers = ["llm", "heuristic"]`):
 /// any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM,
@@ -234,6 +252,11 @@ pub struct Settings {
     pub runtime: RuntimeSettings,
     /// The model LLM summarizers ask.
     pub llm: LlmSettings,
+    /// Each summarizer's own settings (`[summarizers.NAME]`), by the name
+    /// of a summarizer of the chain: `heuristic`, `llm` or a component's
+    /// file name. Handed to it as its settings JSON; it checks them itself
+    /// when the middleware is built ([`Settings::middleware`]).
+    pub summarizers: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
 }
 
 /// The core keys as a file gives them: each one unset falls back to its
@@ -329,15 +352,41 @@ impl Settings {
     }
 
     /// The settings of the embedded compressor these keys give, defaults
-    /// filled in (for showing them); `None` when a compressor is loaded from
-    /// a path, whose keys this host cannot know.
-    pub(crate) fn embedded_compressor(
-        &self,
-    ) -> Option<Result<condense_compressor::Settings, String>> {
+    /// filled in, typed (to show them, or to add to them, as `condense
+    /// agent` adds its own tools); `None` when a compressor is loaded from a
+    /// path, whose keys this host cannot know.
+    pub fn embedded_compressor(&self) -> Option<Result<condense_compressor::Settings, String>> {
         self.components
             .compressor
             .is_none()
             .then(|| condense_compressor::Settings::parse(&self.compressor_json()))
+    }
+
+    /// The summarizer chain these settings load, each by its name: the
+    /// `summarizers` list, else the one `summarizer`, else the embedded
+    /// heuristic one.
+    pub fn summarizer_chain(&self) -> Vec<(String, Option<&Path>)> {
+        fn entry(p: &Path) -> (String, Option<&Path>) {
+            (summarizer_name(p), (!is_builtin(p)).then_some(p))
+        }
+        match (&self.components.summarizers, &self.components.summarizer) {
+            (Some(chain), _) => chain.iter().map(|p| entry(p)).collect(),
+            (None, Some(path)) => vec![entry(path)],
+            (None, None) => vec![(EMBEDDED_SUMMARIZER.to_owned(), None)],
+        }
+    }
+
+    /// The settings JSON summarizer `name` of the chain is handed, if the
+    /// file has any for it: its `[summarizers.NAME]` table, and for `llm`
+    /// the keys it takes from `[llm]` too.
+    pub fn summarizer_json(&self, name: &str) -> Option<String> {
+        let mut settings = self.summarizers.get(name).cloned();
+        if name == LLM_SUMMARIZER {
+            let from_llm = settings.get_or_insert_default();
+            from_llm.insert("context_tokens".into(), self.llm.context_tokens.into());
+            from_llm.insert("cache_friendly".into(), self.llm.cache_friendly.into());
+        }
+        settings.map(|map| serde_json::Value::Object(map).to_string())
     }
 
     /// The sandbox limits these settings ask for.

@@ -336,9 +336,11 @@ fn relative_component_paths_resolve_against_the_file_in_agents_too() {
 #[test]
 fn to_toml_prints_every_key_and_reads_back_to_the_same_settings() {
     let file = ConfigFile::parse(
-            "clear_mode = \"clear\"\n[components]\nsummarizer = \"/x/s.wasm\"\n[agents.r]\nrecent_turns = 2\n",
-        )
-        .unwrap();
+        "clear_mode = \"clear\"\n[components]\nsummarizer = \"/x/s.wasm\"\n\
+             [summarizers.\"s.wasm\"]\nheading = \"Asked:\"\nlines = [1, 2]\n\
+             [agents.r]\nrecent_turns = 2\n",
+    )
+    .unwrap();
     for settings in [
         &Settings::default(),
         &Settings::for_replay(),
@@ -350,7 +352,14 @@ fn to_toml_prints_every_key_and_reads_back_to_the_same_settings() {
         // The compressor's keys come back all written out, to the same
         // effect.
         assert_eq!(passes(&back), passes(settings), "{text}");
-        let host = |s: &Settings| (s.core, s.components.clone(), s.limits.clone());
+        let host = |s: &Settings| {
+            (
+                s.core,
+                s.components.clone(),
+                s.limits.clone(),
+                s.summarizers.clone(),
+            )
+        };
         assert_eq!(host(&back), host(settings), "{text}");
         let schema = json_schema();
         for key in schema["properties"].as_object().unwrap().keys() {
@@ -537,4 +546,72 @@ fn the_builtin_summarizers_are_named() {
     .err()
     .expect("no client for `llm`");
     assert!(format!("{e:#}").contains("no model client"), "{e:#}");
+}
+
+/// `[summarizers.NAME]` tables: each names a summarizer of the chain (a
+/// typo is named, with the chain), the LLM summarizer's leaves `[llm]`'s
+/// keys to `[llm]`, and an agent gets the tables of its own chain.
+#[test]
+fn summarizer_tables_name_a_summarizer_of_the_chain() {
+    let e = err("[summarizers.heurstic]\nx = 1\n");
+    assert!(
+        e.starts_with("summarizers.heurstic: no summarizer of the chain is called `heurstic` (the chain: `heuristic`"),
+        "{e}"
+    );
+    let e =
+        err("[components]\nsummarizers = [\"/a/mine.wasm\", \"heuristic\"]\n[summarizers.mine]\n");
+    assert!(e.contains("(the chain: `mine.wasm`, `heuristic`;"), "{e}");
+    let e = err("summarizers = 3\n");
+    assert!(e.starts_with("summarizers: must be a table"), "{e}");
+    let e = err("[summarizers]\nllm = 3\n");
+    assert!(e.starts_with("summarizers.llm: must be a table"), "{e}");
+    let e =
+        err("[components]\nsummarizers = [\"llm\"]\n[summarizers.llm]\ncontext_tokens = 8000\n");
+    assert!(
+        e.starts_with(
+            "summarizers.llm.context_tokens: the LLM summarizer takes `context_tokens` from [llm]"
+        ),
+        "{e}"
+    );
+
+    let file = ConfigFile::parse(
+        "[components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
+         [summarizers.llm]\ntool_result_chars = 500\n\
+         [llm]\ncontext_tokens = 9000\n\
+         [agents.plain.components]\nsummarizers = [\"heuristic\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        file.base.summarizer_json("llm").unwrap(),
+        r#"{"tool_result_chars":500,"context_tokens":9000,"cache_friendly":true}"#
+    );
+    assert_eq!(file.base.summarizer_json("heuristic"), None);
+    // The agent's chain has no `llm`: the top-level table is not its.
+    assert!(file.settings(Some("plain")).unwrap().summarizers.is_empty());
+    let e = err("[agents.a.summarizers.llm]\ntool_result_chars = 5\n");
+    assert!(
+        e.starts_with("agents.a.summarizers.llm: no summarizer of the chain is called `llm`"),
+        "{e}"
+    );
+}
+
+/// A summarizer checks its own table when the middleware is built: a key
+/// it does not have stops the start, naming the table and the key.
+#[test]
+fn a_summarizers_settings_are_checked_by_it_at_start() {
+    let e = Settings::parse("[summarizers.heuristic]\nbudget = 3\n")
+        .unwrap()
+        .middleware(&EMBEDDED, &no_model_client)
+        .err()
+        .expect("the heuristic summarizer has no settings");
+    let e = format!("{e:#}");
+    assert!(
+        e.starts_with("summarizers.heuristic: settings: unknown field `budget`")
+            && e.ends_with("(summarizer `heuristic`)"),
+        "{e}"
+    );
+    Settings::parse("[summarizers.heuristic]\n")
+        .unwrap()
+        .middleware(&EMBEDDED, &no_model_client)
+        .unwrap_or_else(|e| panic!("{e:#}"));
 }

@@ -2,8 +2,9 @@
 //! included: the ranges of the host's keys, the summarizer chain, and the
 //! embedded compressor's keys (checked by its own code, natively).
 
-use crate::Settings;
 use crate::file::CORE_KEYS;
+use crate::sections::LLM_KEYS_FROM_LLM_TABLE;
+use crate::{LLM_SUMMARIZER, Settings};
 use anyhow::{Result, anyhow, bail};
 use condense_model::{Range, range};
 
@@ -59,7 +60,14 @@ impl Settings {
             {
                 let host: Vec<String> = CORE_KEYS
                     .iter()
-                    .chain(&["components", "limits", "runtime", "llm", "agents"])
+                    .chain(&[
+                        "components",
+                        "limits",
+                        "runtime",
+                        "llm",
+                        "summarizers",
+                        "agents",
+                    ])
                     .map(|k| format!("`{k}`"))
                     .collect();
                 bail!(
@@ -69,6 +77,7 @@ impl Settings {
             }
             bail!("{e}");
         }
+        self.validate_summarizer_tables()?;
         check_table("limits", LIMIT_RANGES, &self.limits)?;
         check_table("llm", LLM_RANGES, &self.llm)?;
         if let Some(t) = self.llm.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
@@ -80,6 +89,36 @@ impl Settings {
             .map_err(|e| anyhow!("runtime.budgets.{e}"))?;
         if self.runtime.context_window == 0 {
             bail!("runtime.context_window = 0: must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// Each `[summarizers.NAME]` names a summarizer of the chain, and the
+    /// LLM summarizer's table leaves what `[llm]` sets to `[llm]`. What is
+    /// in the tables is each summarizer's to check, when it is loaded.
+    fn validate_summarizer_tables(&self) -> Result<()> {
+        let chain: Vec<String> = self
+            .summarizer_chain()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        for (name, table) in &self.summarizers {
+            let at = format!("summarizers.{}", crate::file::key_text(name));
+            if !chain.contains(name) {
+                let known: Vec<String> = chain.iter().map(|n| format!("`{n}`")).collect();
+                bail!(
+                    "{at}: no summarizer of the chain is called `{name}` (the chain: {}; a \
+                     component goes by its file name)",
+                    known.join(", ")
+                );
+            }
+            if name == LLM_SUMMARIZER
+                && let Some(key) = LLM_KEYS_FROM_LLM_TABLE
+                    .iter()
+                    .find(|k| table.contains_key(**k))
+            {
+                bail!("{at}.{key}: the LLM summarizer takes `{key}` from [llm]; set it there");
+            }
         }
         Ok(())
     }

@@ -102,6 +102,19 @@ impl Settings {
                 out.push_str(&format!("# {key} = {example}  (unset: {unset})\n"));
             }
         }
+        if self.summarizers.is_empty() {
+            out.push_str(
+                "\n# [summarizers.NAME]  (a summarizer's own settings; unset: its defaults)\n",
+            );
+        }
+        for (name, settings) in &self.summarizers {
+            let table: toml::Table = serde_json::from_value(settings.clone().into())?;
+            let name = crate::file::key_text(name);
+            out.push_str(&format!(
+                "\n[summarizers.{name}]\n{}",
+                toml::to_string(&table)?
+            ));
+        }
         Ok(out)
     }
 }

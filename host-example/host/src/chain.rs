@@ -4,15 +4,13 @@
 //! to say why the chain fell through.
 
 use crate::component::Loaded;
-use crate::convert::summarizer_world::{
-    LlmSummarizerWorld as SummarizerWorld, LlmSummarizerWorldPre as SummarizerWorldPre,
-};
 use crate::convert::{compressor_world, wit};
 use crate::failure::{ComponentLabel, FailureKind, GuestFailure, failure};
 use crate::folding::Sent;
 use crate::llm::Llm;
 use crate::llm_import::SummarizerHost;
 use crate::sandbox::{Credit, Sandbox, StoreData};
+use crate::summarizer::{SummarizerInstance, SummarizerPre, no_settings};
 use condense_model::Message;
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,7 +22,7 @@ use wasmtime::Store;
 /// whole call.
 pub(crate) struct SummarizerSession {
     pub(crate) sandbox: Arc<Sandbox>,
-    pub(crate) chain: Arc<[Loaded<SummarizerWorldPre<StoreData<SummarizerHost>>>]>,
+    pub(crate) chain: Arc<[Loaded<SummarizerPre<StoreData<SummarizerHost>>>]>,
     /// The call's deadline, before the credit moves it.
     pub(crate) deadline: Instant,
     /// The host's time in model calls during this call, which moves every
@@ -32,7 +30,7 @@ pub(crate) struct SummarizerSession {
     pub(crate) credit: Arc<Credit>,
     pub(crate) llm: Option<Arc<Llm>>,
     pub(crate) settings: Arc<[Option<String>]>,
-    pub(crate) live: Vec<Option<(Store<StoreData<SummarizerHost>>, SummarizerWorld)>>,
+    pub(crate) live: Vec<Option<(Store<StoreData<SummarizerHost>>, SummarizerInstance)>>,
     /// Each summarizer's failure this call: it is not asked again.
     pub(crate) failed: Vec<Option<GuestFailure>>,
     pub(crate) summaries: Summaries,
@@ -146,7 +144,7 @@ impl SummarizerSession {
         // compressor's always) has none.
         let configured;
         let request = match &self.settings[k] {
-            Some(settings) if matches!(request.settings.trim(), "" | "{}") => {
+            Some(settings) if no_settings(&request.settings) => {
                 configured = wit::SummaryRequest {
                     settings: settings.clone(),
                     ..request.clone()
@@ -156,7 +154,7 @@ impl SummarizerSession {
             _ => request,
         };
         instance
-            .condense_middleware_summarizer()
+            .summarizer
             .call_summarize(&mut *store, request)
             .map_err(|e| {
                 let (stop, detail) = self.sandbox.stopped(store.data(), &e);

@@ -1,14 +1,15 @@
 //! condense's wasmtime host, as a library: runs a compressor and a summarizer
 //! component in a sandbox and hands an agent runtime a request it can always
 //! send. No command line, no config file format, no embedded components:
-//! those are the `condense` crate's (`host-example/`).
+//! those are `condense-cli`'s, `condense-config`'s and `condense-embedded`'s.
 //!
 //! - [`sandbox`]: the engine and every limit a guest runs under, and why a
 //!   store stopped;
 //! - [`failure`]: what went wrong, named per component;
 //! - [`component`]: where a component comes from, its label, loading it;
 //! - [`runtime`]: the compressor's calls (the summarizer chain in `chain`,
-//!   what a fold replaces in `folding`, the `llm` import in `llm_import`);
+//!   a summarizer's exports in `summarizer`, what a fold replaces in
+//!   `folding`, the `llm` import in `llm_import`);
 //! - [`middleware`]: the fail-open entry point, validating every output;
 //! - [`report`]: what a call did ([`HostReport`]), and [`events`]: the
 //!   compaction event made from it, logged and appended to an events file;
@@ -16,8 +17,9 @@
 //!   so that a call between compactions costs what it sends;
 //! - [`body`]: [`compress_body`], the whole job on a request body;
 //! - [`store`]: where one session's checkpoint is kept (a file, memory);
-//! - [`formats`]: OpenAI and Anthropic request bodies to messages and back
-//!   (the `condense-formats` crate);
+//! - [`formats`]: OpenAI Chat Completions, OpenAI Responses and Anthropic
+//!   Messages request bodies to messages and back (the `condense-formats`
+//!   crate);
 //! - [`sessions`]: the checkpoints of many sessions (in memory, in an embedded
 //!   database), each request's found again from its own messages;
 //! - [`replay`]: replaying a recorded session and measuring cost and cache breaks.
@@ -57,6 +59,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod sessions;
 pub mod store;
+mod summarizer;
 pub mod transcript;
 
 pub use condense_formats as formats;

@@ -8,15 +8,15 @@
 use crate::chain::{Summaries, SummarizerSession};
 use crate::component::{ComponentSource, Loaded, load};
 use crate::convert::compressor_world::{CompressorWorld, CompressorWorldPre};
-use crate::convert::summarizer_world::{
-    LlmSummarizerWorld as SummarizerWorld, LlmSummarizerWorldPre as SummarizerWorldPre,
-};
+use crate::convert::summarizer_world::LlmSummarizerWorld;
+use crate::convert::summarizer_world::exports::condense::middleware::summarizer_settings;
 use crate::convert::wit;
 use crate::failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure, failure};
 use crate::folding::Sent;
 use crate::llm::Llm;
 use crate::llm_import::SummarizerHost;
 use crate::sandbox::{Credit, Limits, Sandbox, StoreData};
+use crate::summarizer::{SummarizerPre, no_settings};
 use condense_model::{Checkpoint, CoreConfig, Message, Outcome, SummaryRequest};
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,7 +29,7 @@ pub struct Runtime {
     sandbox: Arc<Sandbox>,
     compressor: Loaded<CompressorWorldPre<StoreData<SummarizerSession>>>,
     /// The summarizer chain, tried in order (never empty).
-    summarizers: Arc<[Loaded<SummarizerWorldPre<StoreData<SummarizerHost>>>]>,
+    summarizers: Arc<[Loaded<SummarizerPre<StoreData<SummarizerHost>>>]>,
     /// The model behind the summarizers' `llm` import, if one is configured.
     llm: Option<Arc<Llm>>,
     /// Per summarizer of the chain, its own settings JSON from the host's
@@ -107,12 +107,12 @@ impl Runtime {
                     source,
                     "summarizer-world",
                     |linker| {
-                        SummarizerWorld::add_to_linker::<_, HasSelf<SummarizerHost>>(
+                        LlmSummarizerWorld::add_to_linker::<_, HasSelf<SummarizerHost>>(
                             linker,
                             |data| &mut data.host,
                         )
                     },
-                    SummarizerWorldPre::new,
+                    SummarizerPre::new,
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -285,6 +285,74 @@ impl Runtime {
         let (mut store, instance) = self.compressor_instance()?;
         let label = &self.compressor.label;
         let result = call(&instance, &mut store).map_err(|e| {
+            let (stop, detail) = self.sandbox.stopped(store.data(), &e);
+            failure(label, stop.into(), detail)
+        });
+        store.into_data().forward_output(label);
+        result
+    }
+
+    /// Summarizer `index` of the chain checks `settings`, the JSON its
+    /// `summarize` would be handed (its `validate-settings` export):
+    /// `Ok(Err(why))` names the key and the problem. A host calls it once,
+    /// when it loads its configuration. A summarizer built before the
+    /// `summarizer-settings` interface cannot check settings, so it accepts
+    /// none (`{}`) and refuses any other.
+    ///
+    /// Panics when `index` is past the chain ([`Runtime::summarizers`]).
+    pub fn validate_summarizer_settings(
+        &self,
+        index: usize,
+        settings: &str,
+    ) -> Result<Result<(), String>, GuestFailure> {
+        self.summarizer_export(index, |exports, store| match exports {
+            Some(exports) => exports.call_validate_settings(store, settings),
+            None if no_settings(settings) => Ok(Ok(())),
+            None => Ok(Err(
+                "it was built without the `summarizer-settings` interface, so it cannot check \
+                 settings and takes none"
+                    .to_owned(),
+            )),
+        })
+    }
+
+    /// The JSON Schema of summarizer `index`'s settings (its
+    /// `settings-schema` export); `None` for a summarizer built before the
+    /// `summarizer-settings` interface.
+    ///
+    /// Panics when `index` is past the chain ([`Runtime::summarizers`]).
+    pub fn summarizer_settings_schema(&self, index: usize) -> Result<Option<String>, GuestFailure> {
+        self.summarizer_export(index, |exports, store| {
+            exports
+                .map(|exports| exports.call_settings_schema(store))
+                .transpose()
+        })
+    }
+
+    /// Calls one of summarizer `index`'s `summarizer-settings` exports (or
+    /// `None` without them) in a fresh instance, under the usual limits.
+    fn summarizer_export<R>(
+        &self,
+        index: usize,
+        call: impl FnOnce(
+            Option<&summarizer_settings::Guest>,
+            &mut Store<StoreData<SummarizerHost>>,
+        ) -> wasmtime::Result<R>,
+    ) -> Result<R, GuestFailure> {
+        let guest = &self.summarizers[index];
+        let label = &guest.label;
+        let credit = Arc::new(Credit::default());
+        let host = SummarizerHost {
+            llm: None,
+            credit: credit.clone(),
+            conversation: None,
+        };
+        let mut store = self.sandbox.store(host, self.sandbox.deadline(), &credit);
+        let instance = guest
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| failure(label, FailureKind::Instantiate, format!("{e:#}")))?;
+        let result = call(instance.settings.as_ref(), &mut store).map_err(|e| {
             let (stop, detail) = self.sandbox.stopped(store.data(), &e);
             failure(label, stop.into(), detail)
         });
