@@ -17,7 +17,6 @@ use condense_runtime::model::{
 };
 use condense_runtime::policy::{Automatic, Confirm, Due, Policy, RateLimited};
 use condense_runtime::tools::{CommandPolicy, ToolClass, ToolRegistry, Workspace, coding_tools};
-use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -55,7 +54,8 @@ pub struct AgentRun {
 /// Runs the task, printing each tool call and the answer to `out`.
 pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<()> {
     // Everything that can fail on bad input fails before the journal is
-    // touched: the workdir, the key, the components.
+    // touched: the workdir, the key, the compressor's settings, the
+    // components.
     let workspace = Workspace::new(&run.workdir)
         .with_context(|| format!("--workdir {}", run.workdir.display()))?;
     let tools = coding_tools(
@@ -63,6 +63,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
         run.allow_commands.then(CommandPolicy::default),
     );
     let model = model(run)?;
+    let compressor = compressor_settings(settings, &tools)?;
     let context = context(&settings.runtime, &workspace, &run.task)?;
     let events = crate::session::events_log(run.events.as_deref())?;
     // The frame the agent's requests send, for the LLM summarizer's.
@@ -84,7 +85,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     let condense = Condense::new(
         Arc::new(middleware),
         settings.core,
-        compressor_settings(settings, &tools),
+        compressor,
         Box::new(FileStore::new(run.session.with_extension("ckpt"))),
     )
     .with_placement(settings.runtime.summary_placement)
@@ -158,28 +159,21 @@ fn model(run: &AgentRun) -> Result<Box<dyn Model>> {
     })
 }
 
-/// The compressor's settings with the registry's tools added to its tool
-/// classes: the runtime knows what its own tools do, so the config file
-/// needs no `[tools]` patterns for them.
-fn compressor_settings(settings: &Settings, tools: &ToolRegistry) -> String {
-    let mut json = settings.compressor.clone();
-    let table = json
-        .entry("tools")
-        .or_insert_with(|| Value::Object(Default::default()));
-    for (key, class) in [
-        ("mutating", ToolClass::Mutating),
-        ("exec_capable", ToolClass::ExecCapable),
-    ] {
-        // The config file's schema makes `tools` a table of lists.
-        if let Some(list) = table
-            .as_object_mut()
-            .map(|t| t.entry(key).or_insert_with(|| Value::Array(Vec::new())))
-            .and_then(Value::as_array_mut)
-        {
-            list.extend(tools.names_of(class).into_iter().map(Value::String));
-        }
+/// The compressor's settings JSON, for the embedded compressor with the
+/// registry's tools added to its tool classes: the runtime knows what its own
+/// tools do, so the config file needs no `[tools]` patterns for them. A
+/// compressor loaded from a path gets its settings as written, untouched:
+/// its keys are its own, and this host cannot know where it keeps its tool
+/// classes, or whether it has any.
+fn compressor_settings(settings: &Settings, tools: &ToolRegistry) -> Result<String> {
+    let Some(embedded) = settings.embedded_compressor() else {
+        return Ok(settings.compressor_json());
+    };
+    let mut embedded = embedded.map_err(anyhow::Error::msg)?;
+    for class in [ToolClass::Mutating, ToolClass::ExecCapable] {
+        embedded.tools.add(class, tools.names_of(class));
     }
-    Value::Object(json).to_string()
+    Ok(embedded.to_json())
 }
 
 /// The system prompt's blocks: the configured persona (or condense

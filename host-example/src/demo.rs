@@ -16,7 +16,7 @@ use condense_host::replay::{ReplayStats, replay_middleware};
 use condense_host::{FileStore, body};
 use condense_model::{Message, Part, Role};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
-use condense_runtime::chain::{Call, Chain, Condense, Hook, RequestMeter};
+use condense_runtime::chain::{Chain, Condense, Middleware, ModelCall, RequestMeter};
 use condense_runtime::journal::{Contents, Journal};
 use condense_runtime::model::{ModelResponse, ReplayModel};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -50,8 +50,8 @@ pub fn defaults() -> Settings {
 #[derive(Clone, Default)]
 struct LastRequest(Arc<Mutex<Vec<Message>>>);
 
-impl Hook for LastRequest {
-    fn after_model_call(&mut self, call: &Call<'_>, _: &ModelResponse) {
+impl Middleware for LastRequest {
+    fn after_model_call(&mut self, call: &ModelCall<'_>, _: &ModelResponse) {
         *self.0.lock().expect("not poisoned") = call.request.messages.clone();
     }
 }

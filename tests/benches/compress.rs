@@ -39,7 +39,7 @@ use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::estimate_messages;
 use condense_model::{Checkpoint, Message, Outcome, Role};
-use condense_runtime::chain::{Call, Chain, Condense};
+use condense_runtime::chain::{Chain, Condense, ModelCall};
 use condense_runtime::model::ModelRequest;
 use condense_tests::{TestConfig, config_40k, corpus_dir, embedded_middleware, session};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -139,7 +139,7 @@ fn bench(c: &mut Criterion) {
                 Transcript::from_iter(history.iter().filter(|m| m.role != Role::System).cloned());
             group.bench_function(format!("runtime/{name}{passes}"), |b| {
                 b.iter(|| {
-                    let mut call = Call {
+                    let mut call = ModelCall {
                         number: 1,
                         history: &conversation,
                         context: Default::default(),

@@ -7,7 +7,7 @@ use condense_host::{FileStore, Middleware};
 use condense_model::{Message, Role, SUMMARY_MARKER};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::chain::{
-    Call, Chain, Condense, Hook, RequestMeter, SummaryPlacement, UsageMeter,
+    self, Chain, Condense, ModelCall, RequestMeter, SummaryPlacement, UsageMeter,
 };
 use condense_runtime::context::{BlockKind, ContextCompiler};
 use condense_runtime::journal::{self, Event, Journal};
@@ -317,8 +317,8 @@ fn a_rate_limited_session_compacts_again_only_when_the_window_would_overflow() {
 #[derive(Clone, Default)]
 struct Requests(Arc<Mutex<Vec<Vec<Message>>>>);
 
-impl Hook for Requests {
-    fn after_model_call(&mut self, call: &Call<'_>, _: &ModelResponse) {
+impl chain::Middleware for Requests {
+    fn after_model_call(&mut self, call: &ModelCall<'_>, _: &ModelResponse) {
         self.0.lock().unwrap().push(call.request.messages.clone());
     }
 }

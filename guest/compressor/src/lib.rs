@@ -117,23 +117,23 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
         Some(Ok(state)) => {
             let from = state.prefix.boundary as usize - offset;
             let tokens = window_tokens(from);
-            let call = Call::new(
+            let window = Window::new(
                 &history[from..],
                 &tokens,
                 state.prefix.clone(),
                 config,
                 settings,
             );
-            match call.resume(&state) {
+            match window.resume(&state) {
                 Ok(at) => {
-                    let outcome = call.run(Some((at, state)), checkpoint, summarize)?;
+                    let outcome = window.run(Some((at, state)), checkpoint, summarize)?;
                     // A compaction checked its own outcome; the checkpoint's
                     // request, reused, is checked here: a checkpoint is the
                     // guest's input, and one that was not condense's can
                     // describe a request that breaks the rules.
                     let checked = match outcome.report.trigger {
                         Trigger::Compacted => Ok(()),
-                        _ => call.check(&outcome),
+                        _ => window.check(&outcome),
                     };
                     match checked {
                         Ok(()) => return Ok(outcome),
@@ -154,7 +154,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
     let mut outcome = match State::written_back(history, &tokens) {
         Some(state) => {
             let from = state.prefix.boundary as usize;
-            let call = Call::new(
+            let window = Window::new(
                 &history[from..],
                 &tokens[from..],
                 state.prefix.clone(),
@@ -166,11 +166,11 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
                 tail_start: 0,
                 horizon: 0,
             };
-            call.run(Some((at, state)), None, summarize)?
+            window.run(Some((at, state)), None, summarize)?
         }
         None => {
-            let call = Call::new(history, &tokens, Prefix::default(), config, settings);
-            call.run(None, None, summarize)?
+            let window = Window::new(history, &tokens, Prefix::default(), config, settings);
+            window.run(None, None, summarize)?
         }
     };
     outcome.report.checkpoint_ignored = ignored;
@@ -201,10 +201,13 @@ fn usable(checkpoint: &Checkpoint, history: &[Message], offset: usize) -> Result
     Ok(state)
 }
 
-/// One call's view of the history: the window from the boundary on, what is
-/// known of the messages before it, and the window's sizes.
-struct Call<'a> {
-    window: &'a [Message],
+/// The window a compress call works on (the history from the boundary on),
+/// measured: what is known of the messages before it, its own sizes and safe
+/// cuts, and the call's config and settings. Named for what it holds, not
+/// for the call: one call can make two, when a checkpoint's window does not
+/// resume and the whole history is taken instead.
+struct Window<'a> {
+    messages: &'a [Message],
     prefix: Prefix,
     config: &'a CoreConfig,
     settings: &'a Settings,
@@ -225,23 +228,23 @@ struct At {
     horizon: usize,
 }
 
-impl<'a> Call<'a> {
+impl<'a> Window<'a> {
     fn new(
-        window: &'a [Message],
+        messages: &'a [Message],
         tokens: &'a [u32],
         prefix: Prefix,
         config: &'a CoreConfig,
         settings: &'a Settings,
-    ) -> Call<'a> {
+    ) -> Window<'a> {
         let before = fold::Before {
             offset: prefix.boundary as usize,
             system_tokens: prefix.system_tokens(),
             last_opener: prefix.last_opener.map(|(i, t)| (i as usize, u64::from(t))),
         };
-        let sizes = fold::Sizes::new(window, tokens, before);
-        let cuts = segment::safe_cut_points_after(window, prefix.last_opener.is_some());
-        Call {
-            window,
+        let sizes = fold::Sizes::new(messages, tokens, before);
+        let cuts = segment::safe_cut_points_after(messages, prefix.last_opener.is_some());
+        Window {
+            messages,
             prefix,
             config,
             settings,
@@ -275,9 +278,10 @@ impl<'a> Call<'a> {
         })
     }
 
-    /// The call: `previous` is the checkpoint's fold and state when it
-    /// applies (or the fold a written-back history carries), `given` the
-    /// checkpoint itself (handed back unchanged while nothing new is folded).
+    /// Compresses the window: `previous` is the checkpoint's fold and state
+    /// when it applies (or the fold a written-back history carries), `given`
+    /// the checkpoint itself (handed back unchanged while nothing new is
+    /// folded).
     fn run(
         &self,
         previous: Option<(At, State)>,
@@ -300,7 +304,7 @@ impl<'a> Call<'a> {
                 At {
                     boundary: 0,
                     tail_start: 0,
-                    horizon: self.window.len(),
+                    horizon: self.messages.len(),
                 },
                 String::new(),
                 None,
@@ -323,7 +327,7 @@ impl<'a> Call<'a> {
         let compacted = |fold: &Fold, newly_folded: u32| {
             let prefix = self
                 .prefix
-                .advance(self.window, self.tokens, fold.at.boundary);
+                .advance(self.messages, self.tokens, fold.at.boundary);
             let state = State {
                 prefix,
                 summary: fold.summary.clone(),
@@ -345,7 +349,7 @@ impl<'a> Call<'a> {
 
         // Compact. The passes come first: the cheapest compaction rewrites the
         // kept messages older than the verbatim tail and folds nothing.
-        let horizon = self.window.len();
+        let horizon = self.messages.len();
         let tail_floor = if self.settings.passes_enabled() {
             fold::verbatim_tail_start(&self.sizes, &self.cuts, 0, config)
         } else {
@@ -369,7 +373,7 @@ impl<'a> Call<'a> {
         // compaction further away).
         let max_pair = max_pair_tokens(config.summary_max_tokens);
         let Some(boundary) = fold::choose_boundary(
-            self.window,
+            self.messages,
             &self.sizes,
             &self.cuts,
             0,
@@ -379,7 +383,7 @@ impl<'a> Call<'a> {
         ) else {
             return Ok(unchanged(Trigger::WontShrink, keep()));
         };
-        let newly_folded: Vec<Message> = self.window[..boundary]
+        let newly_folded: Vec<Message> = self.messages[..boundary]
             .iter()
             .filter(|m| m.role != Role::System)
             .cloned()
@@ -400,7 +404,7 @@ impl<'a> Call<'a> {
                 previous_summary: current.summary.clone(),
                 messages: newly_folded,
                 max_tokens: config.summary_max_tokens,
-                language: self.prefix.language(self.window, boundary).to_string(),
+                language: self.prefix.language(self.messages, boundary).to_string(),
                 settings: "{}".into(),
             },
             &replaced,
@@ -425,7 +429,7 @@ impl<'a> Call<'a> {
         let known = self.prefix.known();
         let history = History {
             offset: self.offset(),
-            messages: self.window,
+            messages: self.messages,
             before: &known,
         };
         invariants::check_items(history, &outcome.items, outcome.report.cut())
@@ -440,7 +444,7 @@ impl<'a> Call<'a> {
         // checkpoint fixes them, so a new message in another language cannot
         // change the framing (and break the cache) between compactions.
         let pair = folded.then(|| {
-            framing::summary_pair(&summary, self.prefix.language(self.window, at.boundary))
+            framing::summary_pair(&summary, self.prefix.language(self.messages, at.boundary))
         });
         let pair_tokens = pair_tokens.unwrap_or_else(|| {
             pair.iter()
@@ -450,7 +454,7 @@ impl<'a> Call<'a> {
         });
         let (region, mut passes) = if at.tail_start > at.boundary {
             passes::run(
-                &self.window[..at.horizon],
+                &self.messages[..at.horizon],
                 at.boundary..at.tail_start,
                 self.settings,
             )
@@ -495,12 +499,12 @@ impl<'a> Call<'a> {
     ) -> Outcome {
         let offset = self.offset();
         let items = if fold.pair.is_none() && fold.region.is_empty() {
-            (offset..offset + self.window.len())
+            (offset..offset + self.messages.len())
                 .map(|i| Item::Kept(i as u32))
                 .collect()
         } else {
             assemble::assemble(
-                self.window,
+                self.messages,
                 &self.prefix,
                 fold.at.boundary,
                 fold.pinned,

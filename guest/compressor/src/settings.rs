@@ -142,6 +142,23 @@ impl ToolClasses {
             ToolClass::ReadOnly
         }
     }
+
+    /// Adds `names` to the list of `class`, each a pattern matching only
+    /// itself (an agent runtime's own tool names have no `*` or `?`); a name
+    /// already listed is not listed twice. Read-only is what matches neither
+    /// list, so nothing is added for it: adding can never take a class away.
+    pub fn add(&mut self, class: ToolClass, names: impl IntoIterator<Item = String>) {
+        let list = match class {
+            ToolClass::ReadOnly => return,
+            ToolClass::Mutating => &mut self.mutating,
+            ToolClass::ExecCapable => &mut self.exec_capable,
+        };
+        for name in names {
+            if !list.contains(&name) {
+                list.push(name);
+            }
+        }
+    }
 }
 
 /// Whether `name` matches one of `patterns` (`*` any run, `?` one character).
@@ -301,6 +318,21 @@ mod tests {
         );
         let err = Settings::parse(r#"{"exclude_tools": ["Read", ""]}"#).unwrap_err();
         assert!(err.starts_with("exclude_tools[1] is empty"), "{err}");
+    }
+
+    #[test]
+    fn added_names_take_their_class() {
+        let mut tools = ToolClasses {
+            mutating: vec!["Edit".into()],
+            exec_capable: vec!["Bash".into()],
+        };
+        tools.add(ToolClass::Mutating, ["write_file".into(), "Edit".into()]);
+        tools.add(ToolClass::ExecCapable, ["run_command".into()]);
+        tools.add(ToolClass::ReadOnly, ["Bash".into()]);
+        assert_eq!(tools.mutating, ["Edit", "write_file"]);
+        assert_eq!(tools.class_of("write_file"), ToolClass::Mutating);
+        assert_eq!(tools.class_of("run_command"), ToolClass::ExecCapable);
+        assert_eq!(tools.class_of("Bash"), ToolClass::ExecCapable);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! before the next one starts; the model is sent what the middleware chain
 //! makes of the journaled history.
 
-use crate::chain::{Call, Chain};
+use crate::chain::{Chain, ModelCall};
 use crate::context::ContextCompiler;
 use crate::journal::{Contents, Event, Journal, JournalError};
 use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
@@ -193,7 +193,7 @@ impl Agent {
     /// answer journaled (and the compactions of the request before it).
     pub fn call_model(&mut self) -> Result<ModelResponse, AgentError> {
         self.calls += 1;
-        let mut call = Call {
+        let mut call = ModelCall {
             number: self.calls,
             history: &self.history,
             context: self.context.clone(),

@@ -1,9 +1,15 @@
-//! The middleware chain around each model call, and the two middlewares the
-//! runtime ships: condense, and a meter of the provider's token counts.
+//! The middleware chain around each model call, and the middlewares the
+//! runtime ships: condense, a meter of the provider's token counts and one of
+//! the run's figures.
 //!
-//! Each call builds a fresh [`Call`] from the durable history: the
-//! middlewares edit that copy, never the history. They run in order before
-//! the call and in order after it.
+//! Each model call builds a fresh [`ModelCall`] from the durable history:
+//! the middlewares edit that copy, never the history. They run in order
+//! before the call and in order after it.
+//!
+//! [`Middleware`] here is the chain's trait. The host's compress middleware,
+//! which [`Condense`] wraps, keeps its full path, `condense_host::Middleware`:
+//! an alias on import would be a name found nowhere else, while the path says
+//! at each use whose type it is.
 
 use crate::context::{BlockKind, ContextCompiler};
 use crate::journal::Usage;
@@ -14,9 +20,7 @@ pub use condense_config::SummaryPlacement;
 use condense_host::body::with_overhead;
 use condense_host::events::{Cause, Compaction};
 use condense_host::replay::{ReplayStats, StatsMeter};
-use condense_host::{
-    CheckpointStore, Compressed, Middleware, SessionCheckpoint, Status, Transcript,
-};
+use condense_host::{CheckpointStore, Compressed, SessionCheckpoint, Status, Transcript};
 use condense_model::hash::message_digest;
 use condense_model::tokens::{estimate_message, estimate_messages};
 use condense_model::{CoreConfig, Item, Message, Role};
@@ -25,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// One model call as the middlewares see it.
-pub struct Call<'h> {
+pub struct ModelCall<'h> {
     /// 1-based number of the call in this run.
     pub number: u64,
     /// The conversation as journaled: read it, never edit it.
@@ -37,20 +41,20 @@ pub struct Call<'h> {
     /// after the compiled context.
     pub system: Vec<Message>,
     /// The conversation to send instead of `history`'s messages, once a
-    /// middleware made one (condense does); a hook that edits it belongs
-    /// after condense ([`Call::conversation_mut`]).
+    /// middleware made one (condense does); a middleware that edits it
+    /// belongs after condense ([`ModelCall::conversation_mut`]).
     pub conversation: Option<Vec<Message>>,
     /// The request to send. Its messages are filled in once the last
     /// middleware ran: the compiled context, `system`, then the
     /// conversation (the history itself if no middleware made one, copied
-    /// only then). Hooks after the call see it whole.
+    /// only then). Middlewares see it whole after the call.
     pub request: ModelRequest,
     /// Compactions the middlewares performed for this call, for the runtime
     /// to journal and report.
     pub compactions: Vec<Compaction>,
 }
 
-impl Call<'_> {
+impl ModelCall<'_> {
     /// The compiled context as the system message that will lead the
     /// request (none while every block is empty).
     pub fn context_message(&self) -> Option<Message> {
@@ -82,12 +86,12 @@ impl Call<'_> {
 }
 
 /// A middleware of the model-call path.
-pub trait Hook {
-    fn before_model_call(&mut self, call: &mut Call<'_>) {
+pub trait Middleware {
+    fn before_model_call(&mut self, call: &mut ModelCall<'_>) {
         let _ = call;
     }
 
-    fn after_model_call(&mut self, call: &Call<'_>, response: &ModelResponse) {
+    fn after_model_call(&mut self, call: &ModelCall<'_>, response: &ModelResponse) {
         let _ = (call, response);
     }
 }
@@ -95,7 +99,7 @@ pub trait Hook {
 /// The middlewares, in order.
 #[derive(Default)]
 pub struct Chain {
-    hooks: Vec<Box<dyn Hook>>,
+    middlewares: Vec<Box<dyn Middleware>>,
 }
 
 impl Chain {
@@ -103,34 +107,34 @@ impl Chain {
         Chain::default()
     }
 
-    /// Adds `hook` after the ones already in the chain.
-    pub fn with(mut self, hook: impl Hook + 'static) -> Chain {
-        self.hooks.push(Box::new(hook));
+    /// Adds `middleware` after the ones already in the chain.
+    pub fn with(mut self, middleware: impl Middleware + 'static) -> Chain {
+        self.middlewares.push(Box::new(middleware));
         self
     }
 
     /// Runs every middleware's `before_model_call`, then assembles the
     /// request's messages.
-    pub fn before_model_call(&mut self, call: &mut Call<'_>) {
-        for hook in &mut self.hooks {
-            hook.before_model_call(call);
+    pub fn before_model_call(&mut self, call: &mut ModelCall<'_>) {
+        for middleware in &mut self.middlewares {
+            middleware.before_model_call(call);
         }
         call.assemble();
     }
 
-    pub fn after_model_call(&mut self, call: &Call<'_>, response: &ModelResponse) {
-        for hook in &mut self.hooks {
-            hook.after_model_call(call, response);
+    pub fn after_model_call(&mut self, call: &ModelCall<'_>, response: &ModelResponse) {
+        for middleware in &mut self.middlewares {
+            middleware.after_model_call(call, response);
         }
     }
 }
 
 /// condense as a middleware: the request's conversation is what condense
 /// makes of the durable history, behind the system prompt. It compresses the history itself (a [`Transcript`], so a call
-/// between compactions costs what it sends), so a hook that edits the
+/// between compactions costs what it sends), so a middleware that edits the
 /// conversation belongs after it.
-pub struct Condense<M = Arc<Middleware>> {
-    /// The middleware, owned or shared (`Arc`, `&'static`).
+pub struct Condense<M = Arc<condense_host::Middleware>> {
+    /// The host's compress middleware, owned or shared (`Arc`, `&'static`).
     middleware: M,
     core: CoreConfig,
     settings: String,
@@ -148,7 +152,7 @@ pub struct Condense<M = Arc<Middleware>> {
     frame: Option<AgentFrame>,
 }
 
-impl<M: Deref<Target = Middleware>> Condense<M> {
+impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
     /// `settings` is the compressor's settings JSON; `store` keeps the
     /// checkpoint beside the session. Every due compaction proceeds and the
     /// summary is a message pair until told otherwise.
@@ -248,8 +252,8 @@ impl<M: Deref<Target = Middleware>> Condense<M> {
     }
 }
 
-impl<M: Deref<Target = Middleware>> Hook for Condense<M> {
-    fn before_model_call(&mut self, call: &mut Call<'_>) {
+impl<M: Deref<Target = condense_host::Middleware>> Middleware for Condense<M> {
+    fn before_model_call(&mut self, call: &mut ModelCall<'_>) {
         // The model is sent the system prompt and the tool definitions with
         // every request: they count against the threshold.
         let tools: u32 = call.request.tools.iter().map(ToolSpec::tokens).sum();
@@ -383,8 +387,8 @@ impl UsageMeter {
     }
 }
 
-impl Hook for UsageMeter {
-    fn after_model_call(&mut self, _: &Call<'_>, response: &ModelResponse) {
+impl Middleware for UsageMeter {
+    fn after_model_call(&mut self, _: &ModelCall<'_>, response: &ModelResponse) {
         self.calls
             .lock()
             .expect("the meter is not poisoned")
@@ -423,8 +427,8 @@ impl RequestMeter {
     }
 }
 
-impl Hook for RequestMeter {
-    fn before_model_call(&mut self, call: &mut Call<'_>) {
+impl Middleware for RequestMeter {
+    fn before_model_call(&mut self, call: &mut ModelCall<'_>) {
         let context = call.context_message();
         let messages: Vec<Message> = context
             .iter()
@@ -444,7 +448,7 @@ impl Hook for RequestMeter {
             .pending = Some((messages, tokens));
     }
 
-    fn after_model_call(&mut self, call: &Call<'_>, _: &ModelResponse) {
+    fn after_model_call(&mut self, call: &ModelCall<'_>, _: &ModelResponse) {
         let mut record = self.inner.lock().expect("the meter is not poisoned");
         let Some((messages, tokens)) = record.pending.take() else {
             return;

@@ -1,7 +1,7 @@
 //! `condense agent` against an OpenAI-compatible server of the test's (the
 //! scripted server, on 127.0.0.1): the task done with real tools in a
-//! working directory, the journal, the events, and the LLM summarizer asking
-//! in the agent's own request.
+//! working directory, the journal, the events, the agent's own tools classed
+//! for the passes, and the LLM summarizer asking in the agent's own request.
 
 use condense_host::events::Compaction;
 use condense_model::{Message, SUMMARY_MARKER};
@@ -202,6 +202,75 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
     condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut replayed).unwrap();
     let replayed = String::from_utf8(replayed).unwrap();
     assert!(replayed.contains("session.jsonl"), "{replayed}");
+}
+
+/// The agent's tools are classed by its tool registry, not by the config
+/// file: with `[tools]` lists that name none of them, a long run of
+/// `write_file` steps is still an edit loop, which the developer-loop pass
+/// aggregates when condense compacts, on the wire and in the events.
+#[test]
+fn the_agents_own_tools_are_classed_for_the_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let config = dir.path().join("condense.toml");
+    // A target close to the threshold: eliding a few steps is compaction
+    // enough, so the passes' rewrite is what the model is sent.
+    std::fs::write(
+        &config,
+        "token_threshold = 4000\ntarget_tokens = 3000\n\
+         aggregate_developer_loops = true\nmax_loop_steps_before_aggregate = 3\n\
+         [tools]\nmutating = [\"Edit\"]\nexec_capable = [\"Bash\"]\n",
+    )
+    .unwrap();
+    let session = dir.path().join("session.jsonl");
+    let content: String = (0..30)
+        .map(|i| format!("line {i}: the queue worker restarts after each migration\n"))
+        .collect();
+    let mut script: Vec<Reply> = (0..12)
+        .map(|i| {
+            tool_call_reply(
+                &format!("w{i}"),
+                "write_file",
+                serde_json::json!({"path": format!("part{i}.txt"), "content": content}),
+            )
+        })
+        .collect();
+    script.push(condense_tests::chat_answer("Wrote twelve parts."));
+    let server = TestServer::start(script);
+
+    let args = [
+        "condense".to_owned(),
+        "agent".into(),
+        "--config".into(),
+        config.display().to_string(),
+        "--model-url".into(),
+        server.url("/v1"),
+        "--model".into(),
+        "scripted".into(),
+        "--workdir".into(),
+        workdir.display().to_string(),
+        "--session".into(),
+        session.display().to_string(),
+        "write the parts".into(),
+    ];
+    let mut out = Vec::new();
+    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("Wrote twelve parts."), "{out}");
+
+    let journaled = journal::read(&session).unwrap();
+    let events = compaction_events(&journaled.events);
+    assert!(
+        events.iter().any(|e| e.passes.steps_elided > 0),
+        "{events:?}"
+    );
+    assert!(
+        server.requests().iter().any(|r| r.body["messages"]
+            .to_string()
+            .contains("edit/run loop elided here (write_file ×")),
+        "no request had write_file steps elided"
+    );
 }
 
 /// `condense agent` with the LLM summarizer asking the agent's own model
