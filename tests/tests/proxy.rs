@@ -899,9 +899,11 @@ fn claude_turn(turn: usize) -> Reply {
 /// Claude Code itself (`claude -p`), pointed at the proxy with
 /// `ANTHROPIC_BASE_URL`, on a task whose Bash calls print long outputs:
 /// condense compacts its requests (its real system prompt and tools, its
-/// `?beta=true` path), Claude Code reads every streamed answer and finishes
-/// the task, every tool result still follows its call, and between
-/// compactions its requests keep a byte-stable prefix.
+/// `?beta=true` path), Claude Code reads every streamed answer, runs every
+/// Bash call (its output comes back in the next request) and finishes the
+/// task, every tool result still follows its call, and between compactions
+/// the upstream gets a byte-stable prefix (all that moves is Claude Code's
+/// own cache mark on its newest message).
 #[test]
 fn claude_code_works_through_the_proxy() {
     let Some(claude) = agent_cli("CONDENSE_CLAUDE", "claude", "@anthropic-ai/claude-code") else {
@@ -952,15 +954,68 @@ fn claude_code_works_through_the_proxy() {
             }
         }
     }
-    // Claude Code moves its own `cache_control` marks to the newest
-    // message on every call, and sends that message's text as a block
-    // (where the mark goes) and later as a string: neither is content, the
-    // provider caches the same prefix.
-    let unmarked: Vec<Value> = requests
-        .iter()
-        .map(|r| without_cache_marks(r.body.clone()))
-        .collect();
-    assert_breaks_only_at_compactions(&unmarked, continues, &metrics);
+    // Claude Code ran every Bash call the upstream asked for: the request
+    // after each carries its result, which ends with the last number the
+    // command printed, or is condense's marker for that call's result.
+    for turn in 0..AGENT_CALLS {
+        let id = format!("toolu_{turn:02}");
+        let next = &requests[turn + 1].body;
+        let result = next["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().into_iter().flatten())
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id.as_str())
+            .unwrap_or_else(|| panic!("request {}: no result of {id}:\n{next}", turn + 1));
+        let output = result_text(result);
+        let last = (3000 + turn).to_string();
+        let cleared = output.starts_with("[condense: ") && output.contains(&format!("call {id}]"));
+        assert!(
+            output.trim_end().lines().last() == Some(last.as_str()) || cleared,
+            "request {}: {id} (seq 1 {last}) answered with {result}",
+            turn + 1
+        );
+    }
+    // As the upstream got them, byte for byte.
+    let bodies: Vec<Value> = requests.into_iter().map(|r| r.body).collect();
+    assert_breaks_only_at_compactions(&bodies, claude_continues, &metrics);
+}
+
+/// The text of an Anthropic `tool_result` block: its string content, or
+/// the text of its blocks.
+fn result_text(result: &Value) -> String {
+    match &result["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => panic!("tool_result content {other}"),
+    }
+}
+
+/// Whether Claude Code's request `now`, as the upstream got it, starts
+/// with the whole of `before`: the same `system` and `tools` and the same
+/// messages, as JSON values, byte for byte, but for the last message of
+/// `before`. That one Claude Code re-marks: it moves its `cache_control`
+/// mark on to the newest message on every call, and sends a content of one
+/// text block (where the mark goes) as a string once unmarked; neither is
+/// content, the provider caches the same prefix. It must be the same once
+/// unmarked.
+fn claude_continues(before: &Value, now: &Value) -> bool {
+    let (b, n) = (
+        before["messages"].as_array().unwrap(),
+        now["messages"].as_array().unwrap(),
+    );
+    let Some((last, earlier)) = b.split_last() else {
+        return false;
+    };
+    before["system"] == now["system"]
+        && before["tools"] == now["tools"]
+        && n.len() >= b.len()
+        && n[..earlier.len()] == earlier[..]
+        && without_cache_marks(n[earlier.len()].clone()) == without_cache_marks(last.clone())
 }
 
 /// `value` without its `cache_control` keys, and a content of one text

@@ -368,10 +368,16 @@ fn two_folds_merge_to_the_same_summary_as_one() {
         fold2.contains("- Work on bead spotter-dov."),
         "first-half request lost:\n{fold2}"
     );
-    // "continue" says nothing to keep: it goes before the files do.
+    // A routine request says nothing to keep: it is the first to go, before
+    // the commands and files do. ("continue" is this session's current task,
+    // pinned; its routine request is the harness's notice of a background
+    // command.)
+    let notice = "- [Background command \"Run SessionLive tests\" completed (exit code 0)]";
+    let unbudgeted = run("", &messages, UNLIMITED, "en");
+    assert!(unbudgeted.contains(notice), "{unbudgeted}");
     assert!(
-        !fold2.contains("- continue") || fold2.contains("## Files"),
-        "{fold2}"
+        fold2.contains("## Commands") && fold2.contains("## Files") && !fold2.contains(notice),
+        "the routine request outlasted commands or files:\n{fold2}"
     );
     assert!(
         fold2.contains("## Next step\n- Now push to remote:"),
