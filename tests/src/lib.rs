@@ -26,6 +26,9 @@ pub mod survival;
 // Key facts kept at the end of a replay (see its module doc).
 pub mod recall;
 
+// Identifier recall against Claude Code's own summaries (see its module doc).
+pub mod identifiers;
+
 /// The components built into the host, under the default limits.
 pub fn embedded_middleware() -> &'static Middleware {
     static SHARED: OnceLock<Middleware> = OnceLock::new();

@@ -5,6 +5,7 @@
 
 mod corpus;
 mod host;
+mod identifiers;
 mod layout;
 mod llm;
 mod passes;

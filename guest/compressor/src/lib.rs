@@ -568,8 +568,10 @@ pub fn max_pair_tokens(summary_tokens: u32) -> u64 {
     framing + u64::from(summary_tokens) + JOIN_SLACK
 }
 
-/// Cuts `text` at a char boundary so its estimate fits `max_tokens`.
-fn clamp_to_tokens(mut text: String, max_tokens: u32) -> String {
+/// Cuts `text` at a char boundary so its estimate fits `max_tokens`: what
+/// becomes of a summary over its budget (public so that a measure of a
+/// summarizer's text holds it to the budget the same way).
+pub fn clamp_to_tokens(mut text: String, max_tokens: u32) -> String {
     while estimate_text(&text) > max_tokens {
         // Shrink proportionally (at least one char) and re-measure: the
         // estimate is not linear in length, so this converges in a few rounds.
