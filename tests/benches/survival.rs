@@ -1,27 +1,39 @@
 //! The survival benchmark of issue 11 (`condense_tests::survival`), the full
 //! set: 8 generated chat sessions with tools, 8 without (talk only), 8 of
-//! terse turns and the 3 long recorded coding sessions with canaries planted, five successive compactions each, at summary budgets of
-//! 10%, 20% and 30% of the folded text. Prints, per budget, the table of each
-//! family, the folded canaries lost at the last round, and a one-line summary
-//! of all cases together.
+//! terse turns and the 3 long recorded coding sessions with canaries planted,
+//! all in the words of the tuned bank; then 8 heavy-filler sessions in the
+//! words of the untuned bank and 8 in those of the held-back bank; five
+//! successive compactions each, at summary budgets of 10%, 20% and 30% of the
+//! folded text. Prints, per budget, the table of each family, the folded
+//! canaries lost at the last round, and a one-line summary of the four tuned
+//! families together; then, apart, a table per budget of the untuned family
+//! and of the held-back one (never merged into the others: the held-back
+//! figure is the one nothing was tuned to).
 //!
 //! Run: `cargo bench -p condense-tests --bench survival`. A figure, not a
 //! timing: nothing is asserted here (the tests assert the harness is sound).
 //! `SURVIVAL_BUDGETS=2,5` runs other budgets (in percent) instead, to find
 //! where the budget starts to bind; `SURVIVAL_SUMMARIZER=x.wasm` measures
 //! another summarizer component (a third party's, or an earlier build of the
-//! heuristic one) in place of the embedded one.
+//! heuristic one) in place of the embedded one; `SURVIVAL_FAMILIES=untuned,
+//! held-back` runs only the families named (of `chat`, `talk`, `terse`,
+//! `corpus`, `untuned`, `held-back`).
 
 use condense_tests::summarizer_from_env;
 use condense_tests::survival::{
-    BUDGET_PERCENTS, ROUNDS, Report, chat_cases, corpus_cases, run_with, talk_cases, terse_cases,
+    BUDGET_PERCENTS, Case, ROUNDS, Report, budget_table, chat_cases, corpus_cases, held_back_cases,
+    run_with, talk_cases, terse_cases, untuned_cases,
 };
 use std::time::Instant;
 
 const CHAT_SEEDS: std::ops::Range<u64> = 0..8;
+const FILLER_SEEDS: std::ops::Range<u64> = 0..8;
 const CORPUS_SEED: u64 = 0;
 /// Lost canaries listed per family and budget.
 const LOST_SHOWN: usize = 12;
+
+const UNTUNED_LABEL: &str = "untuned bank, heavy filler";
+const HELD_BACK_LABEL: &str = "HELD BACK bank, heavy filler (reported apart; bank pinned)";
 
 fn show(label: &str, report: &Report) {
     println!("--- {label}");
@@ -66,46 +78,95 @@ fn budgets() -> Vec<u32> {
     }
 }
 
+/// Whether `family` is to run: every family, or those of `SURVIVAL_FAMILIES`.
+fn runs(family: &str) -> bool {
+    match std::env::var("SURVIVAL_FAMILIES") {
+        Ok(list) => list.split(',').any(|f| f.trim() == family),
+        Err(_) => true,
+    }
+}
+
+/// The cases of `name`, if it is to run.
+fn family(name: &str, make: impl FnOnce() -> Vec<Case>) -> Vec<Case> {
+    if runs(name) { make() } else { Vec::new() }
+}
+
 fn main() {
     let started = Instant::now();
-    let chat = chat_cases(CHAT_SEEDS);
-    let talk = talk_cases(CHAT_SEEDS);
-    let terse = terse_cases(CHAT_SEEDS);
-    let corpus = corpus_cases(CORPUS_SEED);
+    let chat = family("chat", || chat_cases(CHAT_SEEDS));
+    let talk = family("talk", || talk_cases(CHAT_SEEDS));
+    let terse = family("terse", || terse_cases(CHAT_SEEDS));
+    let corpus = family("corpus", || corpus_cases(CORPUS_SEED));
+    let untuned = family("untuned", || untuned_cases(FILLER_SEEDS));
+    let held_back = family("held-back", || held_back_cases(FILLER_SEEDS));
     println!(
         "survival: {} chat cases with tools, {} without, {} terse (seeds {CHAT_SEEDS:?}), {} \
-         corpus cases (seed {CORPUS_SEED}), {ROUNDS} compactions each; cases built in {:.1?}",
+         corpus cases (seed {CORPUS_SEED}), {} untuned and {} held-back (seeds \
+         {FILLER_SEEDS:?}), {ROUNDS} compactions each; cases built in {:.1?}",
         chat.len(),
         talk.len(),
         terse.len(),
         corpus.len(),
+        untuned.len(),
+        held_back.len(),
         started.elapsed()
     );
     let middleware = summarizer_from_env("SURVIVAL_SUMMARIZER");
+    let tuned = [
+        ("chat-style, with tools", &chat),
+        ("chat-style, talk only", &talk),
+        ("chat-style, terse turns", &terse),
+        ("corpus", &corpus),
+    ];
     let mut summaries = Vec::new();
+    let mut untuned_reports = Vec::new();
+    let mut held_back_reports = Vec::new();
     for percent in budgets() {
         let started = Instant::now();
-        let chat_report = run_with(middleware, &chat, percent);
-        let talk_report = run_with(middleware, &talk, percent);
-        let terse_report = run_with(middleware, &terse, percent);
-        let corpus_report = run_with(middleware, &corpus, percent);
-        let mut all = chat_report.clone();
-        all.merge(&talk_report);
-        all.merge(&terse_report);
-        all.merge(&corpus_report);
+        let reports: Vec<(&str, Report)> = tuned
+            .iter()
+            .filter(|(_, cases)| !cases.is_empty())
+            .map(|(label, cases)| (*label, run_with(middleware, cases, percent)))
+            .collect();
+        let untuned_report = (!untuned.is_empty()).then(|| run_with(middleware, &untuned, percent));
+        let held_back_report =
+            (!held_back.is_empty()).then(|| run_with(middleware, &held_back, percent));
         println!(
             "\n===== summary budget {percent}% ({:.1?})",
             started.elapsed()
         );
-        show("chat-style, with tools", &chat_report);
-        show("chat-style, talk only", &talk_report);
-        show("chat-style, terse turns", &terse_report);
-        show("corpus", &corpus_report);
-        println!("--- all: {}", all.summary_line());
-        summaries.push(all.summary_line());
+        for (label, report) in &reports {
+            show(label, report);
+        }
+        if let Some((_, first)) = reports.first() {
+            let mut all = first.clone();
+            for (_, report) in &reports[1..] {
+                all.merge(report);
+            }
+            println!("--- all: {}", all.summary_line());
+            summaries.push(all.summary_line());
+        }
+        if let Some(report) = untuned_report {
+            show(UNTUNED_LABEL, &report);
+            untuned_reports.push(report);
+        }
+        if let Some(report) = held_back_report {
+            show(HELD_BACK_LABEL, &report);
+            held_back_reports.push(report);
+        }
     }
-    println!("\n===== summary");
-    for line in summaries {
-        println!("{line}");
+    if !summaries.is_empty() {
+        println!("\n===== summary");
+        for line in summaries {
+            println!("{line}");
+        }
+    }
+    if !untuned_reports.is_empty() {
+        println!("\n===== {UNTUNED_LABEL}, seeds {FILLER_SEEDS:?}");
+        print!("{}", budget_table(&untuned_reports, ROUNDS));
+    }
+    if !held_back_reports.is_empty() {
+        println!("\n===== {HELD_BACK_LABEL}, seeds {FILLER_SEEDS:?}");
+        print!("{}", budget_table(&held_back_reports, ROUNDS));
     }
 }

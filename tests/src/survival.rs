@@ -5,24 +5,38 @@
 //!
 //! A [`Case`] is a conversation with **canaries** planted in it: user
 //! statements of five kinds ([`CanaryKind`]: rules, constraints, facts, goals,
-//! preferences), phrased naturally from varied templates, each carrying an
-//! unguessable value (`release-K7QX`, `$4,217`, `db-7731.internal`) drawn from a
-//! deterministic PRNG. Four canaries per kind, spread over the conversation:
-//! one early, one in the first three fifths, one superseded (planted early,
-//! updated later with a new value on the same subject, the update never
-//! naming the old value), one late. In two kinds per case the first two are a
-//! **near-duplicate pair**: the same statement about two subjects, two values
-//! that must both stay.
+//! preferences), phrased from the varied templates of a phrase [`Bank`], each
+//! carrying an unguessable value (`release-K7QX`, `$4,217`, `db-7731.internal`)
+//! drawn from a deterministic PRNG. Four canaries per kind, spread over the
+//! conversation: one early, one in the first three fifths, one superseded
+//! (planted early, updated later with a new value on the same subject, the
+//! update never naming the old value), one late. In two kinds per case the
+//! first two are a **near-duplicate pair**: the same statement about two
+//! subjects, two values that must both stay.
 //!
-//! Four families: [`chat_cases`], generated agent sessions (user turns, tool
-//! calls and long results, reports with file names and numbers that are not
-//! canaries); [`talk_cases`], the same chatter without tools; [`terse_cases`],
-//! short turns that each say something, where the budget binds; and
-//! [`corpus_cases`], the long recorded coding sessions with the
-//! canary statements inserted as user messages between turns, where a person
-//! may speak without breaking tool pairing or role order. Routine material
-//! dominates: the canary statements are a few percent of the tokens (under a
-//! tenth in the terse family, where every other line is short too).
+//! Six families. Four in the words of the tuned bank ([`TUNED`]), which the
+//! summarizer was written against: [`chat_cases`], generated agent sessions
+//! (user turns, tool calls and long results, reports with file names and
+//! numbers that are not canaries); [`talk_cases`], the same chatter without
+//! tools; [`terse_cases`], short turns that each say something, where the
+//! budget binds; and [`corpus_cases`], the long recorded coding sessions with
+//! the canary statements inserted as user messages between turns, where a
+//! person may speak without breaking tool pairing or role order. Routine
+//! material dominates: the canary statements are a few percent of the tokens
+//! (under a tenth in the terse family, where every other line is short too).
+//!
+//! Two in words the summarizer was not written against, as heavy-filler
+//! sessions ([`filler_cases`]: the person repeats a few routine lines word
+//! for word many times and says things with numbers and rule words that bind
+//! nothing): [`untuned_cases`], in the words of [`UNTUNED`] (labelled
+//! statements in any case and a few languages, declarative facts with no
+//! modal verb, progress states, soft preferences, updates that often carry
+//! no correction word at all), and [`held_back_cases`], in the words of
+//! [`HELD_BACK`], a bank written once and never edited: a test pins its
+//! text, and its figures are always reported apart from the others', as the
+//! one figure nothing was tuned to. When a held-back bank has served (been
+//! looked at while working on the summarizer), the next one is a new family
+//! with a new bank, never an edit of this one.
 //!
 //! Each case is cut into [`ROUNDS`] segments. Round `r` compresses the
 //! conversation so far (segments `1..=r`) through the host with the checkpoint
@@ -46,7 +60,8 @@
 //!   folded, its old value is *carried* if it appears anywhere in what the
 //!   model sees, whatever the text around it says.
 //! - **Unguessable values.** Every value is drawn again until it occurs nowhere
-//!   else in the case (the recorded session included) and in no template, so
+//!   else in the case (the recorded session included) and in no fixed text of
+//!   the bank (templates, filler lines, acknowledgements), so
 //!   only the statement that planted it can bring it to the model.
 //! - **Every round compacts as planned**, or the report says which did not
 //!   ([`Report::problems`]); a round that did not fold has no folded canaries,
@@ -71,7 +86,8 @@
 //!
 //! The tests (`tests/tests/survival.rs`) check that the cases are what this
 //! says; the bench (`cargo bench -p condense-tests --bench survival`) prints
-//! the full set at 10%, 20% and 30%.
+//! the full set at 10%, 20% and 30%, the untuned and held-back families in
+//! tables of their own ([`budget_table`]).
 
 use crate::{embedded_middleware, session, summary_of};
 use condense_compressor::{Settings, segment};
@@ -312,522 +328,54 @@ pub fn contains_value(text: &str, value: &str) -> bool {
 // Templates
 // ---------------------------------------------------------------------------
 
-/// A canary statement. `{v}` is where the value goes; `shape` is how the
-/// value looks: `#` a digit, `!` a digit 1–9, `~` a digit 0–5, `@` a
-/// lowercase letter, `%` an uppercase letter, `^` a hex digit, `*` a lowercase
-/// letter or digit, any other character itself.
-struct Template {
-    text: &'static str,
-    shape: &'static str,
-    /// Statements giving the same subject a new value (`{v}`). They never
-    /// name the old value: a correction quoting it would make the stale value
-    /// part of the update itself.
-    updates: [&'static str; 2],
-}
+// The phrases come from a bank (`bank.rs`): the tuned one (`tuned.rs`) of
+// the first four families, the untuned one (`untuned.rs`) written apart from
+// the summarizer, and the held-back one (`held_back.rs`), written once and
+// pinned.
+mod bank;
+mod held_back;
+mod tuned;
+mod untuned;
 
-/// A statement made twice about two subjects (`{s}`): the near-duplicate
-/// pairs. `shape` may contain `{s}` too.
-struct Twin {
-    text: &'static str,
-    shape: &'static str,
-    subjects: &'static [&'static str],
-}
-
-const fn t(text: &'static str, shape: &'static str, updates: [&'static str; 2]) -> Template {
-    Template {
-        text,
-        shape,
-        updates,
-    }
-}
-
-const RULES: &[Template] = &[
-    t(
-        "Never run `git push --force` on branch {v}.",
-        "release-%%%!",
-        [
-            "Correction: the branch you must never force-push is now {v}.",
-            "Actually, the protected branch is {v} from now on, so never force-push that one.",
-        ],
-    ),
-    t(
-        "Don't touch the file {v} without asking me first.",
-        "config/prod-*^^!.yaml",
-        [
-            "Update: the config file you must not touch without asking is {v} now.",
-            "Scratch that, the hands-off file is {v}; ask me before editing it.",
-        ],
-    ),
-    t(
-        "Always run `{v}` before committing.",
-        "make check-!###",
-        [
-            "Change of plan: the command to run before every commit is now `{v}`.",
-            "From now on run `{v}` before each commit instead.",
-        ],
-    ),
-    t(
-        "Never call the live payments API; use the sandbox key {v} for every request.",
-        "sk_test_****!#",
-        [
-            "The sandbox key was rotated: use {v} for payment requests from now on.",
-            "Swap the payments sandbox key for {v}.",
-        ],
-    ),
-    t(
-        "Do not delete anything under {v}, those are the only copies.",
-        "/srv/archive/@@!#",
-        [
-            "Correction: the directory you must not delete from is {v}.",
-            "Actually the only copies moved, so the protected directory is {v} now.",
-        ],
-    ),
-    t(
-        "Never restart the service {v} during business hours.",
-        "svc-@@@-!#",
-        [
-            "Update: the service that must not be restarted during business hours is {v}.",
-            "Make that {v}: that is the one not to restart during the day.",
-        ],
-    ),
-    t(
-        "Don't merge anything into {v} until QA signs off.",
-        "hotfix/%%-!###",
-        [
-            "The QA-gated branch is now {v}; nothing goes in without sign-off.",
-            "Correction: the branch frozen until QA signs off is {v}.",
-        ],
-    ),
-    t(
-        "Never disable the feature flag {v}, other teams depend on it.",
-        "ff_@@@@_!#",
-        [
-            "Update: the flag that must stay enabled is {v}.",
-            "Actually the flag nobody may turn off is {v} now.",
-        ],
-    ),
-    t(
-        "You must not rotate the credentials at vault path {v} yourself, ping security instead.",
-        "secret/team-!#@/db",
-        [
-            "The credentials you must leave to security moved to vault path {v}.",
-            "Correction on the vault path you must not rotate: it is {v}.",
-        ],
-    ),
-];
-
-const CONSTRAINTS: &[Template] = &[
-    t(
-        "The total budget is capped at {v}.",
-        "$!,###",
-        [
-            "Correction: the budget cap is now {v}.",
-            "Actually, make that cap {v}.",
-        ],
-    ),
-    t(
-        "Responses must stay under {v} words.",
-        "!##",
-        [
-            "New limit: keep responses under {v} words.",
-            "Let's change the word limit for responses to {v}.",
-        ],
-    ),
-    t(
-        "The deadline is {v} UTC.",
-        "2026-0!-1# 1!:~5",
-        [
-            "The deadline moved to {v} UTC.",
-            "Correction: we now have until {v} UTC.",
-        ],
-    ),
-    t(
-        "Keep the p99 latency of the checkout endpoint below {v} ms.",
-        "!#!",
-        [
-            "Tighter target: checkout p99 latency must now stay below {v} ms.",
-            "The checkout latency bound at p99 is {v} ms from now on.",
-        ],
-    ),
-    t(
-        "The Docker image must not exceed {v} MB.",
-        "!#!",
-        [
-            "The image size limit changed to {v} MB.",
-            "Correction: the Docker image may be at most {v} MB.",
-        ],
-    ),
-    t(
-        "We can make at most {v} calls per hour to the vendor API.",
-        "!,#!#",
-        [
-            "The vendor raised our quota: at most {v} API calls per hour now.",
-            "Correction on the vendor quota: {v} calls per hour.",
-        ],
-    ),
-    t(
-        "Each worker may use at most {v} MiB of memory.",
-        "!#!#",
-        [
-            "The memory limit per worker is now {v} MiB.",
-            "Make the per-worker memory cap {v} MiB instead.",
-        ],
-    ),
-    t(
-        "Test coverage must stay at or above {v}%.",
-        "!#.!",
-        [
-            "The coverage floor is now {v}%.",
-            "Correction: coverage may not drop below {v}%.",
-        ],
-    ),
-    t(
-        "Batches are fixed at {v} rows, no more.",
-        "!,!#0",
-        [
-            "Change the fixed batch size to {v} rows.",
-            "Update: batches are {v} rows from now on.",
-        ],
-    ),
-];
-
-const FACTS: &[Template] = &[
-    t(
-        "The base commit is {v}.",
-        "^^^^^^^^^",
-        [
-            "I rebased: the base commit is now {v}.",
-            "Correction, base the work on commit {v}.",
-        ],
-    ),
-    t(
-        "The staging DB host is {v}.",
-        "db-!###.internal",
-        [
-            "Staging DB moved, the host is {v} now.",
-            "The staging database now lives at {v}.",
-        ],
-    ),
-    t(
-        "Ticket {v} owns this work.",
-        "PROJ-!###",
-        [
-            "This work moved to ticket {v}.",
-            "Track it under ticket {v} instead.",
-        ],
-    ),
-    t(
-        "The customer account for the repro is {v}.",
-        "acct_*****!",
-        [
-            "Use the customer account {v} for the repro instead.",
-            "Correction: the repro account is {v}.",
-        ],
-    ),
-    t(
-        "The failing CI job is number {v}.",
-        "!#####",
-        [
-            "The CI job to look at is now number {v}.",
-            "Sorry, wrong job: the failing one is {v}.",
-        ],
-    ),
-    t(
-        "Send the header X-Api-Version: {v} with every request.",
-        "v!.!#.!",
-        [
-            "The API version header value is now {v}.",
-            "Correction: X-Api-Version must be {v}.",
-        ],
-    ),
-    t(
-        "Build artifacts go to the bucket {v}.",
-        "art-@@@@-!##",
-        [
-            "The artifact bucket was renamed to {v}.",
-            "Artifacts go to {v} now, not the old bucket.",
-        ],
-    ),
-    t(
-        "The on-call alias for this service is {v}.",
-        "@@@-oncall-!#",
-        [
-            "On-call changed, the alias is {v} now.",
-            "Page {v} instead, that is the new on-call alias.",
-        ],
-    ),
-    t(
-        "The staging cluster's kube context is {v}.",
-        "stg-@@!-%%#",
-        [
-            "The staging kube context is now {v}.",
-            "Correction: use the kube context {v} for staging.",
-        ],
-    ),
-];
-
-const GOALS: &[Template] = &[
-    t(
-        "The goal is to migrate the billing service to queue {v}.",
-        "q-!###",
-        [
-            "Change of goal: migrate billing to queue {v} instead.",
-            "Correction: the queue billing should end up on is {v}.",
-        ],
-    ),
-    t(
-        "Next, wire the retry handler to endpoint {v}.",
-        "/v2/hooks/!###",
-        [
-            "Actually wire the retry handler to {v}.",
-            "The retry handler's endpoint is {v} now.",
-        ],
-    ),
-    t(
-        "Still open: do we deploy to region {v} or keep the current one?",
-        "eu-west-@!#",
-        [
-            "On the open region question: the candidate region is {v} now.",
-            "For the region decision, consider {v} instead.",
-        ],
-    ),
-    t(
-        "The end state we want is every job reporting to dashboard {v}.",
-        "dash-%%%!#",
-        [
-            "The dashboard every job should report to is {v} now.",
-            "Change of target: jobs report to dashboard {v}.",
-        ],
-    ),
-    t(
-        "When that's done, the next step is to cut release {v}.",
-        "!.!#.!-rc!",
-        [
-            "The release to cut next is {v} now.",
-            "Correction: after that we cut {v}.",
-        ],
-    ),
-    t(
-        "Open question for later: should the endpoint {v} be deprecated?",
-        "/legacy/@@!#",
-        [
-            "The deprecation question is about {v} now, not the other endpoint.",
-            "Correction on the open question: it's whether to deprecate {v}.",
-        ],
-    ),
-    t(
-        "Our milestone is to get the flaky test {v} green.",
-        "test_@@@@_!#",
-        [
-            "The milestone changed: get the flaky test {v} green.",
-            "The flaky test we need green is {v} now.",
-        ],
-    ),
-    t(
-        "The plan is to replace the cron job {v} with a queue consumer.",
-        "cron-@@@-!#",
-        [
-            "The cron job to replace with a consumer is {v}.",
-            "Correction: replace cron job {v} instead.",
-        ],
-    ),
-];
-
-const PREFERENCES: &[Template] = &[
-    t(
-        "Write it in Python, not JavaScript; name modules with prefix {v}.",
-        "@@!#_",
-        [
-            "Let's use the module prefix {v} instead.",
-            "Rename the module prefix to {v}.",
-        ],
-    ),
-    t(
-        "Sign off every summary as '{v}'.",
-        "M. Okafor-!##",
-        [
-            "Sign off as '{v}' from now on.",
-            "Change the sign-off to '{v}'.",
-        ],
-    ),
-    t(
-        "Name feature branches {v}/<short-description>.",
-        "feat-@@!#",
-        [
-            "Use {v}/<short-description> for branch names instead.",
-            "The branch prefix is {v} now.",
-        ],
-    ),
-    t(
-        "Put generated files under the directory {v}.",
-        "gen_@@@!",
-        [
-            "Generated files go under {v} now.",
-            "Move the generated output to {v} instead.",
-        ],
-    ),
-    t(
-        "Start every commit message with {v}.",
-        "[%%%-!##]",
-        [
-            "The commit message prefix is {v} now.",
-            "Switch the commit prefix to {v}.",
-        ],
-    ),
-    t(
-        "I'd like the PRs you open labelled {v}.",
-        "team-@@@@-!",
-        [
-            "Label the PRs {v} instead.",
-            "The PR label is {v} from now on.",
-        ],
-    ),
-    t(
-        "In examples, call the test database {v}.",
-        "testdb_@@@!",
-        [
-            "Use {v} as the example database name instead.",
-            "Rename the example test database to {v}.",
-        ],
-    ),
-    t(
-        "Tag log lines from the new code with {v}.",
-        "LOG-%%%!",
-        [
-            "The log tag for the new code is {v} now.",
-            "Change the log tag to {v}.",
-        ],
-    ),
-];
-
-const TWINS: [&[Twin]; 5] = [
-    &[
-        Twin {
-            text: "Never delete the table {v}.",
-            shape: "{s}_@@!#",
-            subjects: &["orders", "invoices", "customers", "payments", "refunds"],
-        },
-        Twin {
-            text: "Never drop the {s} replica {v} without a snapshot.",
-            shape: "rep-@@!#",
-            subjects: &["primary", "analytics", "reporting", "archive"],
-        },
-    ],
-    &[
-        Twin {
-            text: "The {s} queue may hold at most {v} messages.",
-            shape: "!,#!#",
-            subjects: &["email", "sms", "webhook", "export", "audit"],
-        },
-        Twin {
-            text: "Uploads to the {s} bucket are limited to {v} MB each.",
-            shape: "!#!",
-            subjects: &["images", "logs", "backups", "reports"],
-        },
-    ],
-    &[
-        Twin {
-            text: "The {s} service listens on port {v}.",
-            shape: "!#!#",
-            subjects: &["auth", "search", "billing", "reports", "gateway"],
-        },
-        Twin {
-            text: "The {s} team's channel is {v}.",
-            shape: "{s}-team-@@!!",
-            subjects: &["data", "infra", "mobile", "payments"],
-        },
-    ],
-    &[
-        Twin {
-            text: "Next, move the {s} job to worker pool {v}.",
-            shape: "pool-@@!#",
-            subjects: &["nightly", "export", "cleanup", "reindex"],
-        },
-        Twin {
-            text: "Open question: should the {s} endpoint move to {v}?",
-            shape: "/api/v!/{s}-@@!",
-            subjects: &["orders", "users", "search", "billing"],
-        },
-    ],
-    &[
-        Twin {
-            text: "Prefix {s} test files with {v}.",
-            shape: "@@@!_",
-            subjects: &["unit", "integration", "e2e", "smoke"],
-        },
-        Twin {
-            text: "Name {s} branches {v}-<ticket>.",
-            shape: "{s}-@@!#",
-            subjects: &["feature", "bugfix", "release", "chore"],
-        },
-    ],
-];
-
-fn templates(kind: CanaryKind) -> &'static [Template] {
-    match kind {
-        CanaryKind::Rule => RULES,
-        CanaryKind::Constraint => CONSTRAINTS,
-        CanaryKind::Fact => FACTS,
-        CanaryKind::Goal => GOALS,
-        CanaryKind::Preference => PREFERENCES,
-    }
-}
-
-/// What a person says around a statement, so it is not always a message of
-/// its own words alone.
-const LEAD_INS: &[&str] = &[
-    "",
-    "",
-    "",
-    "",
-    "One more thing: ",
-    "Also, ",
-    "Before you go on: ",
-    "Quick note: ",
-    "FYI, ",
-    "Important: ",
-    "Ok, and ",
-    "By the way, ",
-];
-const TRAILERS: &[&str] = &[
-    "",
-    "",
-    "",
-    " Thanks.",
-    " Carry on.",
-    " Then continue.",
-    " Ok?",
-];
-
-/// The assistant's answer to a statement, when the conversation needs one
-/// before the next user message. Never repeats the value.
-const ACKS: &[&str] = &[
-    "Noted.",
-    "Understood.",
-    "Got it.",
-    "OK, I'll keep that in mind.",
-    "Understood, continuing.",
-    "Noted, I'll follow that.",
-    "Will do.",
-];
+pub use bank::*;
+pub use held_back::HELD_BACK;
+pub use tuned::TUNED;
+pub use untuned::UNTUNED;
 
 /// A statement as a person might say it: a lead-in, the template with its
-/// value, a trailer.
-fn phrase(rng: &mut Rng, text: &str, subject: &str, value: &str) -> String {
+/// value, a trailer. A space separates them when the bank's lead-in or
+/// trailer has none of its own.
+fn phrase(rng: &mut Rng, bank: &Bank, text: &str, subject: &str, value: &str) -> String {
     let body = text.replace("{s}", subject).replace("{v}", value);
-    let lead = *rng.pick(LEAD_INS);
+    let lead = *rng.pick(bank.lead_ins);
     let mut chars = body.chars();
     // "Also, the budget …", but "Also, Ticket PROJ-…" stays as written: only
-    // an ordinary capitalised word is lowercased after a lead-in.
+    // an ordinary capitalised word is lowercased after a lead-in, and not
+    // after one that is a sentence of its own ("Quick one.").
+    let own_sentence = lead.trim_end().ends_with(['.', '!', '?']);
     let body = match (chars.next(), chars.next()) {
         (Some(first), Some(second))
-            if !lead.is_empty() && first.is_uppercase() && second.is_lowercase() =>
+            if !lead.is_empty()
+                && !own_sentence
+                && first.is_uppercase()
+                && second.is_lowercase() =>
         {
             format!("{}{}", first.to_lowercase(), &body[first.len_utf8()..])
         }
         _ => body,
     };
-    format!("{lead}{body}{}", rng.pick(TRAILERS))
+    let trailer = *rng.pick(bank.trailers);
+    let lead_space = if lead.is_empty() || lead.ends_with(char::is_whitespace) {
+        ""
+    } else {
+        " "
+    };
+    let trailer_space = if trailer.is_empty() || trailer.starts_with(char::is_whitespace) {
+        ""
+    } else {
+        " "
+    };
+    format!("{lead}{lead_space}{body}{trailer_space}{trailer}")
 }
 
 /// Draws a value of `shape` (see [`Template`]).
@@ -858,18 +406,18 @@ fn render_shape(rng: &mut Rng, shape: &str, subject: &str) -> String {
     out
 }
 
-/// Every fixed text a statement or an acknowledgement can contain: a value
-/// must not occur in any of them.
-fn template_text() -> String {
+/// Every fixed text of `bank` a statement, an acknowledgement or a
+/// person's filler line can contain: a value must not occur in any of them.
+fn template_text(bank: &Bank) -> String {
     let mut all = String::new();
     for kind in CanaryKind::ALL {
-        for t in templates(kind) {
+        for t in bank.templates[kind.index()] {
             for text in std::iter::once(t.text).chain(t.updates) {
                 all.push_str(text);
                 all.push('\n');
             }
         }
-        for twin in TWINS[kind.index()] {
+        for twin in bank.twins[kind.index()] {
             all.push_str(twin.text);
             all.push('\n');
             for s in twin.subjects {
@@ -878,7 +426,11 @@ fn template_text() -> String {
             }
         }
     }
-    for text in LEAD_INS.iter().chain(TRAILERS).chain(ACKS) {
+    for text in bank.lead_ins.iter().chain(bank.trailers).chain(bank.acks) {
+        all.push_str(text);
+        all.push('\n');
+    }
+    for text in bank.routine.iter().chain(bank.decoys) {
         all.push_str(text);
         all.push('\n');
     }
@@ -966,11 +518,15 @@ struct Planned {
 /// segment 4 so that round 5 folds the update), one late (4–5). In two kinds
 /// the first two are a near-duplicate pair instead, the first early, the
 /// second in the same segment or the next.
-fn plan(rng: &mut Rng, twin_kinds: [CanaryKind; 2]) -> (Vec<Planned>, Vec<(usize, usize)>) {
+fn plan(
+    rng: &mut Rng,
+    bank: &Bank,
+    twin_kinds: [CanaryKind; 2],
+) -> (Vec<Planned>, Vec<(usize, usize)>) {
     let mut planned = Vec::new();
     let mut pairs = Vec::new();
     for kind in CanaryKind::ALL {
-        let mut order: Vec<&'static Template> = templates(kind).iter().collect();
+        let mut order: Vec<&'static Template> = bank.templates[kind.index()].iter().collect();
         rng.shuffle(&mut order);
         let plain = |template: &'static Template, segment| Planned {
             kind,
@@ -981,7 +537,7 @@ fn plan(rng: &mut Rng, twin_kinds: [CanaryKind; 2]) -> (Vec<Planned>, Vec<(usize
             update: None,
         };
         if twin_kinds.contains(&kind) {
-            let twin = rng.pick(TWINS[kind.index()]);
+            let twin = rng.pick(bank.twins[kind.index()]);
             let mut subjects = twin.subjects.to_vec();
             rng.shuffle(&mut subjects);
             for (subject, segment) in [(subjects[0], 0), (subjects[1], rng.below(2))] {
@@ -1012,20 +568,22 @@ fn plan(rng: &mut Rng, twin_kinds: [CanaryKind; 2]) -> (Vec<Planned>, Vec<(usize
 }
 
 /// Plants the canaries of `plan` into `base`, whose segments end at
-/// `base_ends`, at random insertion points of their segments; values are
-/// drawn fresh against `base` and the templates.
+/// `base_ends`, at random insertion points of their segments, in the words
+/// of `bank`; values are drawn fresh against `base` and the bank's fixed
+/// text.
 fn build_case(
     name: String,
     rng: &mut Rng,
+    bank: &Bank,
     base: Vec<Message>,
     base_ends: [usize; ROUNDS],
     twin_kinds: [CanaryKind; 2],
 ) -> Case {
-    let (planned, near_duplicates) = plan(rng, twin_kinds);
+    let (planned, near_duplicates) = plan(rng, bank, twin_kinds);
     let haystack: String = base.iter().map(message_text).collect();
     let mut values = Values {
         haystack: &haystack,
-        fixed: template_text(),
+        fixed: template_text(bank),
         taken: Vec::new(),
     };
 
@@ -1058,7 +616,7 @@ fn build_case(
         let value = values.draw(rng, p.shape, p.subject);
         plants.push(Plant {
             point: point_in(rng, p.segment),
-            text: phrase(rng, p.text, p.subject, &value),
+            text: phrase(rng, bank, p.text, p.subject, &value),
             canary,
             update: false,
         });
@@ -1066,7 +624,7 @@ fn build_case(
             let value = values.draw(rng, p.shape, p.subject);
             plants.push(Plant {
                 point: point_in(rng, segment),
-                text: phrase(rng, text, p.subject, &value),
+                text: phrase(rng, bank, text, p.subject, &value),
                 canary,
                 update: true,
             });
@@ -1102,7 +660,7 @@ fn build_case(
             // speak twice in a row.
             let followed_by_plant = next_plant.peek().is_some_and(|n| n.point == p);
             if followed_by_plant || original.role != Role::Assistant {
-                messages.push(Message::text(Role::Assistant, *rng.pick(ACKS)));
+                messages.push(Message::text(Role::Assistant, *rng.pick(bank.acks)));
             }
         }
         messages.push(original.clone());
@@ -1155,13 +713,13 @@ fn case_rng(family: u64, seed: u64, index: u64) -> Rng {
 /// 150–400 words full of file names and numbers), about 5k tokens per
 /// segment, with the canaries planted between them.
 pub fn chat_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
-    generated_cases(Style::Tools, seeds)
+    generated_cases(&CHAT_FAMILY, seeds)
 }
 
 /// Chat-style sessions without tools: routine chatter ("continue", "ok")
 /// answered by replies and reports, the canaries among it.
 pub fn talk_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
-    generated_cases(Style::Talk, seeds)
+    generated_cases(&TALK_FAMILY, seeds)
 }
 
 /// Chat-style sessions of about 125 short turns, each saying something: the
@@ -1172,22 +730,110 @@ pub fn talk_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
 /// it binds, and what is kept is decided by the ranking (the conversation
 /// the issue measured, where routine lines pushed out the rules).
 pub fn terse_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
-    generated_cases(Style::Terse, seeds)
+    generated_cases(&TERSE_FAMILY, seeds)
 }
 
-fn generated_cases(style: Style, seeds: std::ops::Range<u64>) -> Vec<Case> {
-    let (family, name) = match style {
-        Style::Tools => (0xC0FF_EE00, "chat"),
-        Style::Talk => (0x7A1C_0000, "talk"),
-        Style::Terse => (0x7E55_E000, "terse"),
-    };
+/// The untuned family: heavy-filler sessions (see [`filler_cases`]) in the
+/// words of [`UNTUNED`], a bank written apart from the summarizer and from
+/// the tuned bank: labelled statements in any case and a few languages,
+/// declarative facts, progress states, soft preferences, updates that often
+/// just restate the subject with its new value.
+pub fn untuned_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&UNTUNED_FAMILY, seeds)
+}
+
+/// The held-back family: the same heavy-filler sessions in the words of
+/// [`HELD_BACK`], a bank written once and never edited (a test pins its
+/// text). Its figures are reported apart from every other family's: work
+/// on the summarizer may look at the other banks, never at this one, so it
+/// is the figure nothing was tuned to. A bank that needs changing becomes a
+/// new family instead.
+pub fn held_back_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&HELD_BACK_FAMILY, seeds)
+}
+
+/// Heavy-filler sessions in the words of any `bank`, named `{name}-SEED`,
+/// with `family` mixed into the seed: what [`untuned_cases`] and
+/// [`held_back_cases`] are, for a bank of one's own. No tools; the person
+/// mostly sends the bank's routine lines, three to five of them word for
+/// word four to eight times each over the session and the others once, and
+/// its decoys (lines with numbers and rule words that bind nothing, each
+/// `{n}` a fresh number of two to four digits; each decoy once, half of
+/// them or more again with other numbers), besides a few of the generator's
+/// short requests; the assistant answers each with a sentence or, one time
+/// in five, a report of 150–400 words. About 90 turns, 9k–16k tokens;
+/// segments are fifths of the tokens. The person's lines are a sixth of the
+/// text or so and the canary statements 4–7%, so at a summary budget of 10%
+/// the filler competes with the canaries for the room.
+pub fn filler_cases(
+    bank: &'static Bank,
+    name: &'static str,
+    family: u64,
+    seeds: std::ops::Range<u64>,
+) -> Vec<Case> {
+    generated_cases(
+        &Family {
+            name,
+            id: family,
+            style: Style::Filler,
+            bank,
+        },
+        seeds,
+    )
+}
+
+/// A generated family: its case names, its seed mix, how its sessions are
+/// made and whose words the canaries are in.
+struct Family {
+    name: &'static str,
+    id: u64,
+    style: Style,
+    bank: &'static Bank,
+}
+
+const CHAT_FAMILY: Family = Family {
+    name: "chat",
+    id: 0xC0FF_EE00,
+    style: Style::Tools,
+    bank: &TUNED,
+};
+const TALK_FAMILY: Family = Family {
+    name: "talk",
+    id: 0x7A1C_0000,
+    style: Style::Talk,
+    bank: &TUNED,
+};
+const TERSE_FAMILY: Family = Family {
+    name: "terse",
+    id: 0x7E55_E000,
+    style: Style::Terse,
+    bank: &TUNED,
+};
+const UNTUNED_FAMILY: Family = Family {
+    name: "untuned",
+    id: 0x0F11_7E40,
+    style: Style::Filler,
+    bank: &UNTUNED,
+};
+const HELD_BACK_FAMILY: Family = Family {
+    name: "held-back",
+    id: 0x4E1D_BAC0,
+    style: Style::Filler,
+    bank: &HELD_BACK,
+};
+
+fn generated_cases(family: &Family, seeds: std::ops::Range<u64>) -> Vec<Case> {
     seeds
         .map(|seed| {
-            let mut rng = case_rng(family, seed, 0);
-            let (base, ends) = chat_base(&mut rng, style);
+            let mut rng = case_rng(family.id, seed, 0);
+            let (base, ends) = match family.style {
+                Style::Filler => filler_base(&mut rng, family.bank),
+                style => chat_base(&mut rng, style),
+            };
             build_case(
-                format!("{name}-{seed}"),
+                format!("{}-{seed}", family.name),
                 &mut rng,
+                family.bank,
                 base,
                 ends,
                 twin_kinds(seed),
@@ -1205,6 +851,9 @@ enum Style {
     Talk,
     /// Short turns that each say something, no tools.
     Terse,
+    /// The bank's routine lines, repeated, and its decoys, answered by
+    /// replies and reports, no tools.
+    Filler,
 }
 
 const PROJECTS: &[&str] = &["ledger", "dispatch", "harbor", "quarry", "beacon", "atlas"];
@@ -1527,21 +1176,10 @@ fn chat_turn(rng: &mut Rng, calls: &mut usize, out: &mut Vec<Message>, style: St
 fn chat_base(rng: &mut Rng, style: Style) -> (Vec<Message>, [usize; ROUNDS]) {
     let (least, spread) = match style {
         Style::Terse => (1_600, 800),
-        Style::Tools | Style::Talk => (4_500, 2_000),
+        // Filler sessions are made by `filler_base`.
+        Style::Tools | Style::Talk | Style::Filler => (4_500, 2_000),
     };
-    let project = *rng.pick(PROJECTS);
-    let mut messages = vec![
-        Message::text(
-            Role::System,
-            format!(
-                "You are a coding agent working in the repository acme/{project}. \
-                 Use the tools to read, search and edit files and to run commands. \
-                 Be concise."
-            ),
-        ),
-        Message::text(Role::User, format!("In {project}: {}.", rng.pick(TASKS))),
-        Message::text(Role::Assistant, "I'll start by looking at the code."),
-    ];
+    let mut messages = opening(rng);
     let mut calls = 0;
     let mut tokens: u64 = messages
         .iter()
@@ -1560,6 +1198,128 @@ fn chat_base(rng: &mut Rng, style: Style) -> (Vec<Message>, [usize; ROUNDS]) {
         }
         *end = messages.len();
     }
+    (messages, ends)
+}
+
+/// A generated session's first messages: the system prompt, the task, the
+/// assistant setting out.
+fn opening(rng: &mut Rng) -> Vec<Message> {
+    let project = *rng.pick(PROJECTS);
+    vec![
+        Message::text(
+            Role::System,
+            format!(
+                "You are a coding agent working in the repository acme/{project}. \
+                 Use the tools to read, search and edit files and to run commands. \
+                 Be concise."
+            ),
+        ),
+        Message::text(Role::User, format!("In {project}: {}.", rng.pick(TASKS))),
+        Message::text(Role::Assistant, "I'll start by looking at the code."),
+    ]
+}
+
+/// A decoy line of the bank with every `{n}` replaced by a number of two
+/// to four digits not yet used in the case.
+fn decoy(rng: &mut Rng, template: &str, used: &mut HashSet<u32>) -> String {
+    let mut out = String::new();
+    for (i, piece) in template.split("{n}").enumerate() {
+        if i > 0 {
+            let number = loop {
+                let digits = rng.between(2, 4) as u32;
+                let n = rng.between(10usize.pow(digits - 1), 10usize.pow(digits) - 1) as u32;
+                if used.insert(n) {
+                    break n;
+                }
+            };
+            let _ = write!(out, "{number}");
+        }
+        out.push_str(piece);
+    }
+    out
+}
+
+/// A heavy-filler session (see [`filler_cases`]): what the person says is
+/// decided first, then each line is answered, then the session is cut into
+/// [`ROUNDS`] segments of a fifth of its tokens each, at turn boundaries.
+fn filler_base(rng: &mut Rng, bank: &Bank) -> (Vec<Message>, [usize; ROUNDS]) {
+    let mut routine: Vec<&str> = bank.routine.to_vec();
+    rng.shuffle(&mut routine);
+    let repeated = rng.between(3, 5).min(routine.len());
+    let counts: Vec<usize> = (0..repeated).map(|_| rng.between(4, 8)).collect();
+
+    // Every line said once: the routine lines not repeated, each decoy (and
+    // a few again, with other numbers), a few short requests.
+    let mut used = HashSet::new();
+    let mut once: Vec<String> = routine[repeated..].iter().map(|&l| l.to_owned()).collect();
+    if !bank.decoys.is_empty() {
+        let extra = rng.between(bank.decoys.len() / 2, bank.decoys.len());
+        let mut decoys: Vec<&str> = bank.decoys.to_vec();
+        for _ in 0..extra {
+            decoys.push(*rng.pick(bank.decoys));
+        }
+        for template in decoys {
+            once.push(decoy(rng, template, &mut used));
+        }
+    }
+    for _ in 0..rng.between(20, 30) {
+        once.push((*rng.pick(USER_FILLER)).to_owned());
+    }
+    rng.shuffle(&mut once);
+
+    // The repeated lines first, each spread evenly: its j-th of k
+    // occurrences falls in the j-th k-th of the session (the nearest free
+    // turn), then the others in the turns left.
+    let turns = once.len() + counts.iter().sum::<usize>();
+    let mut lines: Vec<Option<String>> = vec![None; turns];
+    for (line, &count) in routine.iter().zip(&counts) {
+        for j in 0..count {
+            let (lo, hi) = (j * turns / count, (j + 1) * turns / count);
+            let wanted = rng.between(lo, hi - 1);
+            let slot = (0..turns)
+                .flat_map(|d| [wanted + d, wanted.wrapping_sub(d)])
+                .find(|&t| t < turns && lines[t].is_none())
+                .expect("a free turn");
+            lines[slot] = Some((*line).to_owned());
+        }
+    }
+    let mut rest = once.into_iter();
+    let lines: Vec<String> = lines
+        .into_iter()
+        .map(|l| l.unwrap_or_else(|| rest.next().expect("as many lines as turns")))
+        .collect();
+
+    let mut messages = opening(rng);
+    let mut starts = Vec::with_capacity(turns);
+    for line in lines {
+        starts.push(messages.len());
+        messages.push(Message::text(Role::User, line));
+        let reply = if rng.chance(20) {
+            long_report(rng)
+        } else {
+            let template = *rng.pick(SHORT_REPLIES);
+            fill(rng, template)
+        };
+        messages.push(Message::text(Role::Assistant, reply));
+    }
+
+    let tokens = estimate_messages(&messages);
+    let total: u64 = tokens.iter().map(|&t| u64::from(t)).sum();
+    let mut ends = [messages.len(); ROUNDS];
+    let mut sum = 0u64;
+    let mut segment = 0;
+    let mut next_start = starts.iter().peekable();
+    for (p, &t) in tokens.iter().enumerate() {
+        if next_start.next_if(|&&s| s == p).is_some()
+            && segment < ROUNDS - 1
+            && sum * ROUNDS as u64 >= total * (segment as u64 + 1)
+        {
+            ends[segment] = p;
+            segment += 1;
+        }
+        sum += u64::from(t);
+    }
+    assert_eq!(segment, ROUNDS - 1, "could not cut {ROUNDS} segments");
     (messages, ends)
 }
 
@@ -1612,6 +1372,7 @@ pub fn corpus_case(name: &str, seed: u64) -> Case {
     build_case(
         name.to_owned(),
         &mut rng,
+        &TUNED,
         base,
         ends,
         twin_kinds(seed + index),
@@ -1824,6 +1585,13 @@ impl Report {
         }
     }
 
+    /// (pairs that kept both values, pairs with both statements folded) at
+    /// `round`.
+    pub fn near_duplicates_at(&self, round: usize) -> (usize, usize) {
+        let r = self.round(round);
+        (r.pairs_kept, r.pairs_folded)
+    }
+
     /// (rounds that compacted as planned, rounds run).
     pub fn rounds_compacted(&self) -> (usize, usize) {
         let compacted = self.rounds.iter().map(|r| r.compacted).sum();
@@ -2000,6 +1768,119 @@ impl Report {
         }
         out
     }
+}
+
+/// One family's figures at round `round`, a column per budget (`reports`,
+/// one per budget): survival per kind and overall (survived/folded), the
+/// canaries still verbatim, the stale values carried at that round and over
+/// every round, and the near-duplicate pairs that kept both values, at that
+/// round and over every round.
+pub fn budget_table(reports: &[Report], round: usize) -> String {
+    let mut out = String::new();
+    let row = |out: &mut String, label: &str, cells: Vec<String>| {
+        let _ = write!(out, "  {label:<34}");
+        for c in cells {
+            let _ = write!(out, "{c:>16}");
+        }
+        out.push('\n');
+    };
+    let cell = |t: Tally| {
+        if t.folded == 0 {
+            "-".to_owned()
+        } else {
+            format!("{}/{} {}", t.survived, t.folded, percent(t.rate()))
+        }
+    };
+    let cases = reports.first().map_or(0, |r| r.cases);
+    let _ = writeln!(
+        out,
+        "At round {round}, {cases} case(s): folded canaries whose exact value the model sees \
+         (survived/folded), by summary budget:"
+    );
+    row(
+        &mut out,
+        "",
+        reports
+            .iter()
+            .map(|r| format!("{}%", r.budget_percent))
+            .collect(),
+    );
+    for kind in CanaryKind::ALL {
+        row(
+            &mut out,
+            kind.name(),
+            reports
+                .iter()
+                .map(|r| cell(r.round(round).kinds[kind.index()]))
+                .collect(),
+        );
+    }
+    row(
+        &mut out,
+        "all",
+        reports.iter().map(|r| cell(r.round(round).all())).collect(),
+    );
+    row(
+        &mut out,
+        "still verbatim/planted",
+        reports
+            .iter()
+            .map(|r| {
+                let all = r.round(round).all();
+                format!("{}/{}", all.planted - all.folded, all.planted)
+            })
+            .collect(),
+    );
+    row(
+        &mut out,
+        &format!("stale carried/checked, round {round}"),
+        reports
+            .iter()
+            .map(|r| {
+                let f = r.round(round);
+                format!("{}/{}", f.stale_carried, f.stale_checked)
+            })
+            .collect(),
+    );
+    row(
+        &mut out,
+        "stale carried/checked, all rounds",
+        reports
+            .iter()
+            .map(|r| format!("{}/{}", r.stale_carried(), r.stale_checked()))
+            .collect(),
+    );
+    row(
+        &mut out,
+        &format!("pairs both kept/folded, round {round}"),
+        reports
+            .iter()
+            .map(|r| {
+                let (kept, folded) = r.near_duplicates_at(round);
+                format!("{kept}/{folded}")
+            })
+            .collect(),
+    );
+    row(
+        &mut out,
+        "pairs both kept, all rounds",
+        reports
+            .iter()
+            .map(|r| percent(r.near_duplicates_kept()))
+            .collect(),
+    );
+    row(
+        &mut out,
+        "rounds compacted/run",
+        reports
+            .iter()
+            .map(|r| {
+                let (compacted, calls) = r.rounds_compacted();
+                format!("{compacted}/{calls}")
+            })
+            .collect(),
+    );
+    out
 }
 
 fn percent(share: f64) -> String {

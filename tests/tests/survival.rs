@@ -9,12 +9,13 @@
 use condense_model::Role;
 use condense_model::invariants::check_pairs;
 use condense_tests::survival::{
-    CORPUS_SESSIONS, Canary, CanaryKind, Case, PER_KIND, ROUNDS, Report, Statement, Tally,
-    chat_cases, contains_value, corpus_case, corpus_cases, message_text, run, run_with, talk_cases,
-    terse_cases,
+    Bank, CORPUS_SESSIONS, Canary, CanaryKind, Case, HELD_BACK, PER_KIND, ROUNDS, Report,
+    Statement, Tally, UNTUNED, budget_table, chat_cases, contains_value, corpus_case, corpus_cases,
+    held_back_cases, message_text, run, run_with, talk_cases, terse_cases, untuned_cases,
 };
 use condense_tests::{custom_summarizer_middleware, session};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 /// What the small run uses: two seeds of each generated family and the
 /// smallest long session.
@@ -52,6 +53,9 @@ fn generation_is_deterministic() {
         chat_cases(1..2),
         "seeds make different cases"
     );
+    assert_eq!(untuned_cases(0..2), untuned_cases(0..2));
+    assert_eq!(held_back_cases(0..2), held_back_cases(0..2));
+    assert_ne!(untuned_cases(0..1), untuned_cases(1..2));
 }
 
 /// Every case is a conversation a provider would accept at every round, with
@@ -63,133 +67,141 @@ fn cases_are_sound() {
     cases.extend(terse_cases(0..2));
     cases.extend(corpus_cases(0));
     for case in &cases {
-        let name = &case.name;
-        let m = &case.messages;
+        check_sound(case);
+    }
+}
 
-        // Valid at every round: pairs intact, nothing in flight at a segment's
-        // end, segments in order.
-        let mut previous = 0;
-        for (r, &end) in case.segment_ends.iter().enumerate() {
-            assert!(end > previous, "{name}: segment {} is empty", r + 1);
-            let open = check_pairs(&m[..end]).unwrap_or_else(|p| panic!("{name}: {p}"));
-            assert!(
-                open.is_empty(),
-                "{name}: calls in flight at the end of segment {}",
-                r + 1
-            );
-            previous = end;
-        }
-        assert_eq!(case.segment_ends[ROUNDS - 1], m.len());
+/// What every case must be (see [`cases_are_sound`]).
+fn check_sound(case: &Case) {
+    let name = &case.name;
+    let m = &case.messages;
 
-        // Four canaries per kind, one superseded per kind, updates later.
-        for kind in CanaryKind::ALL {
-            let of_kind: Vec<&Canary> = case.canaries.iter().filter(|c| c.kind == kind).collect();
-            assert_eq!(of_kind.len(), PER_KIND, "{name}: {} canaries", kind.name());
-            assert_eq!(
-                of_kind.iter().filter(|c| c.update.is_some()).count(),
-                1,
-                "{name}: one superseded {}",
-                kind.name()
-            );
-            // Spread: one in the first segment, one in the last two.
-            let segments: Vec<usize> = of_kind
-                .iter()
-                .map(|c| case.segment_of(c.planted.message))
-                .collect();
-            assert!(segments.contains(&1), "{name}: no early {}", kind.name());
-            assert!(
-                segments.iter().any(|&s| s >= ROUNDS - 1),
-                "{name}: no late {}",
-                kind.name()
-            );
-        }
-        for canary in &case.canaries {
-            if let Some(update) = &canary.update {
-                assert!(
-                    case.segment_of(update.message) > case.segment_of(canary.planted.message),
-                    "{name}: an update in the segment of what it updates"
-                );
-                assert!(
-                    update.message < case.segment_ends[ROUNDS - 2],
-                    "{name}: an update must be folded by round {ROUNDS}"
-                );
-            }
-        }
-
-        // Statements are user messages at junctions a provider accepts.
-        for (_, statement) in all_statements(case) {
-            let i = statement.message;
-            assert!(
-                m[i].opens_turn(),
-                "{name}: statement {i} is not a user turn"
-            );
-            assert!(
-                !m[i - 1].opens_turn(),
-                "{name}: two user messages before {i}"
-            );
-            assert_eq!(
-                m[i + 1].role,
-                Role::Assistant,
-                "{name}: no answer after {i}"
-            );
-        }
-
-        // Unguessable: each value occurs in exactly its own statement — never
-        // before it is planted, never after (so a superseded value is only in
-        // the original statement; the update does not quote it).
-        let mut values = HashSet::new();
-        for (_, statement) in all_statements(case) {
-            assert!(
-                values.insert(statement.value.clone()),
-                "{name}: value twice"
-            );
-            assert_eq!(
-                case.occurrences(&statement.value),
-                vec![statement.message],
-                "{name}: `{}` occurs outside its statement",
-                statement.value
-            );
-        }
-
-        // Near-duplicates: same kind, never superseded, distinct values, and
-        // statements that really look alike (same words once values are out).
-        assert_eq!(
-            case.near_duplicates.len(),
-            2,
-            "{name}: two near-duplicate pairs"
-        );
-        for &(a, b) in &case.near_duplicates {
-            let (a, b) = (&case.canaries[a], &case.canaries[b]);
-            assert_eq!(a.kind, b.kind);
-            assert!(a.update.is_none() && b.update.is_none());
-            assert_ne!(a.planted.value, b.planted.value);
-            let words = |c: &Canary| -> HashSet<String> {
-                m[c.planted.message]
-                    .joined_text()
-                    .replace(&c.planted.value, "")
-                    .split_whitespace()
-                    .map(str::to_lowercase)
-                    .collect()
-            };
-            let (wa, wb) = (words(a), words(b));
-            let shared = wa.intersection(&wb).count();
-            assert!(
-                2 * shared >= wa.len().min(wb.len()),
-                "{name}: `{}` and `{}` do not look alike",
-                m[a.planted.message].joined_text(),
-                m[b.planted.message].joined_text()
-            );
-        }
-
-        // Canaries are a small share of the text: a twentieth, a tenth
-        // where every turn is short.
-        let (canary, total) = case.canary_tokens();
-        let share = if name.starts_with("terse") { 10 } else { 20 };
+    // Valid at every round: pairs intact, nothing in flight at a segment's
+    // end, segments in order.
+    let mut previous = 0;
+    for (r, &end) in case.segment_ends.iter().enumerate() {
+        assert!(end > previous, "{name}: segment {} is empty", r + 1);
+        let open = check_pairs(&m[..end]).unwrap_or_else(|p| panic!("{name}: {p}"));
         assert!(
-            canary * share <= total,
-            "{name}: canaries are {canary} of {total} tokens (over 1/{share})"
+            open.is_empty(),
+            "{name}: calls in flight at the end of segment {}",
+            r + 1
+        );
+        previous = end;
+    }
+    assert_eq!(case.segment_ends[ROUNDS - 1], m.len());
+
+    // Four canaries per kind, one superseded per kind, updates later.
+    for kind in CanaryKind::ALL {
+        let of_kind: Vec<&Canary> = case.canaries.iter().filter(|c| c.kind == kind).collect();
+        assert_eq!(of_kind.len(), PER_KIND, "{name}: {} canaries", kind.name());
+        assert_eq!(
+            of_kind.iter().filter(|c| c.update.is_some()).count(),
+            1,
+            "{name}: one superseded {}",
+            kind.name()
+        );
+        // Spread: one in the first segment, one in the last two.
+        let segments: Vec<usize> = of_kind
+            .iter()
+            .map(|c| case.segment_of(c.planted.message))
+            .collect();
+        assert!(segments.contains(&1), "{name}: no early {}", kind.name());
+        assert!(
+            segments.iter().any(|&s| s >= ROUNDS - 1),
+            "{name}: no late {}",
+            kind.name()
         );
     }
+    for canary in &case.canaries {
+        if let Some(update) = &canary.update {
+            assert!(
+                case.segment_of(update.message) > case.segment_of(canary.planted.message),
+                "{name}: an update in the segment of what it updates"
+            );
+            assert!(
+                update.message < case.segment_ends[ROUNDS - 2],
+                "{name}: an update must be folded by round {ROUNDS}"
+            );
+        }
+    }
+
+    // Statements are user messages at junctions a provider accepts.
+    for (_, statement) in all_statements(case) {
+        let i = statement.message;
+        assert!(
+            m[i].opens_turn(),
+            "{name}: statement {i} is not a user turn"
+        );
+        assert!(
+            !m[i - 1].opens_turn(),
+            "{name}: two user messages before {i}"
+        );
+        assert_eq!(
+            m[i + 1].role,
+            Role::Assistant,
+            "{name}: no answer after {i}"
+        );
+    }
+
+    // Unguessable: each value occurs in exactly its own statement — never
+    // before it is planted, never after (so a superseded value is only in
+    // the original statement; the update does not quote it).
+    let mut values = HashSet::new();
+    for (_, statement) in all_statements(case) {
+        assert!(
+            values.insert(statement.value.clone()),
+            "{name}: value twice"
+        );
+        assert_eq!(
+            case.occurrences(&statement.value),
+            vec![statement.message],
+            "{name}: `{}` occurs outside its statement",
+            statement.value
+        );
+    }
+
+    // Near-duplicates: same kind, never superseded, distinct values, and
+    // statements that really look alike (same words once values are out).
+    assert_eq!(
+        case.near_duplicates.len(),
+        2,
+        "{name}: two near-duplicate pairs"
+    );
+    for &(a, b) in &case.near_duplicates {
+        let (a, b) = (&case.canaries[a], &case.canaries[b]);
+        assert_eq!(a.kind, b.kind);
+        assert!(a.update.is_none() && b.update.is_none());
+        assert_ne!(a.planted.value, b.planted.value);
+        let words = |c: &Canary| -> HashSet<String> {
+            m[c.planted.message]
+                .joined_text()
+                .replace(&c.planted.value, "")
+                .split_whitespace()
+                .map(str::to_lowercase)
+                .collect()
+        };
+        let (wa, wb) = (words(a), words(b));
+        let shared = wa.intersection(&wb).count();
+        assert!(
+            2 * shared >= wa.len().min(wb.len()),
+            "{name}: `{}` and `{}` do not look alike",
+            m[a.planted.message].joined_text(),
+            m[b.planted.message].joined_text()
+        );
+    }
+
+    // Canaries are a small share of the text: a twentieth, a tenth where
+    // every turn is short or the person's own lines are much of the text.
+    let (canary, total) = case.canary_tokens();
+    let short = ["terse", "untuned", "held-back"]
+        .iter()
+        .any(|family| name.starts_with(&format!("{family}-")));
+    let share = if short { 10 } else { 20 };
+    assert!(
+        canary * share <= total,
+        "{name}: canaries are {canary} of {total} tokens (over 1/{share})"
+    );
 }
 
 /// In the corpus cases the values are absent from the recorded sessions
@@ -208,6 +220,255 @@ fn corpus_values_are_not_in_the_sessions() {
             );
         }
     }
+}
+
+/// The untuned and held-back families: sound like the others, and the
+/// heavy filler they promise — a few routine lines said word for word at
+/// least four times each, spread over the session, and every decoy present,
+/// with its numbers and no canary value.
+#[test]
+fn filler_cases_are_sound() {
+    for (bank, cases) in [
+        (&UNTUNED, untuned_cases(0..4)),
+        (&HELD_BACK, held_back_cases(0..4)),
+    ] {
+        for case in &cases {
+            check_sound(case);
+            check_filler(case, bank);
+        }
+    }
+}
+
+fn check_filler(case: &Case, bank: &Bank) {
+    let name = &case.name;
+    let user_lines: Vec<(usize, String)> = case
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::User)
+        .map(|(i, m)| (i, m.joined_text()))
+        .collect();
+
+    // Routine lines, word for word, at least four times each, three of them
+    // at least, each over at least three segments.
+    let mut said: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, text) in &user_lines {
+        if let Some(line) = bank.routine.iter().find(|l| **l == text.as_str()) {
+            said.entry(*line).or_default().push(*i);
+        }
+    }
+    let repeated: Vec<(&str, &Vec<usize>)> = said
+        .iter()
+        .filter(|(_, at)| at.len() >= 4)
+        .map(|(l, at)| (*l, at))
+        .collect();
+    assert!(
+        repeated.len() >= 3.min(bank.routine.len()),
+        "{name}: {} routine lines said four times or more",
+        repeated.len()
+    );
+    for (line, at) in &repeated {
+        let segments: HashSet<usize> = at.iter().map(|&i| case.segment_of(i)).collect();
+        assert!(
+            segments.len() >= 3,
+            "{name}: `{line}` is said in segments {segments:?} only"
+        );
+    }
+
+    // Every decoy, its numbers filled in, and no canary value in any.
+    let values: Vec<&str> = all_statements(case)
+        .map(|(_, s)| s.value.as_str())
+        .collect();
+    for template in bank.decoys {
+        let said: Vec<&String> = user_lines
+            .iter()
+            .map(|(_, t)| t)
+            .filter(|t| is_decoy(template, t))
+            .collect();
+        assert!(!said.is_empty(), "{name}: decoy `{template}` never said");
+        for text in said {
+            if template.contains("{n}") {
+                assert!(
+                    text.chars().any(|c| c.is_ascii_digit()),
+                    "{name}: `{text}` carries no number"
+                );
+            }
+            for value in &values {
+                assert!(
+                    !contains_value(text, value),
+                    "{name}: decoy `{text}` carries the canary value `{value}`"
+                );
+            }
+        }
+    }
+}
+
+/// Whether `text` is `template` with each `{n}` a number.
+fn is_decoy(template: &str, text: &str) -> bool {
+    let mut pieces = template.split("{n}");
+    let Some(rest) = text.strip_prefix(pieces.next().unwrap_or("")) else {
+        return false;
+    };
+    let mut rest = rest;
+    for piece in pieces {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return false;
+        }
+        match rest[digits..].strip_prefix(piece) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+/// Every fixed text of a bank that a person or the assistant can say.
+fn bank_texts(bank: &Bank) -> Vec<&'static str> {
+    let mut texts = Vec::new();
+    for (templates, twins) in bank.templates.iter().zip(&bank.twins) {
+        for t in *templates {
+            texts.push(t.text);
+            texts.extend(t.updates);
+        }
+        for twin in *twins {
+            texts.push(twin.text);
+            texts.extend(twin.subjects);
+        }
+    }
+    texts.extend(bank.lead_ins);
+    texts.extend(bank.trailers);
+    texts.extend(bank.acks);
+    texts.extend(bank.routine);
+    texts.extend(bank.decoys);
+    texts
+}
+
+/// The untuned bank is as broad as its doc says, and its fixed text holds
+/// nothing that looks like a value: no digit, no path (values come only from
+/// the shapes and the decoys' `{n}`).
+#[test]
+fn the_untuned_bank_is_broad_and_holds_no_values() {
+    for kind in CanaryKind::ALL {
+        let k = kind as usize;
+        assert!(
+            UNTUNED.templates[k].len() >= 6,
+            "{}: templates",
+            kind.name()
+        );
+        assert!(UNTUNED.twins[k].len() >= 2, "{}: twins", kind.name());
+        for twin in UNTUNED.twins[k] {
+            assert!(twin.subjects.len() >= 4, "`{}`: subjects", twin.text);
+        }
+        for t in UNTUNED.templates[k] {
+            for text in std::iter::once(t.text).chain(t.updates) {
+                assert!(text.contains("{v}"), "`{text}` has no value");
+            }
+        }
+    }
+    assert!(UNTUNED.routine.len() >= 15 && UNTUNED.decoys.len() >= 15);
+    for decoy in UNTUNED.decoys {
+        assert!(decoy.contains("{n}"), "decoy `{decoy}` has no number");
+    }
+    for text in bank_texts(&UNTUNED) {
+        assert!(
+            !text.chars().any(|c| c.is_ascii_digit()) && !text.contains('/'),
+            "`{text}`: a digit or a path in fixed text would look like a value"
+        );
+    }
+    // What the generator needs of any bank, the held-back one included.
+    for bank in [&UNTUNED, &HELD_BACK] {
+        for kind in CanaryKind::ALL {
+            let k = kind as usize;
+            assert!(bank.templates[k].len() >= PER_KIND, "{}", bank.name);
+            assert!(!bank.twins[k].is_empty(), "{}", bank.name);
+            for twin in bank.twins[k] {
+                assert!(twin.subjects.len() >= 2, "{}: `{}`", bank.name, twin.text);
+            }
+        }
+        assert!(!bank.lead_ins.is_empty() && !bank.trailers.is_empty() && !bank.acks.is_empty());
+    }
+}
+
+/// FNV-1a, 64 bits.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The held-back bank is written once and never edited: its figures are the
+/// ones nothing was tuned to, and an edit (even a fix) made after anyone
+/// looked at how the summarizer does on it would end that.
+#[test]
+fn the_held_back_bank_is_pinned() {
+    let text = include_str!("../src/survival/held_back.rs");
+    assert_eq!(
+        fnv1a(text.as_bytes()),
+        HELD_BACK_FNV1A,
+        "tests/src/survival/held_back.rs changed: the held-back bank must not be edited. \
+         Restore it, and write a new family with a bank of its own instead."
+    );
+}
+
+/// FNV-1a of `tests/src/survival/held_back.rs` as it was written (13,272
+/// bytes).
+const HELD_BACK_FNV1A: u64 = 0xbb53_6a32_57b6_d2da;
+
+/// No sentence of the untuned or held-back bank is in the summarizers'
+/// sources (their unit tests and comments included): each fixed fragment of
+/// 20 characters or more between placeholders, compared without regard to
+/// case or line breaks.
+#[test]
+fn bank_sentences_are_not_in_the_summarizers() {
+    let normalise = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let mut fragments = Vec::new();
+    for bank in [&UNTUNED, &HELD_BACK] {
+        for text in bank_texts(bank) {
+            for piece in text.split(['{', '}']) {
+                let piece = normalise(piece);
+                if piece.chars().count() >= 20 {
+                    fragments.push((bank.name, piece));
+                }
+            }
+        }
+    }
+    assert!(fragments.len() > 100, "{} fragments", fragments.len());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("guest");
+    let mut files = 0;
+    for dir in ["summarizer-heuristic/src", "summarizer-llm/src"] {
+        let mut stack = vec![root.join(dir)];
+        assert!(stack[0].is_dir(), "{} is missing", stack[0].display());
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                for entry in std::fs::read_dir(&path).unwrap() {
+                    stack.push(entry.unwrap().path());
+                }
+                continue;
+            }
+            let Ok(source) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            files += 1;
+            let source = normalise(&source);
+            for (bank, fragment) in &fragments {
+                assert!(
+                    !source.contains(fragment.as_str()),
+                    "{}: holds `{fragment}` of the {bank} bank; a benchmark sentence in the \
+                     summarizer (its tests or comments included) tunes it to the benchmark",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(files > 0, "no summarizer source read");
 }
 
 fn print(label: &str, report: &Report) {
@@ -302,6 +563,44 @@ fn small_run_through_the_host() {
     );
 }
 
+/// The untuned and held-back families through the host: every round
+/// compacts where planned, every kind is planted and folded, superseded
+/// canaries and near-duplicate pairs are checked. Their figures are printed,
+/// not held to a target here (the held-back ones are reported apart).
+#[test]
+fn filler_families_run_through_the_host() {
+    for (label, cases) in [
+        ("untuned", untuned_cases(0..2)),
+        ("HELD BACK", held_back_cases(0..2)),
+    ] {
+        let reports: Vec<Report> = [10, 20, 30].map(|b| run(&cases, b)).into();
+        for report in &reports {
+            assert!(
+                report.problems.is_empty(),
+                "{label}: {:#?}",
+                report.problems
+            );
+            assert_eq!(
+                report.rounds_compacted(),
+                (cases.len() * ROUNDS, cases.len() * ROUNDS)
+            );
+            let last = &report.rounds[ROUNDS - 1];
+            for kind in CanaryKind::ALL {
+                let tally = last.kinds[kind as usize];
+                assert_eq!(tally.planted, PER_KIND * cases.len(), "{}", kind.name());
+                assert!(tally.folded > 0, "{label}: no {} folded", kind.name());
+            }
+            assert!(report.stale_checked() > 0, "{label}: no stale check");
+            assert!(
+                report.near_duplicates_at(ROUNDS).1 > 0,
+                "{label}: no pair folded"
+            );
+        }
+        print(&format!("{label}, budget 20%"), &reports[1]);
+        println!("{label}:\n{}", budget_table(&reports, ROUNDS));
+    }
+}
+
 /// What issue #11 holds the summarizer to, on the small cases (the full set
 /// is `cargo bench -p condense-tests --bench survival`): at a summary budget
 /// of 20% of the folded text every kind of canary survives five compactions
@@ -336,7 +635,8 @@ fn what_the_user_said_survives_five_compactions() {
 /// the model — while every canary still verbatim is seen.
 #[test]
 fn a_summarizer_that_keeps_nothing_scores_zero() {
-    let cases = chat_cases(0..1);
+    let mut cases = chat_cases(0..1);
+    cases.extend(untuned_cases(0..1));
     let report = run_with(custom_summarizer_middleware(), &cases, 20);
     print("control: the counting summarizer, budget 20%", &report);
     assert!(report.problems.is_empty(), "{:#?}", report.problems);
