@@ -8,12 +8,15 @@
 //! sentence by sentence, kept verbatim, and ranked above everything else the
 //! summary holds. Two rules decide what is current:
 //!
-//! - **latest wins**: a statement that updates an earlier one — the same
-//!   subject with a new value, or a correction ("actually", "now", "make
-//!   that") that shares its subject — replaces it, so a stale value is not
-//!   carried as current;
+//! - **latest wins**: a statement that updates an earlier one replaces it,
+//!   so a stale value is not carried as current. An update is recognised by
+//!   what the two share, not by a phrase: a value of the same kind (the same
+//!   namespace `pg-…`, shape `9.9.9.9` or unit `… seconds`) and an
+//!   overlapping subject, the less of it the more a correction word
+//!   ("actually", "now", "moved") says so;
 //! - statements that only look alike (the same rule about another table, a
-//!   cap on another quantity) both stay: their subjects differ.
+//!   cap on another quantity) both stay: a word they share is qualified by a
+//!   different word in each ("the *search* index" / "the *billing* index").
 //!
 //! Nothing here depends on English alone: the cue words cover the ten
 //! languages the framing speaks, matched as words where words are spaced
@@ -187,8 +190,11 @@ const STOPWORDS: &[&str] = &[
 fn stem(word: &str) -> String {
     let mut w = word.to_owned();
     for suffix in ["ing", "ed", "es", "s"] {
+        // "-es" only after a hiss ("matches", "boxes"); "examples" loses "-s".
+        let hiss = |base: &str| base.ends_with(['s', 'x', 'z', 'h']);
         if w.chars().count() > suffix.len() + 2
             && let Some(base) = w.strip_suffix(suffix)
+            && (suffix != "es" || hiss(base))
         {
             w = base.to_owned();
             break;
@@ -344,6 +350,10 @@ fn frames(text: &str) -> Vec<Frame> {
             if let Some(unit) = unit.or(currency.map(String::from)) {
                 out.push(Frame::Unit(unit));
             }
+            // An address or a version (`11.52.80.97`, `4.2.1`) has a shape too.
+            if value.matches('.').count() >= 2 {
+                out.push(Frame::Shape(shape));
+            }
             out.push(Frame::Number);
         } else if shape.len() >= 5 || shape.contains(|c: char| !c.is_ascii_digit()) {
             out.push(Frame::Shape(shape));
@@ -367,6 +377,12 @@ fn frames(text: &str) -> Vec<Frame> {
 /// updates of each other unless a correction says so, and then the closest
 /// one is.
 fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
+    // The same statement about another subject ("move the export job to
+    // pool-tb31" / "move the import job to pool-kx40") is a second
+    // statement, whatever else they share.
+    if swaps_a_subject(&new.text, &old.text) {
+        return None;
+    }
     let (new_subject, old_subject) = (subject(&new.text), subject(&old.text));
     let similarity = jaccard(&new_subject, &old_subject);
     if similarity == 1.0 && entities(&new.text) == entities(&old.text) {
@@ -375,25 +391,111 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     let (new_frames, old_frames) = (frames(&new.text), frames(&old.text));
     let shared =
         |pick: fn(&Frame) -> bool| new_frames.iter().any(|f| pick(f) && old_frames.contains(f));
-    // Anything less than the same subject needs a correction to say so:
-    // "move the export job to pool-tb31" and "move the import job to
-    // pool-kx40" are two statements, not one updated.
+    // A correction word ("actually", "now", "moved") lowers what else the
+    // two must share; people restate a value without one just as often.
     let lower = new.text.to_lowercase();
-    if !has_cue(&lower, &words(&new.text), CORRECTION_CUES, &[]) {
-        return None;
-    }
-    if shared(|f| matches!(f, Frame::Literal(..))) && similarity > 0.0 {
+    let corrects = has_cue(&lower, &words(&new.text), CORRECTION_CUES, &[]);
+    // A value in the same namespace (`trunk-…`, `pg-….corp`) is the same
+    // kind of thing named anew.
+    // With a correction word, the namespace alone says it, even in other
+    // words ("der Testnutzer heißt qa_…" / "we replaced the test user: qa_…").
+    if shared(|f| matches!(f, Frame::Literal(..))) && (similarity > 0.0 || corrects) {
         return Some(2.0 + similarity);
     }
     // A unit or a shape says more than a bare number does ("at most" is
-    // shared by every cap).
-    if shared(|f| matches!(f, Frame::Unit(..) | Frame::Shape(..))) && similarity >= 0.1
-        || shared(|f| matches!(f, Frame::Number)) && similarity >= 0.3
+    // shared by every cap), and both less than a namespace: the subject
+    // must overlap too.
+    let unit_or_shape = shared(|f| matches!(f, Frame::Unit(..) | Frame::Shape(..)));
+    // The unit itself is no shared subject: "limited to 284 MB" is not
+    // about what "the image limit is 724 MB" is about.
+    let units: Vec<&String> = new_frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Unit(unit) if old_frames.contains(f) => Some(unit),
+            _ => None,
+        })
+        .collect();
+    let topic = |subject: &[String]| -> Vec<String> {
+        subject
+            .iter()
+            .filter(|w| !units.contains(w))
+            .cloned()
+            .collect()
+    };
+    let similarity = jaccard(&topic(&new_subject), &topic(&old_subject));
+    if unit_or_shape && (similarity >= 0.2 || corrects && similarity >= 0.1)
+        || corrects && shared(|f| matches!(f, Frame::Number)) && similarity >= 0.3
     {
         return Some(1.0 + similarity);
     }
-    (similarity >= 0.5).then_some(similarity)
+    (corrects && similarity >= 0.5).then_some(similarity)
 }
+
+/// Whether `a` and `b` are one statement made about two subjects: a word
+/// both share is qualified in each by a word the other does not have ("the
+/// *email* queue" / "the *sms* queue", "*unit* tests" / "*integration*
+/// tests"). A rewording of one statement keeps its qualifiers ("the signing
+/// key", "the test database") or says the qualifier is new ("the *new* test
+/// user"); values are not qualifiers: they are what an update changes.
+fn swaps_a_subject(a: &str, b: &str) -> bool {
+    let content = |w: &str| {
+        !STOPWORDS.contains(&w)
+            && !FUNCTION_WORDS.contains(&w)
+            && w.chars().filter(|c| c.is_alphabetic()).count() >= 2
+            && !w.contains(['-', '_', '.', '/', ':'])
+    };
+    let qualifier = |w: &str| {
+        content(w)
+            && !CORRECTION_CUES.contains(&w)
+            && !matches!(w, "old" | "previous" | "current" | "latest" | "other")
+    };
+    // A word and the next in the same clause: "Preference: ask" and "you
+    // know, ask" qualify nothing across the colon and the comma.
+    let pairs = |text: &str| -> Vec<(String, String)> {
+        let tokens: Vec<&str> = text.split_whitespace().collect();
+        tokens
+            .windows(2)
+            .filter(|t| !t[0].ends_with(|c: char| PUNCTUATION.contains(c) || c == '-'))
+            .map(|t| {
+                let word = |w: &str| {
+                    w.trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase()
+                };
+                (word(t[0]), word(t[1]))
+            })
+            .filter(|(x, head)| qualifier(x) && content(head))
+            .map(|(x, head)| (stem(&x), stem(&head)))
+            .collect()
+    };
+    let (a_stems, b_stems): (Vec<String>, Vec<String>) = (
+        words(a).iter().map(|w| stem(w)).collect(),
+        words(b).iter().map(|w| stem(w)).collect(),
+    );
+    // "temp" and "temporary" are one word shortened.
+    let same = |x: &str, y: &str| {
+        x == y || x.len() >= 3 && y.len() >= 3 && (x.starts_with(y) || y.starts_with(x))
+    };
+    let absent = |x: &str, stems: &[String]| !stems.iter().any(|s| same(x, s));
+    let b_pairs = pairs(b);
+    pairs(a).iter().any(|(x, head)| {
+        b_pairs
+            .iter()
+            .any(|(y, h)| h == head && !same(x, y) && absent(x, &b_stems) && absent(y, &a_stems))
+    })
+}
+
+/// Words that qualify nothing: which, how many, where to (a look-alike pair
+/// differs in what it is about, not in "each" and "per").
+#[rustfmt::skip]
+const FUNCTION_WORDS: &[&str] = &[
+    "each", "every", "per", "any", "all", "some", "its", "their", "his", "her", "which",
+    "what", "who", "whose", "there", "here", "up", "down", "off", "out", "over", "under",
+    "after", "about", "against", "between", "via", "within", "without", "below", "above",
+    "across", "along", "around", "behind", "beyond", "like", "just", "only", "very", "too",
+    "but", "if", "when", "while", "since", "until", "was", "were", "been", "has", "have",
+    "had", "do", "does", "did", "can", "could", "may", "might", "would", "shall", "least",
+    "most", "stay", "stays", "get", "gets", "goes", "go", "sure",
+];
 
 /// Adds `statement` to `kept` (oldest first): it replaces the statement it
 /// updates (the closest, the latest among equals), and an exact repeat
@@ -563,6 +665,67 @@ mod tests {
             [Frame::Unit("$".into()), Frame::Number]
         );
         assert_eq!(frames("header v5.35.2"), [Frame::Shape("a9.99.9".into())]);
+    }
+
+    #[test]
+    fn a_value_restated_without_a_correction_word_is_an_update() {
+        // The same namespace and an overlapping subject.
+        assert_eq!(
+            kept(&[
+                "The staging cache lives on host cch-4471.",
+                "Staging cache host: cch-9023.",
+            ]),
+            ["Staging cache host: cch-9023."]
+        );
+        // The same unit, the subject reworded.
+        assert_eq!(
+            kept(&[
+                "The nightly backup may run for 5400 seconds.",
+                "Nightly backup time limit: 7200 seconds.",
+            ]),
+            ["Nightly backup time limit: 7200 seconds."]
+        );
+        // An address keeps its shape.
+        assert_eq!(
+            kept(&["The relay sits at 10.4.7.21.", "Relay address: 10.9.3.88."]),
+            ["Relay address: 10.9.3.88."]
+        );
+        // "new" says which, it does not name another thing.
+        assert_eq!(
+            kept(&[
+                "Log in as the test user tu_5521.",
+                "The new test user is tu_7730.",
+            ]),
+            ["The new test user is tu_7730."]
+        );
+    }
+
+    #[test]
+    fn the_same_statement_about_another_subject_is_a_second_statement() {
+        let both = [
+            "The search index rebuild uses pool pl-3341.",
+            "The billing index rebuild uses pool pl-8812.",
+        ];
+        assert_eq!(kept(&both), both);
+        let both = [
+            "Keep staging builds under 900 seconds.",
+            "Keep release builds under 2400 seconds.",
+        ];
+        assert_eq!(kept(&both), both);
+        // The unit is no shared subject.
+        let both = [
+            "Mail attachments are limited to 25 MB.",
+            "The crash dump limit went up to 400 MB.",
+        ];
+        assert_eq!(kept(&both), both);
+        // A lead-in or a label qualifies nothing across its punctuation.
+        assert_eq!(
+            kept(&[
+                "Note: ask the team rv-1120 to review schema changes.",
+                "So you know, ask rv-2231 to review schema changes from now on.",
+            ]),
+            ["So you know, ask rv-2231 to review schema changes from now on."]
+        );
     }
 
     #[test]
