@@ -60,7 +60,7 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
                 add(&mut digest.requests, current, 0);
             }
             for sentence in said(&request) {
-                if let Some(statement) = statements::classify(sentence) {
+                if let Some(statement) = statements::binding(sentence, &digest.binding) {
                     let new = statement.clone();
                     if let Some(old) = statements::add(&mut digest.binding, statement) {
                         forget(digest, &old, &new);
@@ -152,15 +152,38 @@ pub(crate) fn by_harness(request: &str) -> bool {
     request.starts_with(['<', '['])
 }
 
-/// The person's latest request in `digest`: the current task (a notice a
-/// harness wrote after it is not one).
-pub(crate) fn current_request(digest: &Digest) -> Option<&String> {
-    digest
-        .requests
+/// Whether a request, said `count` times, says nothing to keep: a harness's
+/// notice, a few words with nothing binding in them ("continue", "ok, go
+/// on"), or a line said again and again with nothing binding in it
+/// ("Looking at the logs again."): repetition is routine, not importance.
+pub(crate) fn routine(request: &str, count: u32) -> bool {
+    by_harness(request)
+        || (request.split_whitespace().count() <= 4 && !request.contains('\n') && !binds(request))
+        || repeated(request, count)
+}
+
+/// Whether a request was said again and again with nothing binding in it.
+fn repeated(request: &str, count: u32) -> bool {
+    count >= 2 && !binds(request)
+}
+
+fn binds(request: &str) -> bool {
+    said(request)
         .iter()
-        .map(|(text, _)| text)
-        .filter(|text| !by_harness(text))
+        .any(|s| statements::binding(s, &[]).is_some())
+}
+
+/// The person's latest request in `digest`: the current task. A notice a
+/// harness wrote after it is not one, nor a line said again and again
+/// ("Looking at the logs again." ×6); when there is nothing else, the
+/// latest the person wrote.
+pub(crate) fn current_request(digest: &Digest) -> Option<&String> {
+    let written = || digest.requests.iter().filter(|(text, _)| !by_harness(text));
+    written()
+        .filter(|(text, count)| !repeated(text, **count))
         .last()
+        .or_else(|| written().last())
+        .map(|(text, _)| text)
 }
 
 /// How many sentences `request` has, pasted documents and all.

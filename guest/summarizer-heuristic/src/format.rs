@@ -121,14 +121,11 @@ const DECISIONS_KEPT: usize = 12;
 /// on"): the first to go.
 const ROUTINE: u8 = 0;
 
-/// A request (as rendered, `- ` and ` (×N)` included) of a few words with
-/// nothing binding in it.
+/// Whether a request as rendered (`- ` and ` (×N)` included) is routine
+/// ([`crate::extract::routine`]).
 pub(crate) fn is_routine(item: &str) -> bool {
-    let (body, _) = split_count(item.strip_prefix(ITEM_PREFIX).unwrap_or(item));
-    crate::extract::by_harness(body)
-        || (body.split_whitespace().count() <= 4
-            && !body.contains('\n')
-            && statements::classify(body).is_none())
+    let (body, count) = split_count(item.strip_prefix(ITEM_PREFIX).unwrap_or(item));
+    crate::extract::routine(body, count)
 }
 
 /// The drop class of a binding statement: above every other kind.
@@ -210,12 +207,24 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
             items: Vec::new(),
         })
         .collect();
-    let latest = digest.requests.len().saturating_sub(1);
+    // The current task: the latest request that is not routine.
+    let current = crate::extract::current_request(digest);
+    let latest = digest
+        .requests
+        .iter()
+        .position(|(text, _)| Some(text) == current)
+        .unwrap_or(digest.requests.len().saturating_sub(1));
     // A short request that states rules or values carries them itself, at
     // their rank: the summary is sent with every request, and says a thing
     // once. (A long one is a document; its statements are listed on their
     // own, and the request ranks as requests do.)
+    // A statement told as a story ("they pushed the deadline back to …")
+    // binds only as the update it is, which a request read back alone
+    // would not show: it is listed on its own.
     let carrier = |statement: &Statement| {
+        if statements::narrative(&statement.text) {
+            return None;
+        }
         digest
             .requests
             .iter()
@@ -344,14 +353,16 @@ pub fn parse(summary: &str) -> Digest {
     flush(&mut digest, kind, item);
     // Statements a short request carried are in that request only: read
     // them back from it, so a later update still finds them.
-    let carried: Vec<Statement> = digest
+    let said: Vec<String> = digest
         .requests
         .iter()
         .flat_map(|(text, _)| crate::extract::said(text))
-        .filter_map(statements::classify)
+        .map(str::to_owned)
         .collect();
-    for statement in carried {
-        let _ = statements::add(&mut digest.binding, statement);
+    for sentence in said {
+        if let Some(statement) = statements::binding(&sentence, &digest.binding) {
+            let _ = statements::add(&mut digest.binding, statement);
+        }
     }
     digest
 }

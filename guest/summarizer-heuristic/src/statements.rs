@@ -268,6 +268,65 @@ pub fn classify(sentence: &str) -> Option<Statement> {
     Some(Statement { text, class })
 }
 
+/// Past forms of the commonest irregular verbs; regular ones end in "-ed".
+#[rustfmt::skip]
+const IRREGULAR_PAST: &[&str] = &[
+    "was", "were", "had", "did", "ran", "went", "came", "took", "gave", "made", "said",
+    "got", "saw", "told", "knew", "thought", "found", "left", "felt", "began", "brought",
+    "wrote", "held", "stood", "lost", "paid", "met", "sent", "built", "spent", "broke",
+    "fell", "grew", "won", "heard", "ago", "yesterday",
+];
+
+/// What marks a sentence as holding now: a present form of "be" or "have",
+/// a modal, an imperative's "please" or "let's", "now".
+#[rustfmt::skip]
+const PRESENT: &[&str] = &[
+    "is", "are", "am", "isn't", "aren't", "has", "have", "must", "should", "shall", "will",
+    "can", "can't", "cannot", "need", "needs", "please", "let's", "keep", "use", "always",
+    "now", "currently", "today",
+];
+
+/// Whether `text` tells what happened rather than what holds: its verbs are
+/// past ("the old job had 68 steps", "we counted 62 branches", "that was
+/// long ago") and nothing in it is present or modal, or it says "must have"
+/// (a guess about the past). Such a sentence binds nothing unless it updates
+/// a statement the person made ("they pushed the deadline back to …").
+pub fn narrative(text: &str) -> bool {
+    let words = words(text);
+    let perfect_guess = words
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "must" | "should" | "would" | "could") && w[1] == "have");
+    // A regular past only after a pronoun ("we counted"): elsewhere "-ed"
+    // is as often a participle that describes ("generated files", "the
+    // protected branch").
+    let past = words.iter().any(|w| IRREGULAR_PAST.contains(&w.as_str()))
+        || words
+            .windows(2)
+            .any(|w| match (w[0].as_str(), w[1].as_str()) {
+                ("i" | "we" | "they" | "he" | "she" | "someone" | "nobody", verb) => {
+                    verb.len() >= 5 && verb.ends_with("ed") && !verb.ends_with("eed")
+                }
+                ("used", "to")
+                | ("back", "when")
+                | ("last", "week" | "month" | "year" | "night") => true,
+                _ => false,
+            });
+    let present = words.iter().any(|w| PRESENT.contains(&w.as_str()));
+    perfect_guess || past && !present
+}
+
+/// The statement `sentence` makes, if it binds beside the statements
+/// `kept` so far: a story with numbers in it ("the old job had 68 steps")
+/// is no rule, unless it moves one ("they pushed the deadline back to …").
+pub fn binding(sentence: &str, kept: &[Statement]) -> Option<Statement> {
+    let statement = classify(sentence)?;
+    let moves_one = || {
+        kept.iter()
+            .any(|old| update_match(&statement, old).is_some())
+    };
+    (!narrative(&statement.text) || moves_one()).then_some(statement)
+}
+
 /// What says that two values are values of the same thing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Frame {
@@ -514,7 +573,11 @@ pub fn add(kept: &mut Vec<Statement>, statement: Statement) -> Option<Statement>
     let replaced = found
         .map(|at| kept.remove(at))
         .filter(|old| old.text != statement.text);
-    kept.push(statement);
+    // What updates a rule is the rule now, however it is worded.
+    let class = replaced
+        .as_ref()
+        .map_or(statement.class, |old| old.class.max(statement.class));
+    kept.push(Statement { class, ..statement });
     replaced
 }
 
