@@ -98,9 +98,27 @@ pub struct Digest {
     pub commands: Recent<(String, String), u32>,
     pub errors: Recent<String, u32>,
     pub decisions: Recent<String, u32>,
+    /// Path → lines of code the assistant wrote into it (the short lines an
+    /// edit added: declarations, settings, calls), latest write last.
+    pub code: Recent<String, Vec<String>>,
 }
 
+/// The most lines of written code a summary keeps per file.
+pub const CODE_LINES_PER_FILE: usize = 10;
+
 impl Digest {
+    /// Records `lines` as written into `path`: a line already listed moves
+    /// to the end, and past [`CODE_LINES_PER_FILE`] the oldest go.
+    pub fn add_code(&mut self, path: String, lines: impl IntoIterator<Item = String>) {
+        let kept = self.code.touch(path);
+        for line in lines {
+            kept.retain(|l| *l != line);
+            kept.push(line);
+        }
+        let over = kept.len().saturating_sub(CODE_LINES_PER_FILE);
+        kept.drain(..over);
+    }
+
     /// Records `count` uses of `path` by `tool`. A relative path and the one
     /// absolute path it ends are one file (an agent reads
     /// `/home/me/app/src/x.rs` and runs `cargo fmt -- src/x.rs`): it is

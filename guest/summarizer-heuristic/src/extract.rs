@@ -439,10 +439,15 @@ fn tag_text<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
 }
 
 /// What an argument key says about its value.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Key {
     Path,
     Command,
     Todos,
+    /// Text a call writes into the file.
+    Written,
+    /// Text a call replaces.
+    Replaced,
     Other,
 }
 
@@ -455,6 +460,10 @@ fn key_meaning(key: &str) -> Key {
     match key.as_str() {
         "command" | "cmd" => Key::Command,
         "todos" => Key::Todos,
+        // What an edit writes and what it replaces (Claude Code's Edit and
+        // Write, SWE-agent's str_replace_editor, …).
+        "newstring" | "newstr" | "content" | "filetext" | "newtext" => Key::Written,
+        "oldstring" | "oldstr" | "oldtext" => Key::Replaced,
         "file" | "files" | "filename" | "filenames" => Key::Path,
         _ if key.ends_with("path") || key.ends_with("paths") => Key::Path,
         _ => Key::Other,
@@ -466,6 +475,7 @@ fn read_call(digest: &mut Digest, call: &ToolCall) -> Option<String> {
     let args: Value = serde_json::from_str(&call.arguments).ok()?;
     let tool = tool_label(&call.name);
     let mut command = None;
+    let (mut path, mut written, mut replaced) = (None, Vec::new(), Vec::new());
     for (key, value) in args.as_object()? {
         match key_meaning(key) {
             Key::Path => {
@@ -482,7 +492,18 @@ fn read_call(digest: &mut Digest, call: &ToolCall) -> Option<String> {
                     digest.todos = todos;
                 }
             }
+            Key::Written => written.extend(value.as_str()),
+            Key::Replaced => replaced.extend(value.as_str()),
             Key::Other => {}
+        }
+        if key_meaning(key) == Key::Path && path.is_none() {
+            path = strings(value).next().map(|p| one_line(p, PATH_MAX_CHARS));
+        }
+    }
+    if let Some(path) = path.filter(|p| !p.is_empty()) {
+        let lines = code_lines(&written, &replaced);
+        if !lines.is_empty() {
+            digest.add_code(path, lines);
         }
     }
     if let Some(command) = &command {
@@ -491,6 +512,76 @@ fn read_call(digest: &mut Digest, call: &ToolCall) -> Option<String> {
         }
     }
     command
+}
+
+/// A written line worth keeping is short enough to quote.
+const CODE_LINE_CHARS: std::ops::RangeInclusive<usize> = 6..=100;
+
+/// Words that open a declaration, an import or a setting in the common
+/// languages: the lines that name what a change added (a function, a
+/// module attribute, a dependency, a config key), not the statements in
+/// between.
+#[rustfmt::skip]
+const DECLARES: &[&str] = &[
+    "def", "defp", "defmodule", "defmacro", "defstruct", "defimpl", "defprotocol", "fn",
+    "func", "function", "class", "struct", "enum", "trait", "impl", "interface", "type",
+    "module", "mod", "const", "static", "let", "var", "val", "import", "from", "require",
+    "alias", "use", "include", "config", "export", "package", "create", "alter", "add",
+    "attribute", "field", "schema", "table", "test", "describe", "it", "macro_rules!",
+];
+
+/// Words that may stand before a declaration's keyword.
+const MODIFIERS: &[&str] = &[
+    "pub",
+    "pub(crate)",
+    "async",
+    "export",
+    "default",
+    "public",
+    "private",
+    "protected",
+    "abstract",
+    "final",
+    "override",
+    "unsafe",
+    "extern",
+];
+
+/// Whether `line` declares, imports or sets something: it opens with one of
+/// [`DECLARES`] (after modifiers), with a module attribute or decorator
+/// (`@name`), or with a Rust attribute (`#[…]`).
+fn declares(line: &str) -> bool {
+    if line.starts_with('@') && line.chars().nth(1).is_some_and(char::is_alphabetic)
+        || line.starts_with("#[")
+    {
+        return true;
+    }
+    line.split(|c: char| c.is_whitespace() || c == '(' || c == '{')
+        .filter(|w| !w.is_empty())
+        .find(|w| !MODIFIERS.contains(w))
+        .is_some_and(|w| DECLARES.contains(&w.to_ascii_lowercase().as_str()))
+}
+
+/// The declarations `written` adds that `replaced` did not have ([`declares`]),
+/// trimmed, each once, in order: what an edit changed, not the lines around
+/// the change it had to repeat, nor every statement of a new file.
+fn code_lines(written: &[&str], replaced: &[&str]) -> Vec<String> {
+    let before: std::collections::HashSet<&str> = replaced
+        .iter()
+        .flat_map(|text| text.lines())
+        .map(str::trim)
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for line in written.iter().flat_map(|text| text.lines()).map(str::trim) {
+        if CODE_LINE_CHARS.contains(&line.chars().count())
+            && declares(line)
+            && !before.contains(line)
+            && !out.iter().any(|l| l == line)
+        {
+            out.push(line.to_owned());
+        }
+    }
+    out
 }
 
 /// The tool name as a label the format can read back: no spaces, parentheses,
@@ -1065,6 +1156,46 @@ mod tests {
             ("error".into(), vec!["error[E0308]: mismatched".into()])
         );
         assert_eq!(run("all good", false), ("ok".into(), vec![]));
+    }
+
+    #[test]
+    fn an_edit_keeps_the_declarations_it_added() {
+        let edit = serde_json::json!({
+            "file_path": "lib/store.ex",
+            "old_string": "def fetch(id) do\n  Repo.get(Item, id)\nend",
+            "new_string": "@cache_ttl 300\ndef fetch(id) do\n  Cache.get(id) || Repo.get(Item, id)\nend\n\ndefp warm(ids) do\nend",
+        });
+        let write = serde_json::json!({
+            "path": "src/limits.rs",
+            "content": "use std::time::Duration;\n\npub const MAX_RETRIES: u32 = 5;\n\nfn backoff(n: u32) -> Duration {\n    Duration::from_millis(100 << n)\n}\n",
+        });
+        let digest = digest_of(&[Message {
+            role: Role::Assistant,
+            parts: vec![
+                call("1", "Edit", &edit.to_string()),
+                call("2", "create_file", &write.to_string()),
+            ],
+        }]);
+        let code: Vec<(&str, Vec<&str>)> = digest
+            .code
+            .iter()
+            .map(|(path, lines)| (path.as_str(), lines.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            code,
+            [
+                // The unchanged head and the body lines are not what changed.
+                ("lib/store.ex", vec!["@cache_ttl 300", "defp warm(ids) do"]),
+                (
+                    "src/limits.rs",
+                    vec![
+                        "use std::time::Duration;",
+                        "pub const MAX_RETRIES: u32 = 5;",
+                        "fn backoff(n: u32) -> Duration {"
+                    ]
+                ),
+            ]
+        );
     }
 
     #[test]

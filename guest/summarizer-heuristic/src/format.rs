@@ -12,6 +12,10 @@
 //! - [x] done  /  - [>] in progress  /  - [ ] pending  /  - [-] cancelled
 //! ## Files
 //! - src/lib.rs (Read ×3, Edit)
+//! ## Code written
+//! - src/lib.rs
+//!   pub fn parse(input: &str) -> Result<Ast>
+//!   const MAX_DEPTH: usize = 64;
 //! ## Commands
 //! - $ cargo test → exit 101 (×2)
 //! ## Errors
@@ -37,19 +41,21 @@ enum Kind {
     Next,
     Todos,
     Files,
+    Code,
     Commands,
     Errors,
     Decisions,
 }
 
 /// In display order, which is also the order of each row of `HEADINGS`.
-const KINDS: [Kind; 9] = [
+const KINDS: [Kind; 10] = [
     Kind::Binding,
     Kind::Requests,
     Kind::Current,
     Kind::Next,
     Kind::Todos,
     Kind::Files,
+    Kind::Code,
     Kind::Commands,
     Kind::Errors,
     Kind::Decisions,
@@ -58,17 +64,17 @@ const KINDS: [Kind; 9] = [
 /// Section headings per BCP-47 primary language tag, in `KINDS` order. The
 /// first row is the fallback.
 #[rustfmt::skip]
-const HEADINGS: [(&str, [&str; 9]); 10] = [
-    ("en", ["Rules, limits and values the user set", "User requests", "Current task", "Next step", "Todo list", "Files", "Commands", "Errors", "Decisions"]),
-    ("de", ["Vorgaben, Grenzen und Werte des Benutzers", "Anfragen des Benutzers", "Aktuelle Aufgabe", "Nächster Schritt", "Aufgabenliste", "Dateien", "Befehle", "Fehler", "Entscheidungen"]),
-    ("fr", ["Règles, limites et valeurs fixées par l'utilisateur", "Demandes de l'utilisateur", "Tâche en cours", "Prochaine étape", "Liste de tâches", "Fichiers", "Commandes", "Erreurs", "Décisions"]),
-    ("es", ["Reglas, límites y valores del usuario", "Solicitudes del usuario", "Tarea actual", "Siguiente paso", "Lista de tareas", "Archivos", "Comandos", "Errores", "Decisiones"]),
-    ("pt", ["Regras, limites e valores do usuário", "Pedidos do usuário", "Tarefa atual", "Próximo passo", "Lista de tarefas", "Arquivos", "Comandos", "Erros", "Decisões"]),
-    ("it", ["Regole, limiti e valori dell'utente", "Richieste dell'utente", "Attività corrente", "Prossimo passo", "Elenco delle attività", "File", "Comandi", "Errori", "Decisioni"]),
-    ("ru", ["Правила, ограничения и значения пользователя", "Запросы пользователя", "Текущая задача", "Следующий шаг", "Список задач", "Файлы", "Команды", "Ошибки", "Решения"]),
-    ("zh", ["用户设定的规则、限制与数值", "用户请求", "当前任务", "下一步", "待办事项", "文件", "命令", "错误", "决策"]),
-    ("ja", ["ユーザーが定めたルール・制限・値", "ユーザーの依頼", "現在のタスク", "次のステップ", "ToDoリスト", "ファイル", "コマンド", "エラー", "決定事項"]),
-    ("ko", ["사용자가 정한 규칙·제한·값", "사용자 요청", "현재 작업", "다음 단계", "할 일 목록", "파일", "명령", "오류", "결정 사항"]),
+const HEADINGS: [(&str, [&str; 10]); 10] = [
+    ("en", ["Rules, limits and values the user set", "User requests", "Current task", "Next step", "Todo list", "Files", "Code written", "Commands", "Errors", "Decisions"]),
+    ("de", ["Vorgaben, Grenzen und Werte des Benutzers", "Anfragen des Benutzers", "Aktuelle Aufgabe", "Nächster Schritt", "Aufgabenliste", "Dateien", "Geschriebener Code", "Befehle", "Fehler", "Entscheidungen"]),
+    ("fr", ["Règles, limites et valeurs fixées par l'utilisateur", "Demandes de l'utilisateur", "Tâche en cours", "Prochaine étape", "Liste de tâches", "Fichiers", "Code écrit", "Commandes", "Erreurs", "Décisions"]),
+    ("es", ["Reglas, límites y valores del usuario", "Solicitudes del usuario", "Tarea actual", "Siguiente paso", "Lista de tareas", "Archivos", "Código escrito", "Comandos", "Errores", "Decisiones"]),
+    ("pt", ["Regras, limites e valores do usuário", "Pedidos do usuário", "Tarefa atual", "Próximo passo", "Lista de tarefas", "Arquivos", "Código escrito", "Comandos", "Erros", "Decisões"]),
+    ("it", ["Regole, limiti e valori dell'utente", "Richieste dell'utente", "Attività corrente", "Prossimo passo", "Elenco delle attività", "File", "Codice scritto", "Comandi", "Errori", "Decisioni"]),
+    ("ru", ["Правила, ограничения и значения пользователя", "Запросы пользователя", "Текущая задача", "Следующий шаг", "Список задач", "Файлы", "Написанный код", "Команды", "Ошибки", "Решения"]),
+    ("zh", ["用户设定的规则、限制与数值", "用户请求", "当前任务", "下一步", "待办事项", "文件", "编写的代码", "命令", "错误", "决策"]),
+    ("ja", ["ユーザーが定めたルール・制限・値", "ユーザーの依頼", "現在のタスク", "次のステップ", "ToDoリスト", "ファイル", "書いたコード", "コマンド", "エラー", "決定事項"]),
+    ("ko", ["사용자가 정한 규칙·제한·값", "사용자 요청", "현재 작업", "다음 단계", "할 일 목록", "파일", "작성한 코드", "명령", "오류", "결정 사항"]),
 ];
 
 const HEADING_PREFIX: &str = "## ";
@@ -78,22 +84,24 @@ const COMMAND_PREFIX: &str = "$ ";
 const OUTCOME_SEPARATOR: &str = " → ";
 
 /// Drop classes for the budget, lowest first, in the order an agent needs
-/// them least: routine requests ("continue"), the files and commands it can
-/// list again, the assistant's findings, errors, the person's requests, the
+/// them least: routine requests ("continue"), the commands it can run
+/// again, the code it wrote (in the files, to be read again), the files
+/// themselves, the assistant's findings, errors, the person's requests, the
 /// todo list, and last what the person set — the goal, exact values, rules
 /// ([`binding_class`]). The current task is pinned (never dropped). Repeats
 /// rank by what they say, never higher for being repeated.
 fn drop_class(kind: Kind) -> Option<u8> {
     match kind {
         Kind::Commands => Some(1),
-        Kind::Files => Some(2),
-        Kind::Decisions => Some(3),
-        Kind::Errors => Some(4),
-        Kind::Requests => Some(5),
-        Kind::Todos => Some(6),
-        Kind::Binding => Some(7),
+        Kind::Code => Some(2),
+        Kind::Files => Some(3),
+        Kind::Decisions => Some(4),
+        Kind::Errors => Some(5),
+        Kind::Requests => Some(6),
+        Kind::Todos => Some(7),
+        Kind::Binding => Some(8),
         // Where the work stands: with the goal.
-        Kind::Next => Some(7),
+        Kind::Next => Some(8),
         Kind::Current => None,
     }
 }
@@ -130,14 +138,14 @@ pub(crate) fn is_routine(item: &str) -> bool {
 
 /// The drop class of a binding statement: above every other kind.
 fn binding_class(class: Class) -> u8 {
-    7 + match class {
+    8 + match class {
         Class::Goal => 0,
         Class::Value => 1,
         Class::Rule => 2,
     }
 }
 
-fn headings(language: &str) -> &'static [&'static str; 9] {
+fn headings(language: &str) -> &'static [&'static str; 10] {
     let primary = language.split(['-', '_']).next().unwrap_or_default();
     let row = HEADINGS
         .iter()
@@ -304,6 +312,13 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
         };
         push(Kind::Files, i, bullet(&body, 1));
     }
+    for (i, (path, lines)) in digest.code.iter().enumerate() {
+        let body = std::iter::once(path.as_str())
+            .chain(lines.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join("\n");
+        push(Kind::Code, i, bullet(&body, 1));
+    }
     for (i, ((command, outcome), &count)) in digest.commands.iter().enumerate() {
         let body = if outcome.is_empty() {
             format!("{COMMAND_PREFIX}{command}")
@@ -411,6 +426,12 @@ fn flush(digest: &mut Digest, kind: Kind, item: Option<String>) {
             }
             if !any {
                 digest.files.touch(path.to_owned());
+            }
+        }
+        Kind::Code => {
+            let mut lines = item.lines();
+            if let Some(path) = lines.next() {
+                digest.add_code(path.to_owned(), lines.map(str::to_owned));
             }
         }
         Kind::Commands => {

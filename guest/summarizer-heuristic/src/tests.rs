@@ -268,9 +268,10 @@ fn budget_is_a_hard_cap_and_keeps_the_current_task() {
 fn budget_drops_low_value_classes_and_old_items_first() {
     // Lowest value first; the current task and todo list are not droppable
     // classes here. Routine requests ("continue") go before everything.
-    const ORDER: [&str; 6] = [
+    const ORDER: [&str; 7] = [
         "Routine requests",
         "Commands",
+        "Code written",
         "Files",
         "Decisions",
         "Errors",
@@ -369,15 +370,16 @@ fn two_folds_merge_to_the_same_summary_as_one() {
         "first-half request lost:\n{fold2}"
     );
     // A routine request says nothing to keep: it is the first to go, before
-    // the commands and files do. ("continue" is this session's current task,
+    // the code written and the files do (the commands, which rank below the
+    // code, go at this budget). ("continue" is this session's current task,
     // pinned; its routine request is the harness's notice of a background
     // command.)
     let notice = "- [Background command \"Run SessionLive tests\" completed (exit code 0)]";
     let unbudgeted = run("", &messages, UNLIMITED, "en");
     assert!(unbudgeted.contains(notice), "{unbudgeted}");
     assert!(
-        fold2.contains("## Commands") && fold2.contains("## Files") && !fold2.contains(notice),
-        "the routine request outlasted commands or files:\n{fold2}"
+        fold2.contains("## Code written") && fold2.contains("## Files") && !fold2.contains(notice),
+        "the routine request outlasted code or files:\n{fold2}"
     );
     assert!(
         fold2.contains("## Next step\n- Now push to remote:"),
