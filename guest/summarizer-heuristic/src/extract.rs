@@ -549,10 +549,19 @@ const MODIFIERS: &[&str] = &[
 
 /// Whether `line` declares, imports or sets something: it opens with one of
 /// [`DECLARES`] (after modifiers), with a module attribute or decorator
-/// (`@name`), or with a Rust attribute (`#[…]`).
+/// (`@name`), or with a Rust attribute (`#[…]`), or it opens a shell
+/// function.
 fn declares(line: &str) -> bool {
+    // A shell function: `name() {`.
+    let shell_function = line.strip_suffix("() {").is_some_and(|name| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_-.:".contains(c))
+    });
     if line.starts_with('@') && line.chars().nth(1).is_some_and(char::is_alphabetic)
         || line.starts_with("#[")
+        || shell_function
     {
         return true;
     }
