@@ -1451,7 +1451,7 @@ fn the_demo_runs_the_runtime_and_its_figures_are_the_replays() {
     assert!(
         std::fs::read_to_string(&committed).is_ok_and(|c| c == svg),
         "the README's chart is not the demo's: regenerate it with \
-         `cargo run -p condense -- demo --plot {README_CHART}`"
+         `cargo run -p condense-cli -- demo --plot {README_CHART}`"
     );
 }
 
