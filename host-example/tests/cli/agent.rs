@@ -27,6 +27,40 @@ fn tool_call_reply(id: &str, name: &str, arguments: serde_json::Value) -> Reply 
     Reply::json(200, body.to_string())
 }
 
+/// `condense agent` against the scripted `server` with `config`, in
+/// `workdir`, journaling to `session`, `extra` arguments before the task;
+/// what it printed.
+fn run_agent(
+    config: &std::path::Path,
+    server: &TestServer,
+    workdir: &std::path::Path,
+    session: &std::path::Path,
+    extra: &[String],
+    task: &str,
+) -> String {
+    let mut args: Vec<std::ffi::OsString> = [
+        "condense",
+        "agent",
+        "--config",
+        &config.display().to_string(),
+        "--model-url",
+        &server.url("/v1"),
+        "--model",
+        "scripted",
+        "--workdir",
+        &workdir.display().to_string(),
+        "--session",
+        &session.display().to_string(),
+    ]
+    .map(Into::into)
+    .into();
+    args.extend(extra.iter().map(Into::into));
+    args.push(task.into());
+    let mut out = Vec::new();
+    condense_cli::cli::run(args, &mut std::io::empty(), &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
 /// `condense agent` against an OpenAI-compatible server this test starts on
 /// 127.0.0.1, answering from a script: it reads a long file again and again
 /// (so that the requests outgrow a low threshold and condense compacts
@@ -72,26 +106,14 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
     ));
     let server = TestServer::start(script);
 
-    let args = [
-        "condense".to_owned(),
-        "agent".into(),
-        "--config".into(),
-        config.display().to_string(),
-        "--model-url".into(),
-        server.url("/v1"),
-        "--model".into(),
-        "scripted".into(),
-        "--workdir".into(),
-        workdir.display().to_string(),
-        "--session".into(),
-        session.display().to_string(),
-        "--events".into(),
-        events.display().to_string(),
-        "rename note 7 in notes.txt".into(),
-    ];
-    let mut out = Vec::new();
-    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
-    let out = String::from_utf8(out).unwrap();
+    let out = run_agent(
+        &config,
+        &server,
+        &workdir,
+        &session,
+        &["--events".into(), events.display().to_string()],
+        "rename note 7 in notes.txt",
+    );
 
     assert!(out.contains("Renamed note 7."), "{out}");
     assert!(out.contains("→ edit_file("), "{out}");
@@ -239,24 +261,7 @@ fn the_agents_own_tools_are_classed_for_the_passes() {
     script.push(condense_tests::chat_answer("Wrote twelve parts."));
     let server = TestServer::start(script);
 
-    let args = [
-        "condense".to_owned(),
-        "agent".into(),
-        "--config".into(),
-        config.display().to_string(),
-        "--model-url".into(),
-        server.url("/v1"),
-        "--model".into(),
-        "scripted".into(),
-        "--workdir".into(),
-        workdir.display().to_string(),
-        "--session".into(),
-        session.display().to_string(),
-        "write the parts".into(),
-    ];
-    let mut out = Vec::new();
-    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
-    let out = String::from_utf8(out).unwrap();
+    let out = run_agent(&config, &server, &workdir, &session, &[], "write the parts");
     assert!(out.contains("Wrote twelve parts."), "{out}");
 
     let journaled = journal::read(&session).unwrap();
@@ -318,24 +323,14 @@ fn the_llm_summarizer_asks_in_the_agents_own_request() {
     )
     .unwrap();
 
-    let args = [
-        "condense".to_owned(),
-        "agent".into(),
-        "--config".into(),
-        config.display().to_string(),
-        "--model-url".into(),
-        server.url("/v1"),
-        "--model".into(),
-        "scripted".into(),
-        "--workdir".into(),
-        workdir.display().to_string(),
-        "--session".into(),
-        session.display().to_string(),
-        "read notes.txt until you know it".into(),
-    ];
-    let mut out = Vec::new();
-    condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut out).unwrap();
-    let out = String::from_utf8(out).unwrap();
+    let out = run_agent(
+        &config,
+        &server,
+        &workdir,
+        &session,
+        &[],
+        "read notes.txt until you know it",
+    );
     assert!(out.contains("Read it eight times."), "{out}");
 
     let requests = server.requests();
