@@ -462,4 +462,3 @@ pub fn identifier_recall_with(middleware: &Middleware, name: &str) -> Identifier
         condense_tokens: estimate_text(&summary),
     }
 }
-
