@@ -157,9 +157,8 @@ pub(crate) fn by_harness(request: &str) -> bool {
 /// on"), or a line said again and again with nothing binding in it
 /// ("Looking at the logs again."): repetition is routine, not importance.
 pub(crate) fn routine(request: &str, count: u32) -> bool {
-    by_harness(request)
-        || (request.split_whitespace().count() <= 4 && !request.contains('\n') && !binds(request))
-        || repeated(request, count)
+    let few_words = request.split_whitespace().count() <= 4 && !request.contains('\n');
+    by_harness(request) || (few_words || count >= 2) && !binds(request)
 }
 
 /// Whether a request was said again and again with nothing binding in it.
@@ -439,7 +438,6 @@ fn tag_text<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
 }
 
 /// What an argument key says about its value.
-#[derive(Clone, Copy, PartialEq, Eq)]
 enum Key {
     Path,
     Command,
@@ -479,10 +477,12 @@ fn read_call(digest: &mut Digest, call: &ToolCall) -> Option<String> {
     for (key, value) in args.as_object()? {
         match key_meaning(key) {
             Key::Path => {
-                for path in strings(value) {
-                    let path = one_line(path, PATH_MAX_CHARS);
-                    if !path.is_empty() {
-                        digest.add_file(path, &tool, 1);
+                for file in strings(value) {
+                    let file = one_line(file, PATH_MAX_CHARS);
+                    if !file.is_empty() {
+                        // The file an edit's written text goes into: the first.
+                        path.get_or_insert_with(|| file.clone());
+                        digest.add_file(file, &tool, 1);
                     }
                 }
             }
@@ -496,11 +496,8 @@ fn read_call(digest: &mut Digest, call: &ToolCall) -> Option<String> {
             Key::Replaced => replaced.extend(value.as_str()),
             Key::Other => {}
         }
-        if key_meaning(key) == Key::Path && path.is_none() {
-            path = strings(value).next().map(|p| one_line(p, PATH_MAX_CHARS));
-        }
     }
-    if let Some(path) = path.filter(|p| !p.is_empty()) {
+    if let Some(path) = path {
         let lines = code_lines(&written, &replaced);
         if !lines.is_empty() {
             digest.add_code(path, lines);
@@ -526,7 +523,7 @@ const DECLARES: &[&str] = &[
     "def", "defp", "defmodule", "defmacro", "defstruct", "defimpl", "defprotocol", "fn",
     "func", "function", "class", "struct", "enum", "trait", "impl", "interface", "type",
     "module", "mod", "const", "static", "let", "var", "val", "import", "from", "require",
-    "alias", "use", "include", "config", "export", "package", "create", "alter", "add",
+    "alias", "use", "include", "config", "package", "create", "alter", "add",
     "attribute", "field", "schema", "table", "test", "describe", "it", "macro_rules!",
 ];
 

@@ -215,7 +215,9 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
             items: Vec::new(),
         })
         .collect();
-    // The current task: the latest request that is not routine.
+    // The current task ([`crate::extract::current_request`]): the latest
+    // request that is neither a harness's notice nor a line said again and
+    // again.
     let current = crate::extract::current_request(digest);
     let latest = digest
         .requests

@@ -455,9 +455,9 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     let lower = new.text.to_lowercase();
     let corrects = has_cue(&lower, &words(&new.text), CORRECTION_CUES, &[]);
     // A value in the same namespace (`trunk-…`, `pg-….corp`) is the same
-    // kind of thing named anew.
-    // With a correction word, the namespace alone says it, even in other
-    // words ("der Testnutzer heißt qa_…" / "we replaced the test user: qa_…").
+    // kind of thing named anew, with a subject in common; with a correction
+    // word the namespace alone says it, even in other words ("der
+    // Testnutzer heißt qa_…" / "we replaced the test user: qa_…").
     if shared(|f| matches!(f, Frame::Literal(..))) && (similarity > 0.0 || corrects) {
         return Some(2.0 + similarity);
     }
@@ -481,13 +481,13 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
             .cloned()
             .collect()
     };
-    let similarity = jaccard(&topic(&new_subject), &topic(&old_subject));
-    if unit_or_shape && (similarity >= 0.2 || corrects && similarity >= 0.1)
-        || corrects && shared(|f| matches!(f, Frame::Number)) && similarity >= 0.3
+    let on_topic = jaccard(&topic(&new_subject), &topic(&old_subject));
+    if unit_or_shape && (on_topic >= 0.2 || corrects && on_topic >= 0.1)
+        || corrects && shared(|f| matches!(f, Frame::Number)) && on_topic >= 0.3
     {
         return Some(1.0 + similarity);
     }
-    (corrects && similarity >= 0.5).then_some(similarity)
+    (corrects && on_topic >= 0.5).then_some(on_topic)
 }
 
 /// Whether `a` and `b` are one statement made about two subjects: a word
@@ -543,8 +543,9 @@ fn swaps_a_subject(a: &str, b: &str) -> bool {
     })
 }
 
-/// Words that qualify nothing: which, how many, where to (a look-alike pair
-/// differs in what it is about, not in "each" and "per").
+/// Words that qualify nothing: function words (which, how many, where to)
+/// and light verbs ("stay", "get", "go"). A look-alike pair differs in what
+/// it is about, not in "each" and "per".
 #[rustfmt::skip]
 const FUNCTION_WORDS: &[&str] = &[
     "each", "every", "per", "any", "all", "some", "its", "their", "his", "her", "which",
