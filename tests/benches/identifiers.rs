@@ -8,7 +8,8 @@
 //!
 //! Run: `cargo bench -p condense-tests --bench identifiers`. A figure, not a
 //! timing. `IDENTIFIERS_SUMMARIZER=x.wasm` measures another summarizer
-//! component in place of the embedded one.
+//! component in place of the embedded one; `IDENTIFIERS_SHOW=1` prints each
+//! summary as measured, to see what it spent its budget on.
 
 use condense_tests::identifiers::{IdentifierKind, SESSIONS, identifier_recall_with};
 use condense_tests::summarizer_from_env;
@@ -67,6 +68,9 @@ fn main() {
         );
         for id in r.missing.iter().take(SHOWN) {
             println!("  {:<7} {id}", IdentifierKind::of(id).name());
+        }
+        if std::env::var_os("IDENTIFIERS_SHOW").is_some() {
+            println!("\n--- {} summary ---\n{}\n---", r.session, r.summary);
         }
     }
 }

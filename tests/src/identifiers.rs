@@ -383,6 +383,8 @@ pub struct IdentifierRecall {
     /// Claude Code's summary's tokens ([`estimate_text`]): condense's budget.
     pub budget_tokens: u32,
     pub condense_tokens: u32,
+    /// condense's summary as measured (cut to the budget).
+    pub summary: String,
 }
 
 impl IdentifierRecall {
@@ -460,5 +462,6 @@ pub fn identifier_recall_with(middleware: &Middleware, name: &str) -> Identifier
         condense_chars: summary.chars().count(),
         budget_tokens,
         condense_tokens: estimate_text(&summary),
+        summary,
     }
 }

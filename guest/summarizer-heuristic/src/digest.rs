@@ -101,6 +101,8 @@ pub struct Digest {
     /// Path → lines of code the assistant wrote into it (the short lines an
     /// edit added: declarations, settings, calls), latest write last.
     pub code: Recent<String, Vec<String>>,
+    /// The directory the previous summary wrote its paths relative to.
+    pub root: Option<String>,
 }
 
 /// The most lines of written code a summary keeps per file.

@@ -10,9 +10,10 @@
 //! - the latest request (×2)
 //! ## Todo list
 //! - [x] done  /  - [>] in progress  /  - [ ] pending  /  - [-] cancelled
-//! ## Files
+//! ## Files: /home/me/app
 //! - src/lib.rs (Read ×3, Edit)
-//! ## Code written
+//! - /etc/hosts (Read)
+//! ## Code written: /home/me/app
 //! - src/lib.rs
 //!   pub fn parse(input: &str) -> Result<Ast>
 //!   const MAX_DEPTH: usize = 64;
@@ -28,6 +29,11 @@
 //! every language, so a summary stays readable to the next fold even if the
 //! detected language changes. Every item ends with ` (×N)` when seen N > 1
 //! times (files count per tool instead). Entries are ordered by latest mention.
+//!
+//! An agent works in one project: most paths it touches share a long
+//! directory ([`root`]). The file sections name it once in their heading,
+//! after `: `, and list the paths under it relative to it; `parse` puts it
+//! back, so the digest only ever holds full paths.
 
 use crate::budget::{Item, Section};
 use crate::digest::{Digest, Status, Todo, add};
@@ -78,6 +84,10 @@ const HEADINGS: [(&str, [&str; 10]); 10] = [
 ];
 
 const HEADING_PREFIX: &str = "## ";
+/// Between a file section's title and the directory its paths are relative to.
+const ROOT_SEPARATOR: &str = ": ";
+/// A path that is the root itself, written relative to it.
+const HERE: &str = ".";
 const ITEM_PREFIX: &str = "- ";
 const CONTINUATION: &str = "  ";
 const COMMAND_PREFIX: &str = "$ ";
@@ -161,6 +171,95 @@ fn kind_of_heading(title: &str) -> Option<Kind> {
         .map(|i| KINDS[i])
 }
 
+/// A heading's kind and, for a file section, the root its paths are
+/// relative to.
+fn read_heading(title: &str) -> (Option<Kind>, Option<&str>) {
+    if let Some(kind) = kind_of_heading(title) {
+        return (Some(kind), None);
+    }
+    match title.split_once(ROOT_SEPARATOR) {
+        Some((name, root)) if is_root(root) => match kind_of_heading(name) {
+            Some(kind @ (Kind::Files | Kind::Code)) => (Some(kind), Some(root)),
+            _ => (None, None),
+        },
+        _ => (None, None),
+    }
+}
+
+/// The fewest paths a root must cover to be worth naming.
+const ROOT_MIN_PATHS: usize = 3;
+
+fn is_root(dir: &str) -> bool {
+    dir.starts_with('/') && dir.len() > 1 && !dir.ends_with('/')
+}
+
+/// The directory the summary's paths are written relative to: of the
+/// directories at least two levels down that hold at least half of the
+/// absolute paths (and [`ROOT_MIN_PATHS`]), the one that saves the most
+/// characters, if naming it (in two headings) saves any. `None` when no
+/// directory is shared that widely.
+fn root<'a>(paths: impl Iterator<Item = &'a str>) -> Option<String> {
+    let absolute: std::collections::BTreeSet<&str> = paths.filter(|p| p.starts_with('/')).collect();
+    let needed = ROOT_MIN_PATHS.max(absolute.len().div_ceil(2));
+    // Every ancestor directory of every path, with how many paths it holds.
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for path in &absolute {
+        let dirs = path.match_indices('/').map(|(i, _)| &path[..i]);
+        // A path may be the directory itself (a search's scope).
+        for dir in dirs.chain([*path]) {
+            // Two levels at least: `/home` is no project.
+            if dir.matches('/').count() >= 2 {
+                *counts.entry(dir).or_default() += 1;
+            }
+        }
+    }
+    let cost = |dir: &str| 2 * (dir.len() + ROOT_SEPARATOR.len());
+    counts
+        .into_iter()
+        .filter(|&(dir, n)| n >= needed && is_root(dir) && n * dir.len() > cost(dir))
+        .max_by_key(|&(dir, n)| (n * dir.len() - cost(dir), dir.len()))
+        .map(|(dir, _)| dir.to_owned())
+}
+
+/// The root a summary of `digest` writes its paths relative to: the one
+/// the previous summary named, while any path is under it (so a summary read
+/// back and written again is the same text, whatever the budget dropped),
+/// else [`root`] of its paths.
+fn digest_root(digest: &Digest) -> Option<String> {
+    let paths = || {
+        digest
+            .files
+            .iter()
+            .map(|(path, _)| path)
+            .chain(digest.code.iter().map(|(path, _)| path))
+            .map(String::as_str)
+    };
+    let under = |root: &str| paths().any(|p| relative(p, Some(root)) != p);
+    match &digest.root {
+        Some(named) if under(named) => Some(named.clone()),
+        _ => root(paths()),
+    }
+}
+
+/// `path` as written under `root`.
+fn relative<'a>(path: &'a str, root: Option<&str>) -> &'a str {
+    let Some(root) = root else { return path };
+    match path.strip_prefix(root) {
+        Some("") => HERE,
+        Some(rest) => rest.strip_prefix('/').unwrap_or(path),
+        None => path,
+    }
+}
+
+/// A path read back from a section relative to `root`.
+fn absolute(path: &str, root: Option<&str>) -> String {
+    match root {
+        Some(root) if path == HERE => root.to_owned(),
+        Some(root) if !path.starts_with(['/', '~']) => format!("{root}/{path}"),
+        _ => path.to_owned(),
+    }
+}
+
 const STATUSES: [Status; 4] = [
     Status::Pending,
     Status::Active,
@@ -208,13 +307,24 @@ fn split_count(text: &str) -> (&str, u32) {
 /// The sections of `digest`, headed in `language`, with drop ranks for the budget.
 pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
     let names = headings(language);
+    let root = digest_root(digest);
     let mut sections: Vec<Section> = KINDS
         .iter()
-        .map(|&kind| Section {
-            heading: format!("{HEADING_PREFIX}{}", names[kind as usize]),
-            items: Vec::new(),
+        .map(|&kind| {
+            let title = names[kind as usize];
+            let heading = match (&root, kind) {
+                (Some(root), Kind::Files | Kind::Code) => {
+                    format!("{HEADING_PREFIX}{title}{ROOT_SEPARATOR}{root}")
+                }
+                _ => format!("{HEADING_PREFIX}{title}"),
+            };
+            Section {
+                heading,
+                items: Vec::new(),
+            }
         })
         .collect();
+    let root = root.as_deref();
     // The current task ([`crate::extract::current_request`]): the latest
     // request that is neither a harness's notice nor a line said again and
     // again.
@@ -307,15 +417,16 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
                 }
             })
             .collect();
+        let path = relative(path, root);
         let body = if tools.is_empty() {
-            path.clone()
+            path.to_owned()
         } else {
             format!("{path} ({})", tools.join(", "))
         };
         push(Kind::Files, i, bullet(&body, 1));
     }
     for (i, (path, lines)) in digest.code.iter().enumerate() {
-        let body = std::iter::once(path.as_str())
+        let body = std::iter::once(relative(path, root))
             .chain(lines.iter().map(String::as_str))
             .collect::<Vec<_>>()
             .join("\n");
@@ -348,13 +459,19 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
 pub fn parse(summary: &str) -> Digest {
     let mut digest = Digest::default();
     let mut kind = Kind::Decisions;
+    let mut root: Option<&str> = None;
     let mut item: Option<String> = None;
     for line in summary.lines() {
         if let Some(title) = line.strip_prefix(HEADING_PREFIX) {
-            flush(&mut digest, kind, item.take());
-            kind = kind_of_heading(title.trim()).unwrap_or(Kind::Decisions);
+            flush(&mut digest, kind, root, item.take());
+            let (read, under) = read_heading(title.trim());
+            kind = read.unwrap_or(Kind::Decisions);
+            root = under;
+            if let Some(named) = under {
+                digest.root = Some(named.to_owned());
+            }
         } else if let Some(body) = line.strip_prefix(ITEM_PREFIX) {
-            flush(&mut digest, kind, item.replace(body.to_owned()));
+            flush(&mut digest, kind, root, item.replace(body.to_owned()));
         } else if let Some(open) = item
             .as_mut()
             .filter(|_| line.is_empty() || line.starts_with(CONTINUATION))
@@ -363,11 +480,11 @@ pub fn parse(summary: &str) -> Digest {
             open.push_str(line.strip_prefix(CONTINUATION).unwrap_or(line));
         } else {
             let stray = line.trim();
-            flush(&mut digest, kind, item.take());
+            flush(&mut digest, kind, root, item.take());
             item = (!stray.is_empty()).then(|| stray.to_owned());
         }
     }
-    flush(&mut digest, kind, item);
+    flush(&mut digest, kind, root, item);
     // Statements a short request carried are in that request only: read
     // them back from it, so a later update still finds them.
     let said: Vec<String> = digest
@@ -384,7 +501,9 @@ pub fn parse(summary: &str) -> Digest {
     digest
 }
 
-fn flush(digest: &mut Digest, kind: Kind, item: Option<String>) {
+/// Adds one item of a `kind` section (whose paths are relative to `root`)
+/// to `digest`.
+fn flush(digest: &mut Digest, kind: Kind, root: Option<&str>, item: Option<String>) {
     let Some(item) = item else { return };
     let item = item.trim_end();
     match kind {
@@ -416,6 +535,7 @@ fn flush(digest: &mut Digest, kind: Kind, item: Option<String>) {
                 .strip_suffix(')')
                 .and_then(|t| t.rsplit_once(" ("))
                 .unwrap_or((item, ""));
+            let path = absolute(path, root);
             let tools = tools.split(", ").filter(|t| !t.is_empty());
             let mut any = false;
             for tool in tools {
@@ -424,16 +544,16 @@ fn flush(digest: &mut Digest, kind: Kind, item: Option<String>) {
                     .rsplit_once(" ×")
                     .and_then(|(t, n)| Some((t, n.parse().ok()?)))
                     .unwrap_or((tool, 1));
-                digest.add_file(path.to_owned(), name, count);
+                digest.add_file(path.clone(), name, count);
             }
             if !any {
-                digest.files.touch(path.to_owned());
+                digest.files.touch(path);
             }
         }
         Kind::Code => {
             let mut lines = item.lines();
             if let Some(path) = lines.next() {
-                digest.add_code(path.to_owned(), lines.map(str::to_owned));
+                digest.add_code(absolute(path, root), lines.map(str::to_owned));
             }
         }
         Kind::Commands => {
@@ -499,6 +619,60 @@ mod tests {
         let digest = parse(&format!("## Current task\n{text}"));
         let (request, count) = digest.requests.iter().next().unwrap();
         assert_eq!((request.as_str(), *count), (body, 2));
+    }
+
+    #[test]
+    fn paths_under_a_shared_root_are_written_relative_to_it_and_read_back_whole() {
+        let mut digest = Digest::default();
+        let project = "/home/ana/src/shop";
+        for file in ["cart.py", "api/orders.py", "api/users.py", "README.md"] {
+            digest.add_file(format!("{project}/{file}"), "Read", 1);
+        }
+        digest.add_file(project.to_owned(), "Grep", 1);
+        digest.add_file("/etc/hosts".to_owned(), "Read", 1);
+        digest.add_code(
+            format!("{project}/cart.py"),
+            ["def total(cart):".to_owned()],
+        );
+        let text = crate::budget::fit(render(&digest, "en"), 10_000);
+        assert!(
+            text.contains(&format!("## Files: {project}\n- cart.py (Read)")),
+            "{text}"
+        );
+        assert!(text.contains("- . (Grep)\n- /etc/hosts (Read)"), "{text}");
+        assert!(
+            text.contains(&format!("## Code written: {project}\n- cart.py\n")),
+            "{text}"
+        );
+        assert_eq!(text.matches(project).count(), 2, "{text}");
+
+        let back = parse(&text);
+        let files: Vec<&String> = back.files.iter().map(|(p, _)| p).collect();
+        assert_eq!(files.len(), 6);
+        assert!(files.contains(&&format!("{project}/api/orders.py")));
+        assert!(files.contains(&&project.to_owned()));
+        assert!(files.contains(&&"/etc/hosts".to_owned()));
+        let code: Vec<&String> = back.code.iter().map(|(p, _)| p).collect();
+        assert_eq!(code, [&format!("{project}/cart.py")]);
+        // Read back and written again, the same bytes.
+        assert_eq!(crate::budget::fit(render(&back, "en"), 10_000), text);
+    }
+
+    #[test]
+    fn a_root_is_named_only_where_it_pays() {
+        assert_eq!(root(["/a/b/c.rs", "/a/b/d.rs"].into_iter()), None);
+        assert_eq!(root(["/x/1.rs", "/x/2.rs", "/x/3.rs"].into_iter()), None);
+        let deep = "/home/ana/projects/a-long-project-name";
+        let paths: Vec<String> = (0..4).map(|i| format!("{deep}/src/m{i}.rs")).collect();
+        let mut with_others = paths.clone();
+        with_others.extend(["/tmp/x.log".to_owned(), "/etc/hosts".to_owned()]);
+        assert_eq!(
+            root(with_others.iter().map(String::as_str)).as_deref(),
+            Some(format!("{deep}/src").as_str())
+        );
+        // Fewer than half of the absolute paths under it: none.
+        with_others.extend((0..5).map(|i| format!("/var/log/{i}.log")));
+        assert_eq!(root(with_others.iter().map(String::as_str)), None);
     }
 
     #[test]
