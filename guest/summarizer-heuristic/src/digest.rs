@@ -106,7 +106,7 @@ pub struct Digest {
 }
 
 /// The most lines of written code a summary keeps per file.
-pub const CODE_LINES_PER_FILE: usize = 16;
+pub const CODE_LINES_PER_FILE: usize = 24;
 
 impl Digest {
     /// Records `lines` as written into `path`: a line already listed moves

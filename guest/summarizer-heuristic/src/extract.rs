@@ -546,8 +546,9 @@ const MODIFIERS: &[&str] = &[
 
 /// Whether `line` declares, imports or sets something: it opens with one of
 /// [`DECLARES`] (after modifiers), with a module attribute or decorator
-/// (`@name`), or with a Rust attribute (`#[…]`), or it opens a shell
-/// function.
+/// (`@name`), with a Rust attribute (`#[…]`), or with a word and a symbol
+/// (`has_many :comments`, `field :name, :string`: how Ruby's and Elixir's
+/// DSLs declare), or it opens a shell function.
 fn declares(line: &str) -> bool {
     // A shell function: `name() {`.
     let shell_function = line.strip_suffix("() {").is_some_and(|name| {
@@ -556,9 +557,17 @@ fn declares(line: &str) -> bool {
                 .chars()
                 .all(|c| c.is_alphanumeric() || "_-.:".contains(c))
     });
+    // A DSL declaration: `word :symbol`.
+    let dsl = line.split_once(' ').is_some_and(|(word, rest)| {
+        word.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            && rest
+                .strip_prefix(':')
+                .is_some_and(|symbol| symbol.starts_with(|c: char| c.is_ascii_lowercase()))
+    });
     if line.starts_with('@') && line.chars().nth(1).is_some_and(char::is_alphabetic)
         || line.starts_with("#[")
         || shell_function
+        || dsl
     {
         return true;
     }
@@ -568,26 +577,82 @@ fn declares(line: &str) -> bool {
         .is_some_and(|w| DECLARES.contains(&w.to_ascii_lowercase().as_str()))
 }
 
-/// The declarations `written` adds that `replaced` did not have ([`declares`]),
-/// trimmed, each once, in order: what an edit changed, not the lines around
-/// the change it had to repeat, nor every statement of a new file.
+/// The lines an edit added that say something: not blank, not bare syntax
+/// (`end`, `} else {`, `</div>`) — at least two words, or a word and an
+/// operator or literal.
+fn substantive(line: &str) -> bool {
+    let words = line
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .count();
+    let other = line
+        .chars()
+        .any(|c| c.is_ascii_digit() || "=:\"'|&+*%<>".contains(c));
+    words >= 2 || (words == 1 && other)
+}
+
+/// The most lines one edit contributes: a large rewrite is summarized by
+/// its declarations, not quoted.
+const LINES_PER_EDIT: usize = 10;
+
+/// What a write changed, trimmed, each line once, in order, without the
+/// lines `replaced` already had (the context an edit must repeat). A new
+/// file (nothing replaced) is summarized by its declarations ([`declares`]),
+/// not every statement; an edit by the lines it added ([`substantive`]) —
+/// the call it now makes, the option it sets, the clause it adds — its
+/// declarations first when it added more than [`LINES_PER_EDIT`].
 fn code_lines(written: &[&str], replaced: &[&str]) -> Vec<String> {
     let before: std::collections::HashSet<&str> = replaced
         .iter()
         .flat_map(|text| text.lines())
         .map(str::trim)
         .collect();
-    let mut out: Vec<String> = Vec::new();
+    let mut added: Vec<&str> = Vec::new();
     for line in written.iter().flat_map(|text| text.lines()).map(str::trim) {
         if CODE_LINE_CHARS.contains(&line.chars().count())
-            && declares(line)
             && !before.contains(line)
-            && !out.iter().any(|l| l == line)
+            && !added.contains(&line)
         {
-            out.push(line.to_owned());
+            added.push(line);
         }
     }
-    out
+    let edit = !before.is_empty();
+    if !edit {
+        added.retain(|line| declares(line));
+    } else {
+        added.retain(|line| substantive(line));
+        if added.len() > LINES_PER_EDIT {
+            // Declarations first, then the rest in order; shown in order.
+            let mut chosen: Vec<usize> = (0..added.len())
+                .filter(|&i| declares(added[i]))
+                .chain((0..added.len()).filter(|&i| !declares(added[i])))
+                .take(LINES_PER_EDIT)
+                .collect();
+            chosen.sort_unstable();
+            added = chosen.into_iter().map(|i| added[i]).collect();
+        }
+    }
+    added.into_iter().map(str::to_owned).collect()
+}
+
+/// A command line without the plumbing that only trims what the agent saw
+/// of its output (`2>&1`, a last `| tail -20` or `| head -n 5`): the same
+/// command either way, listed once.
+fn without_plumbing(command: &str) -> String {
+    let mut text = command.replace(" 2>&1", "");
+    loop {
+        let Some((before, pipe)) = text.rsplit_once('|') else {
+            break;
+        };
+        let mut words = pipe.split_whitespace();
+        let trims = matches!(words.next(), Some("tail" | "head"))
+            && words.all(|w| w == "-n" || w.trim_start_matches('-').parse::<u32>().is_ok());
+        if !trims || before.ends_with('|') || before.trim().is_empty() {
+            break;
+        }
+        text = before.trim_end().to_owned();
+    }
+    text
 }
 
 /// The tool name as a label the format can read back: no spaces, parentheses,
@@ -623,7 +688,7 @@ fn strings(value: &Value) -> impl Iterator<Item = &str> {
 fn command_text(value: &Value) -> Option<String> {
     let joined = strings(value).collect::<Vec<_>>().join(" ");
     let mut lines = joined.lines().map(str::trim).filter(|l| !l.is_empty());
-    let mut text = one_line(lines.next()?, COMMAND_MAX_CHARS);
+    let mut text = one_line(&without_plumbing(lines.next()?), COMMAND_MAX_CHARS);
     if lines.next().is_some() {
         text.push_str(" …");
     }
@@ -1165,11 +1230,11 @@ mod tests {
     }
 
     #[test]
-    fn an_edit_keeps_the_declarations_it_added() {
+    fn an_edit_keeps_the_lines_it_added_and_a_new_file_its_declarations() {
         let edit = serde_json::json!({
             "file_path": "lib/store.ex",
             "old_string": "def fetch(id) do\n  Repo.get(Item, id)\nend",
-            "new_string": "@cache_ttl 300\ndef fetch(id) do\n  Cache.get(id) || Repo.get(Item, id)\nend\n\ndefp warm(ids) do\nend",
+            "new_string": "@cache_ttl 300\ndef fetch(id) do\n  Cache.get(id) || Repo.get(Item, id)\nend\n\ndefp warm(ids) do\n  end\n} else {\nend",
         });
         let write = serde_json::json!({
             "path": "src/limits.rs",
@@ -1190,8 +1255,15 @@ mod tests {
         assert_eq!(
             code,
             [
-                // The unchanged head and the body lines are not what changed.
-                ("lib/store.ex", vec!["@cache_ttl 300", "defp warm(ids) do"]),
+                // The unchanged head is not what changed, nor bare syntax.
+                (
+                    "lib/store.ex",
+                    vec![
+                        "@cache_ttl 300",
+                        "Cache.get(id) || Repo.get(Item, id)",
+                        "defp warm(ids) do"
+                    ]
+                ),
                 (
                     "src/limits.rs",
                     vec![
@@ -1202,6 +1274,16 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn output_plumbing_is_not_part_of_a_command() {
+        assert_eq!(without_plumbing("mix test 2>&1 | tail -20"), "mix test");
+        assert_eq!(without_plumbing("make | head -n 5 | tail -1"), "make");
+        assert_eq!(without_plumbing("git log | grep fix"), "git log | grep fix");
+        assert_eq!(without_plumbing("a || tail -5"), "a || tail -5");
+        assert_eq!(without_plumbing("| tail -5"), "| tail -5");
+        assert_eq!(without_plumbing("tail -5 x.log"), "tail -5 x.log");
     }
 
     #[test]

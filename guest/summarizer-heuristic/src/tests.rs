@@ -230,11 +230,11 @@ fn errors_and_command_outcomes_appear() {
         "- error: undefined function get/2 (expected SpotterWeb.ProjectReviewLiveTest",
         "- ** (RuntimeError) no :secret_key_base configuration found in SpotterWeb.Endpoint.",
         "- fatal: The current branch spotter-gqc has no upstream branch.",
-        "- $ git push 2>&1 → exit 128",
+        "- $ git push → exit 128",
         "- File does not exist.",
         // The outcome with the output's own tally, not just "ok".
-        "- $ mix test test/spotter_web/live/project_review_live_test.exs 2>&1 → exit 2: 5 tests, 5 failures (×2)",
-        "- $ mix test test/spotter_web/live/project_review_live_test.exs 2>&1 → ok: 8 tests, 0 failures",
+        "- $ mix test test/spotter_web/live/project_review_live_test.exs → exit 2: 5 tests, 5 failures (×2)",
+        "- $ mix test test/spotter_web/live/project_review_live_test.exs → ok: 8 tests, 0 failures",
     ] {
         assert!(summary.contains(expected), "missing {expected}\n{summary}");
     }
