@@ -471,6 +471,120 @@ fn bank_sentences_are_not_in_the_summarizers() {
     assert!(files > 0, "no summarizer source read");
 }
 
+/// Lowercase words as the summarizer splits them: letters, digits, `_`,
+/// `-` and `'` inside words.
+fn cue_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || "_-'".contains(c)))
+        .map(|w| w.trim_matches(['-', '\'']).to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The summarizer's cue-table entries found in `text`, as `TABLE:entry`:
+/// whole words or phrases of words, substrings for the unspaced languages.
+fn cues_in(text: &str) -> Vec<String> {
+    let words = cue_words(text);
+    let lower = text.to_lowercase();
+    let mut found = Vec::new();
+    for (table, entries) in condense_summarizer_heuristic::cue_tables() {
+        for entry in entries {
+            let hit = if table.ends_with("UNSPACED") {
+                lower.contains(entry)
+            } else {
+                let phrase: Vec<&str> = entry.split(' ').collect();
+                words
+                    .windows(phrase.len())
+                    .any(|w| w.iter().zip(&phrase).all(|(a, b)| a == b))
+            };
+            if hit {
+                found.push(format!("{table}:{entry}"));
+            }
+        }
+    }
+    found
+}
+
+/// The untuned bank is not written in the summarizer's cue phrases: no
+/// planted sentence holds a cue-table entry of more than one word (a
+/// phrasing), and the first update of every template, which restates its
+/// subject with the new value, holds no correction cue at all — the
+/// summarizer has to see the update in what the two statements share. A
+/// single cue word ("never", "only", "next") is the language itself and
+/// stays allowed; the share of sentences holding one is printed, for each
+/// bank, so a drift towards the tables shows.
+#[test]
+fn the_untuned_bank_is_not_written_in_cue_phrases() {
+    let corrections: Vec<&str> = condense_summarizer_heuristic::cue_tables()
+        .into_iter()
+        .find(|(table, _)| *table == "CORRECTION_CUES")
+        .map(|(_, entries)| entries.to_vec())
+        .expect("a table of correction cues");
+    assert!(corrections.contains(&"instead"));
+    // The matcher finds what it should.
+    assert_eq!(
+        cues_in("Do NOT ship it, instead wait."),
+        [
+            "RULE_CUES:do not",
+            "RULE_CUES:not",
+            "CORRECTION_CUES:instead"
+        ]
+    );
+
+    let mut phrases = Vec::new();
+    for (templates, twins) in UNTUNED.templates.iter().zip(&UNTUNED.twins) {
+        for t in *templates {
+            for text in std::iter::once(t.text).chain(t.updates) {
+                phrases.extend(
+                    cues_in(text)
+                        .into_iter()
+                        .filter(|c| c.contains(' '))
+                        .map(|c| format!("`{text}`: {c}")),
+                );
+            }
+            let first = t.updates[0];
+            let cue = cue_words(first)
+                .into_iter()
+                .find(|w| corrections.contains(&w.as_str()));
+            assert!(
+                cue.is_none(),
+                "`{first}` (the first update of `{}`) holds the correction cue {cue:?}",
+                t.text
+            );
+        }
+        for twin in *twins {
+            phrases.extend(
+                cues_in(twin.text)
+                    .into_iter()
+                    .filter(|c| c.contains(' '))
+                    .map(|c| format!("`{}`: {c}", twin.text)),
+            );
+        }
+    }
+    assert!(
+        phrases.is_empty(),
+        "cue phrases planted:\n{}",
+        phrases.join("\n")
+    );
+
+    for bank in [&UNTUNED, &HELD_BACK] {
+        let planted: Vec<&str> = bank
+            .templates
+            .iter()
+            .flat_map(|ts| {
+                ts.iter()
+                    .flat_map(|t| std::iter::once(t.text).chain(t.updates))
+            })
+            .chain(bank.twins.iter().flat_map(|ts| ts.iter().map(|t| t.text)))
+            .collect();
+        let with_cue = planted.iter().filter(|t| !cues_in(t).is_empty()).count();
+        println!(
+            "{}: {with_cue} of {} planted sentences hold a single cue word",
+            bank.name,
+            planted.len()
+        );
+    }
+}
+
 fn print(label: &str, report: &Report) {
     println!("{label}\n{}{}", report.table(), report.summary_line());
     match report.meets(0.9, ROUNDS) {

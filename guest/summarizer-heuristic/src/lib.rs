@@ -49,6 +49,14 @@ pub fn must_keep(messages: &[condense_model::Message]) -> Vec<String> {
     out
 }
 
+/// The cue tables the statement rules start from, by name: the words and
+/// short phrases that mark rules, goals and corrections, per language (see
+/// `statements`). Published so that a benchmark can show it was written
+/// without them.
+pub fn cue_tables() -> [(&'static str, &'static [&'static str]); 4] {
+    statements::CUE_TABLES
+}
+
 /// The summary of `request.previous_summary` plus `request.messages`, headed in
 /// `request.language` and estimated at most `request.max_tokens` tokens by
 /// `condense_model::tokens::estimate_text`. The same request always gives the

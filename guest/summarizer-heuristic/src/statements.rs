@@ -113,6 +113,14 @@ const CORRECTION_CUES: &[&str] = &[
     "변경", "이제",
 ];
 
+/// Every cue table, by name ([`crate::cue_tables`]).
+pub const CUE_TABLES: [(&str, &[&str]); 4] = [
+    ("RULE_CUES", RULE_CUES),
+    ("RULE_CUES_UNSPACED", RULE_CUES_UNSPACED),
+    ("GOAL_CUES", GOAL_CUES),
+    ("CORRECTION_CUES", CORRECTION_CUES),
+];
+
 /// Lowercase words of `text`: letters, digits and `_`/`-` inside words.
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '\''))

@@ -75,7 +75,7 @@ const RULES: &[Template] = &[
         ],
     ),
     t(
-        "IMPORTANT: do not point the cleanup script at the account {v} under any circumstances.",
+        "IMPORTANT: keep the cleanup script away from the account {v} under any circumstances.",
         "acc-!###-@@",
         [
             "The account the cleanup script keeps away from: {v}.",
@@ -121,7 +121,7 @@ const CONSTRAINTS: &[Template] = &[
         "Contrainte : pas plus de {v} connexions ouvertes vers la base.",
         "!#!#",
         [
-            "Open connections to the database: at most {v}.",
+            "Open connections to the database: {v}, and that's the ceiling.",
             "After the upgrade the database takes up to {v} open connections from us.",
         ],
     ),
@@ -220,11 +220,11 @@ const GOALS: &[Template] = &[
         ],
     ),
     t(
-        "Open question: do we keep the cache layer {v} or drop it?",
+        "Undecided so far: do we keep the cache layer {v} or drop it?",
         "cache-@@@!",
         [
             "The cache layer we're unsure about keeping is {v}.",
-            "Rephrasing the open question: keep or drop {v}?",
+            "Put differently, the undecided one: keep or drop {v}?",
         ],
     ),
     t(
@@ -364,7 +364,7 @@ const TWINS: [&[Twin]; 5] = [
             subjects: &["search", "billing", "upload", "profile"],
         },
         Twin {
-            text: "Open question: should the {s} report move to the warehouse table {v}?",
+            text: "Unresolved: should the {s} report move to the warehouse table {v}?",
             shape: "rpt_@@@!#",
             subjects: &["weekly", "churn", "revenue", "inventory"],
         },
