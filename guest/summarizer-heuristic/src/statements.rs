@@ -242,6 +242,60 @@ fn entities(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether two subject stems name one thing across spellings and
+/// languages: equal once accents are dropped ("préfixe" / "prefixe"), or
+/// one the start of the other and four letters at least ("prefix" /
+/// "prefixe", "test" / "testnutzer": a compound says more of the same).
+fn kin(a: &str, b: &str) -> bool {
+    let fold = |w: &str| -> String {
+        w.chars()
+            .map(|c| match c {
+                'à' | 'á' | 'â' | 'ä' | 'ã' => 'a',
+                'è' | 'é' | 'ê' | 'ë' => 'e',
+                'ì' | 'í' | 'î' | 'ï' => 'i',
+                'ò' | 'ó' | 'ô' | 'ö' | 'õ' => 'o',
+                'ù' | 'ú' | 'û' | 'ü' => 'u',
+                'ç' => 'c',
+                'ñ' => 'n',
+                c => c,
+            })
+            .collect()
+    };
+    let (a, b) = (fold(a), fold(b));
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    a == b || short.chars().count() >= 4 && long.starts_with(short.as_str())
+}
+
+/// The words `a` and `b` share, matched by [`kin`].
+fn kin_shared(a: &[String], b: &[String]) -> usize {
+    let shared = a.iter().filter(|x| b.iter().any(|y| kin(x, y))).count();
+    shared.min(b.iter().filter(|y| a.iter().any(|x| kin(x, y))).count())
+}
+
+/// [`jaccard`] with words matched by [`kin`].
+fn kin_jaccard(a: &[String], b: &[String]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 0.0;
+    }
+    let shared = kin_shared(a, b);
+    shared as f64 / (a.len() + b.len() - shared) as f64
+}
+
+/// The share of the shorter subject that the longer one holds ([`kin`]):
+/// what overlaps when one sentence wraps the same subject in more words
+/// ("Heads up: product tightened the queue wait bound to …").
+fn kin_containment(a: &[String], b: &[String]) -> f64 {
+    let shorter = a.len().min(b.len());
+    if shorter == 0 {
+        return 0.0;
+    }
+    kin_shared(a, b) as f64 / shorter as f64
+}
+
 fn jaccard(a: &[String], b: &[String]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 0.0;
@@ -413,8 +467,15 @@ fn frames(text: &str) -> Vec<Frame> {
                 })
                 .filter(|w| w.chars().all(char::is_alphabetic) && !w.is_empty())
                 .map(|w| stem(&w));
+            // "in milliseconds: 500": the unit named before the number.
+            let named_before = (unit.is_none() && i > 0)
+                .then(|| tokens[i - 1].strip_suffix(':'))
+                .flatten()
+                .map(|w| w.to_lowercase())
+                .filter(|w| w.chars().all(char::is_alphabetic) && !w.is_empty())
+                .map(|w| stem(&w));
             let currency = value.chars().next().filter(|c| "$€£¥".contains(*c));
-            if let Some(unit) = unit.or(currency.map(String::from)) {
+            if let Some(unit) = unit.or(named_before).or(currency.map(String::from)) {
                 out.push(Frame::Unit(unit));
             }
             // An address or a version (`11.52.80.97`, `4.2.1`) has a shape too.
@@ -427,6 +488,19 @@ fn frames(text: &str) -> Vec<Frame> {
         }
     }
     out
+}
+
+/// Whether `text` says it corrects or updates something: a word of
+/// [`CORRECTION_CUES`], in any form ("replaced", "switching").
+fn corrects(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    let words = words(text);
+    has_cue(&lower, &words, CORRECTION_CUES, &[])
+        || words.iter().map(|w| stem(w)).any(|w| {
+            CORRECTION_CUES
+                .iter()
+                .any(|cue| !cue.contains(' ') && cue.len() >= 4 && stem(cue) == w)
+        })
 }
 
 /// How well `new` matches `old` as an update of it, if it is one, higher
@@ -455,18 +529,29 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     if similarity == 1.0 && entities(&new.text) == entities(&old.text) {
         return Some(3.0 + similarity);
     }
+    // Values said again, and none new: two sentences about one thing ("deploy
+    // hx-7731 tonight" / "tag hx-7731 once it is deployed"), not an update.
+    let new_values = values(&new.text);
+    if !new_values.is_empty() && new_values.iter().all(|v| values(&old.text).contains(v)) {
+        return None;
+    }
     let (new_frames, old_frames) = (frames(&new.text), frames(&old.text));
     let shared =
         |pick: fn(&Frame) -> bool| new_frames.iter().any(|f| pick(f) && old_frames.contains(f));
     // A correction word ("actually", "now", "moved") lowers what else the
     // two must share; people restate a value without one just as often.
     let lower = new.text.to_lowercase();
-    let corrects = has_cue(&lower, &words(&new.text), CORRECTION_CUES, &[]);
+    let corrects = corrects(&new.text);
     // A value in the same namespace (`trunk-…`, `pg-….corp`) is the same
     // kind of thing named anew, with a subject in common; with a correction
     // word the namespace alone says it, even in other words ("der
     // Testnutzer heißt qa_…" / "we replaced the test user: qa_…").
-    if shared(|f| matches!(f, Frame::Literal(..))) && (similarity > 0.0 || corrects) {
+    // A new value in the same namespace and of the same shape (`qa_ckmb72`
+    // / `qa_tzrw40`) is the same kind of thing named anew, however the two
+    // sentences put it, in whatever language.
+    let literal = shared(|f| matches!(f, Frame::Literal(..)));
+    let same_shape = shared(|f| matches!(f, Frame::Shape(..)));
+    if literal && (similarity > 0.0 || corrects || same_shape) {
         return Some(2.0 + similarity);
     }
     // A unit or a shape says more than a bare number does ("at most" is
@@ -489,8 +574,20 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
             .cloned()
             .collect()
     };
-    let on_topic = jaccard(&topic(&new_subject), &topic(&old_subject));
-    if unit_or_shape && (on_topic >= 0.2 || corrects && on_topic >= 0.1)
+    let (new_topic, old_topic) = (topic(&new_subject), topic(&old_subject));
+    let on_topic = kin_jaccard(&new_topic, &old_topic);
+    // When one sentence wraps its subject in more words, the shorter
+    // subject, cue words aside ("limited" says what kind of statement it
+    // is, not what it is about), must be in the longer one.
+    let cue = |w: &String| {
+        [RULE_CUES, CORRECTION_CUES]
+            .iter()
+            .any(|cues| cues.iter().any(|c| stem(c) == *w))
+    };
+    let uncued =
+        |topic: &[String]| -> Vec<String> { topic.iter().filter(|w| !cue(w)).cloned().collect() };
+    let contained = kin_containment(&uncued(&new_topic), &uncued(&old_topic));
+    if unit_or_shape && (on_topic >= 0.2 || contained >= 0.3 || corrects && on_topic >= 0.1)
         || corrects && shared(|f| matches!(f, Frame::Number)) && on_topic >= 0.3
     {
         return Some(1.0 + similarity);
@@ -773,6 +870,39 @@ mod tests {
     }
 
     #[test]
+    fn an_update_is_seen_in_what_it_shares_whatever_its_wording() {
+        // A new value in the same namespace and shape, in another language.
+        assert_eq!(
+            kept(&[
+                "Le compte de service s'appelle svc_hpq41.",
+                "The service account is svc_rtz88.",
+            ]),
+            ["The service account is svc_rtz88."]
+        );
+        // The same value said twice is no update.
+        let both = [
+            "Deploy the branch hx-7731 tonight.",
+            "Tag hx-7731 once it is deployed.",
+        ];
+        assert_eq!(kept(&both), both);
+        // The unit named before the number; the subject wrapped in more words.
+        assert_eq!(
+            kept(&[
+                "Backup retention, in days: 14.",
+                "Quick one before lunch: ops stretched the backup retention to 30 days.",
+            ]),
+            ["Quick one before lunch: ops stretched the backup retention to 30 days."]
+        );
+        // A correction word in any of its forms ("replaced").
+        assert_eq!(
+            kept(&[
+                "Staging runs on the host kq-box-12.",
+                "They replaced the staging machine, it runs on kq-box-31.",
+            ]),
+            ["They replaced the staging machine, it runs on kq-box-31."]
+        );
+    }
+
     fn the_same_statement_about_another_subject_is_a_second_statement() {
         let both = [
             "The search index rebuild uses pool pl-3341.",
