@@ -579,8 +579,15 @@ fn declares(line: &str) -> bool {
 
 /// The lines an edit added that say something: not blank, not bare syntax
 /// (`end`, `} else {`, `</div>`) — at least two words, or a word and an
-/// operator or literal.
+/// operator or literal — and not a sentence of a doc comment (the code says
+/// what it does; the summary keeps the code).
 fn substantive(line: &str) -> bool {
+    let sentence = line.ends_with('.')
+        && line.split_whitespace().count() >= 4
+        && !line.contains(['(', '=', '{', '_', '"']);
+    if sentence {
+        return false;
+    }
     let words = line
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| w.chars().any(char::is_alphabetic))

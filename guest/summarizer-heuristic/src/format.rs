@@ -10,8 +10,8 @@
 //! - the latest request (×2)
 //! ## Todo list
 //! - [x] done  /  - [>] in progress  /  - [ ] pending  /  - [-] cancelled
-//! ## Files: /home/me/app
-//! - src/lib.rs (Read ×3, Edit)
+//! ## Files
+//! - /home/me/app/src/lib.rs (Read ×3, Edit)
 //! - /etc/hosts (Read)
 //! ## Code written: /home/me/app
 //! - src/lib.rs
@@ -30,10 +30,11 @@
 //! detected language changes. Every item ends with ` (×N)` when seen N > 1
 //! times (files count per tool instead). Entries are ordered by latest mention.
 //!
-//! An agent works in one project: most paths it touches share a long
-//! directory ([`root`]). The file sections name it once in their heading,
-//! after `: `, and list the paths under it relative to it; `parse` puts it
-//! back, so the digest only ever holds full paths.
+//! An agent works in one project: most paths it writes share a long
+//! directory ([`root`]). The code section names it once in its heading,
+//! after `: `, and gives the paths under it relative to it (the files
+//! section lists each in full, as a tool needs it); `parse` puts it back, so
+//! the digest only ever holds full paths.
 
 use crate::budget::{Item, Section};
 use crate::digest::{Digest, Status, Todo, add};
@@ -171,7 +172,7 @@ fn kind_of_heading(title: &str) -> Option<Kind> {
         .map(|i| KINDS[i])
 }
 
-/// A heading's kind and, for a file section, the root its paths are
+/// A heading's kind and, for the code section, the root its paths are
 /// relative to.
 fn read_heading(title: &str) -> (Option<Kind>, Option<&str>) {
     if let Some(kind) = kind_of_heading(title) {
@@ -179,7 +180,7 @@ fn read_heading(title: &str) -> (Option<Kind>, Option<&str>) {
     }
     match title.split_once(ROOT_SEPARATOR) {
         Some((name, root)) if is_root(root) => match kind_of_heading(name) {
-            Some(kind @ (Kind::Files | Kind::Code)) => (Some(kind), Some(root)),
+            Some(Kind::Code) => (Some(Kind::Code), Some(root)),
             _ => (None, None),
         },
         _ => (None, None),
@@ -196,7 +197,7 @@ fn is_root(dir: &str) -> bool {
 /// The directory the summary's paths are written relative to: of the
 /// directories at least two levels down that hold at least half of the
 /// absolute paths (and [`ROOT_MIN_PATHS`]), the one that saves the most
-/// characters, if naming it (in two headings) saves any. `None` when no
+/// characters, if naming it (in the heading) saves any. `None` when no
 /// directory is shared that widely.
 fn root<'a>(paths: impl Iterator<Item = &'a str>) -> Option<String> {
     let absolute: std::collections::BTreeSet<&str> = paths.filter(|p| p.starts_with('/')).collect();
@@ -213,7 +214,7 @@ fn root<'a>(paths: impl Iterator<Item = &'a str>) -> Option<String> {
             }
         }
     }
-    let cost = |dir: &str| 2 * (dir.len() + ROOT_SEPARATOR.len());
+    let cost = |dir: &str| dir.len() + ROOT_SEPARATOR.len();
     counts
         .into_iter()
         .filter(|&(dir, n)| n >= needed && is_root(dir) && n * dir.len() > cost(dir))
@@ -226,14 +227,7 @@ fn root<'a>(paths: impl Iterator<Item = &'a str>) -> Option<String> {
 /// back and written again is the same text, whatever the budget dropped),
 /// else [`root`] of its paths.
 fn digest_root(digest: &Digest) -> Option<String> {
-    let paths = || {
-        digest
-            .files
-            .iter()
-            .map(|(path, _)| path)
-            .chain(digest.code.iter().map(|(path, _)| path))
-            .map(String::as_str)
-    };
+    let paths = || digest.code.iter().map(|(path, _)| path.as_str());
     let under = |root: &str| paths().any(|p| relative(p, Some(root)) != p);
     match &digest.root {
         Some(named) if under(named) => Some(named.clone()),
@@ -313,7 +307,7 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
         .map(|&kind| {
             let title = names[kind as usize];
             let heading = match (&root, kind) {
-                (Some(root), Kind::Files | Kind::Code) => {
+                (Some(root), Kind::Code) => {
                     format!("{HEADING_PREFIX}{title}{ROOT_SEPARATOR}{root}")
                 }
                 _ => format!("{HEADING_PREFIX}{title}"),
@@ -417,7 +411,6 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
                 }
             })
             .collect();
-        let path = relative(path, root);
         let body = if tools.is_empty() {
             path.to_owned()
         } else {
@@ -535,7 +528,7 @@ fn flush(digest: &mut Digest, kind: Kind, root: Option<&str>, item: Option<Strin
                 .strip_suffix(')')
                 .and_then(|t| t.rsplit_once(" ("))
                 .unwrap_or((item, ""));
-            let path = absolute(path, root);
+            let path = path.to_owned();
             let tools = tools.split(", ").filter(|t| !t.is_empty());
             let mut any = false;
             for tool in tools {
@@ -622,38 +615,36 @@ mod tests {
     }
 
     #[test]
-    fn paths_under_a_shared_root_are_written_relative_to_it_and_read_back_whole() {
+    fn code_paths_under_a_shared_root_are_written_relative_to_it_and_read_back_whole() {
         let mut digest = Digest::default();
         let project = "/home/ana/src/shop";
-        for file in ["cart.py", "api/orders.py", "api/users.py", "README.md"] {
-            digest.add_file(format!("{project}/{file}"), "Read", 1);
+        for file in ["cart.py", "api/orders.py", "api/users.py"] {
+            digest.add_file(format!("{project}/{file}"), "Edit", 1);
+            digest.add_code(
+                format!("{project}/{file}"),
+                [format!("def f_{}():", file.len())],
+            );
         }
-        digest.add_file(project.to_owned(), "Grep", 1);
-        digest.add_file("/etc/hosts".to_owned(), "Read", 1);
-        digest.add_code(
-            format!("{project}/cart.py"),
-            ["def total(cart):".to_owned()],
-        );
+        digest.add_code(project.to_owned(), ["x = 1".to_owned()]);
+        digest.add_code("/etc/hosts".to_owned(), ["127.0.0.1 shop".to_owned()]);
         let text = crate::budget::fit(render(&digest, "en"), 10_000);
+        // The files section as a tool needs the paths: in full.
         assert!(
-            text.contains(&format!("## Files: {project}\n- cart.py (Read)")),
+            text.contains(&format!("## Files\n- {project}/cart.py (Edit)")),
             "{text}"
         );
-        assert!(text.contains("- . (Grep)\n- /etc/hosts (Read)"), "{text}");
         assert!(
             text.contains(&format!("## Code written: {project}\n- cart.py\n")),
             "{text}"
         );
-        assert_eq!(text.matches(project).count(), 2, "{text}");
+        assert!(text.contains("- .\n  x = 1\n- /etc/hosts\n"), "{text}");
 
         let back = parse(&text);
-        let files: Vec<&String> = back.files.iter().map(|(p, _)| p).collect();
-        assert_eq!(files.len(), 6);
-        assert!(files.contains(&&format!("{project}/api/orders.py")));
-        assert!(files.contains(&&project.to_owned()));
-        assert!(files.contains(&&"/etc/hosts".to_owned()));
         let code: Vec<&String> = back.code.iter().map(|(p, _)| p).collect();
-        assert_eq!(code, [&format!("{project}/cart.py")]);
+        assert_eq!(code.len(), 5);
+        assert!(code.contains(&&format!("{project}/api/orders.py")));
+        assert!(code.contains(&&project.to_owned()));
+        assert!(code.contains(&&"/etc/hosts".to_owned()));
         // Read back and written again, the same bytes.
         assert_eq!(crate::budget::fit(render(&back, "en"), 10_000), text);
     }
