@@ -647,10 +647,7 @@ fn code_lines(written: &[&str], replaced: &[&str]) -> Vec<String> {
 /// command either way, listed once.
 fn without_plumbing(command: &str) -> String {
     let mut text = command.replace(" 2>&1", "");
-    loop {
-        let Some((before, pipe)) = text.rsplit_once('|') else {
-            break;
-        };
+    while let Some((before, pipe)) = text.rsplit_once('|') {
         let mut words = pipe.split_whitespace();
         let trims = matches!(words.next(), Some("tail" | "head"))
             && words.all(|w| w == "-n" || w.trim_start_matches('-').parse::<u32>().is_ok());

@@ -540,7 +540,6 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
         |pick: fn(&Frame) -> bool| new_frames.iter().any(|f| pick(f) && old_frames.contains(f));
     // A correction word ("actually", "now", "moved") lowers what else the
     // two must share; people restate a value without one just as often.
-    let lower = new.text.to_lowercase();
     let corrects = corrects(&new.text);
     // A value in the same namespace (`trunk-…`, `pg-….corp`) is the same
     // kind of thing named anew, with a subject in common; with a correction
@@ -903,6 +902,7 @@ mod tests {
         );
     }
 
+    #[test]
     fn the_same_statement_about_another_subject_is_a_second_statement() {
         let both = [
             "The search index rebuild uses pool pl-3341.",
