@@ -524,7 +524,7 @@ const DECLARES: &[&str] = &[
     "func", "function", "class", "struct", "enum", "trait", "impl", "interface", "type",
     "module", "mod", "const", "static", "let", "var", "val", "import", "from", "require",
     "alias", "use", "include", "config", "package", "create", "alter", "add",
-    "attribute", "field", "schema", "table", "test", "describe", "it", "macro_rules!",
+    "attribute", "field", "schema", "table", "macro_rules!",
 ];
 
 /// Words that may stand before a declaration's keyword.
