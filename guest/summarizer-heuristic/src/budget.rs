@@ -7,6 +7,11 @@
 //! is close to the estimate of the whole text; a second pass checks the real
 //! estimate and keeps dropping, then shortens the pinned item, until it fits.
 //! The cap therefore holds whatever the estimator does at line boundaries.
+//!
+//! An item may offer a shorter text that says the same (every value kept:
+//! the person's statements without their lead-ins and labels). The budget
+//! takes the short texts, all of them at once, before it would drop any item
+//! that has one: a statement is shortened before one is lost.
 
 use condense_model::tokens::{estimate_text, text_millis};
 
@@ -24,6 +29,8 @@ pub struct Item {
     /// Items are dropped in ascending order of this rank while the summary is
     /// over budget; `None` pins the item: it is only ever shortened.
     pub drop_rank: Option<(u8, usize)>,
+    /// The same, shorter, taken before any item with a short text is dropped.
+    pub short: Option<String>,
 }
 
 const NEWLINE_MILLIS: u64 = 1_000;
@@ -96,6 +103,29 @@ impl Layout {
         }
     }
 
+    /// The lowest class of the droppable items that have a short text.
+    fn shortening_class(&self) -> Option<u8> {
+        self.items()
+            .filter(|(_, _, item)| item.short.is_some())
+            .filter_map(|(_, _, item)| item.drop_rank.map(|(class, _)| class))
+            .min()
+    }
+
+    /// Every item (kept or not) takes its short text.
+    fn shorten(&mut self) {
+        for s in 0..self.sections.len() {
+            for i in 0..self.sections[s].items.len() {
+                if let Some(short) = self.sections[s].items[i].short.take() {
+                    if self.kept[s][i] {
+                        self.replace(s, i, short);
+                    } else {
+                        self.sections[s].items[i].text = short;
+                    }
+                }
+            }
+        }
+    }
+
     fn replace(&mut self, s: usize, i: usize, text: String) {
         let item = &mut self.sections[s].items[i];
         self.total = self.total - line_cost(&item.text) + line_cost(&text);
@@ -129,20 +159,37 @@ impl Layout {
 pub fn fit(sections: Vec<Section>, max_tokens: u32) -> String {
     let limit = u64::from(max_tokens) * 1_000;
     let mut layout = Layout::new(sections);
-    let mut order = layout.drop_order().into_iter();
+    let mut order = layout.drop_order().into_iter().peekable();
+    let mut shorten_at = layout.shortening_class();
+    // Drops the next item, or first shortens every item that has a short
+    // text if the next would be of their class or above.
+    let mut step = |layout: &mut Layout| -> bool {
+        let Some(&(s, i)) = order.peek() else {
+            return false;
+        };
+        let class = layout.sections[s].items[i].drop_rank.map(|(c, _)| c);
+        if shorten_at.is_some_and(|at| class >= Some(at)) {
+            shorten_at = None;
+            layout.shorten();
+        } else {
+            order.next();
+            layout.drop(s, i);
+        }
+        true
+    };
     // The last line has no newline after it, which the sum charges.
     while layout.total > limit + NEWLINE_MILLIS {
-        let Some((s, i)) = order.next() else { break };
-        layout.drop(s, i);
+        if !step(&mut layout) {
+            break;
+        }
     }
     loop {
         let out = layout.text();
         if estimate_text(&out) <= max_tokens {
             return out;
         }
-        match order.next() {
-            Some((s, i)) => layout.drop(s, i),
-            None => break,
+        if !step(&mut layout) {
+            break;
         }
     }
     for (s, i) in layout.pinned() {
@@ -178,6 +225,7 @@ mod tests {
         Item {
             text: text.to_owned(),
             drop_rank,
+            short: None,
         }
     }
 
@@ -247,5 +295,49 @@ mod tests {
         }
         assert!(fit(sections(), 60).contains(" […]"));
         assert_eq!(fit(sections(), 3), "");
+    }
+
+    #[test]
+    fn items_are_shortened_before_one_of_their_class_is_dropped() {
+        let sections = || {
+            vec![
+                Section {
+                    heading: "## Low".into(),
+                    items: vec![item("- low, the first to go", Some((0, 0)))],
+                },
+                Section {
+                    heading: "## Kept".into(),
+                    items: ["a", "b"]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| Item {
+                            text: format!("- Lead-in words here: value {x}-{}", 1000 + i),
+                            drop_rank: Some((5, i)),
+                            short: Some(format!("- value {x}-{}", 1000 + i)),
+                        })
+                        .collect(),
+                },
+            ]
+        };
+        let full = fit(sections(), 10_000);
+        assert!(full.contains("Lead-in words here: value a-1000"), "{full}");
+        let mut shortened_seen = false;
+        for budget in 0..estimate_text(&full) {
+            let out = fit(sections(), budget);
+            assert!(estimate_text(&out) <= budget, "{budget}: {out}");
+            // Lower classes go before anything is shortened, and nothing of
+            // the class is dropped while it is whole.
+            if out.contains("Lead-in") {
+                assert!(out.contains("value a-1000") && out.contains("value b-1001"));
+            }
+            if !out.contains("value a-1000") && out.contains("## Kept") {
+                assert!(!out.contains("Lead-in"), "{budget}: {out}");
+            }
+            if out.contains("- value a-1000\n- value b-1001") {
+                shortened_seen = true;
+                assert!(!out.contains("low, the first"), "{budget}: {out}");
+            }
+        }
+        assert!(shortened_seen);
     }
 }

@@ -350,26 +350,40 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
             })
     };
     let mut carried: Vec<Option<u8>> = vec![None; digest.requests.len()];
+    // Under pressure a statement loses its lead-in before it is dropped
+    // ([`statements::plain`]), and a request that carries statements is cut
+    // to them.
+    let mut carried_plain: Vec<Vec<&str>> = vec![Vec::new(); digest.requests.len()];
     for (i, statement) in digest.binding.iter().enumerate() {
         let class = binding_class(statement.class);
+        let plain = statements::plain(&statement.text);
         match carrier(statement) {
-            Some(r) => carried[r] = carried[r].max(Some(class)),
+            Some(r) => {
+                carried[r] = carried[r].max(Some(class));
+                carried_plain[r].push(plain);
+            }
             None => sections[Kind::Binding as usize].items.push(Item {
                 text: bullet(&statement.text, 1),
                 drop_rank: Some((class, i)),
+                short: (plain != statement.text).then(|| bullet(plain, 1)),
             }),
         }
     }
     // A request's class is its own when it is routine, its statements' when
     // it carries them.
-    let mut push = |kind: Kind, seq: usize, text: String| {
+    let mut push = |kind: Kind, seq: usize, text: String, short: Option<String>| {
         let class = match kind {
             Kind::Requests if is_routine(&text) => Some(ROUTINE),
             Kind::Requests => drop_class(kind).max(carried[seq]),
             _ => drop_class(kind),
         };
         let drop_rank = class.map(|class| (class, seq));
-        sections[kind as usize].items.push(Item { text, drop_rank });
+        let short = short.filter(|short| *short != text);
+        sections[kind as usize].items.push(Item {
+            text,
+            drop_rank,
+            short,
+        });
     };
 
     for (i, (text, &count)) in digest.requests.iter().enumerate() {
@@ -383,10 +397,12 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
         if kind == Kind::Requests && covered(text, &digest.binding) {
             continue;
         }
-        push(kind, i, bullet(text, count));
+        let short = (kind == Kind::Requests && !carried_plain[i].is_empty())
+            .then(|| bullet(&carried_plain[i].join(" "), count));
+        push(kind, i, bullet(text, count), short);
     }
     if let Some(next) = &digest.next {
-        push(Kind::Next, 0, bullet(next, 1));
+        push(Kind::Next, 0, bullet(next, 1), None);
     }
     // Finished todos go first; open ones from the end of the list, whose items
     // are furthest away.
@@ -398,6 +414,7 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
             Kind::Todos,
             seq,
             bullet(&format!("{}{}", mark(todo.status), todo.text), 1),
+            None,
         );
     }
     for (i, (path, tools)) in digest.files.iter().enumerate() {
@@ -416,14 +433,14 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
         } else {
             format!("{path} ({})", tools.join(", "))
         };
-        push(Kind::Files, i, bullet(&body, 1));
+        push(Kind::Files, i, bullet(&body, 1), None);
     }
     for (i, (path, lines)) in digest.code.iter().enumerate() {
         let body = std::iter::once(relative(path, root))
             .chain(lines.iter().map(String::as_str))
             .collect::<Vec<_>>()
             .join("\n");
-        push(Kind::Code, i, bullet(&body, 1));
+        push(Kind::Code, i, bullet(&body, 1), None);
     }
     for (i, ((command, outcome), &count)) in digest.commands.iter().enumerate() {
         let body = if outcome.is_empty() {
@@ -431,17 +448,17 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
         } else {
             format!("{COMMAND_PREFIX}{command}{OUTCOME_SEPARATOR}{outcome}")
         };
-        push(Kind::Commands, i, bullet(&body, count));
+        push(Kind::Commands, i, bullet(&body, count), None);
     }
     for (i, (error, &count)) in digest.errors.iter().enumerate() {
-        push(Kind::Errors, i, bullet(error, count));
+        push(Kind::Errors, i, bullet(error, count), None);
     }
     // The assistant's statements are many and each is soon stale: the most
     // recent ones say where the work stands. The summary is sent with every
     // request, so it carries no more of them than that.
     let skip = digest.decisions.len().saturating_sub(DECISIONS_KEPT);
     for (i, (decision, &count)) in digest.decisions.iter().enumerate().skip(skip) {
-        push(Kind::Decisions, i, bullet(decision, count));
+        push(Kind::Decisions, i, bullet(decision, count), None);
     }
     sections
 }

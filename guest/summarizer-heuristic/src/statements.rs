@@ -330,6 +330,30 @@ pub fn classify(sentence: &str) -> Option<Statement> {
     Some(Statement { text, class })
 }
 
+/// `text` without what leads into it: labels and lead-ins ("RULE:",
+/// "Hinweis:", "For the record,", "Oh, and"), each a clause of at most
+/// three words with no value in it, before a colon or a comma, with four
+/// words at least after it. What is left says the same, every value kept:
+/// the form a summary falls back to before it drops a statement.
+pub fn plain(text: &str) -> &str {
+    const LEAD_WORDS: usize = 3;
+    const REST_WORDS: usize = 4;
+    let mut rest = text.trim();
+    while let Some(at) = rest.find([':', ',']) {
+        let (head, tail) = (&rest[..at], rest[at + 1..].trim_start());
+        let words = head.split_whitespace().count();
+        if words == 0
+            || words > LEAD_WORDS
+            || !values(head).is_empty()
+            || tail.split_whitespace().count() < REST_WORDS
+        {
+            break;
+        }
+        rest = tail;
+    }
+    rest
+}
+
 /// Past forms of the commonest irregular verbs; regular ones end in "-ed".
 #[rustfmt::skip]
 const IRREGULAR_PAST: &[&str] = &[
@@ -900,6 +924,29 @@ mod tests {
             ]),
             ["They replaced the staging machine, it runs on kq-box-31."]
         );
+    }
+
+    #[test]
+    fn plain_drops_lead_ins_and_labels_and_keeps_every_value() {
+        assert_eq!(
+            plain("Quick thing, POLICY: nobody merges into rel-4411 on Fridays."),
+            "nobody merges into rel-4411 on Fridays."
+        );
+        assert_eq!(
+            plain("Well, und Hinweis: der Bucket heißt ar-77, bitte merken."),
+            "der Bucket heißt ar-77, bitte merken."
+        );
+        // A subject before the comma is no lead-in when too little follows.
+        assert_eq!(
+            plain("Upload size ceiling, in megabytes: 40."),
+            "Upload size ceiling, in megabytes: 40."
+        );
+        // Nor is a clause with a value in it.
+        assert_eq!(
+            plain("Port 8443, for the admin panel only, always."),
+            "Port 8443, for the admin panel only, always."
+        );
+        assert_eq!(plain("Keep it short."), "Keep it short.");
     }
 
     #[test]
