@@ -42,6 +42,8 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
     let mut commands_in_order: Vec<&str> = Vec::new();
     // Calls that hand a task to another agent (a `prompt` argument).
     let mut delegated: Vec<&str> = Vec::new();
+    // What each file is known to hold, from the reads and writes so far.
+    let mut files = Files::default();
     for message in messages {
         // condense's own summary message is not a user request; its content
         // arrives as `previous_summary`.
@@ -82,7 +84,7 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
                     if delegates(call) {
                         delegated.push(&call.id);
                     }
-                    let command = read_call(digest, call);
+                    let command = read_call(digest, call, &mut files);
                     if command.is_some() {
                         commands_in_order.push(&call.id);
                     }
@@ -97,6 +99,7 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
                             add(&mut digest.decisions, finding, 1);
                         }
                     }
+                    files.result(&result.call_id, &result.content, result.is_error);
                     read_result(digest, result, command);
                 }
                 _ => {}
@@ -468,14 +471,76 @@ fn key_meaning(key: &str) -> Key {
     }
 }
 
+/// What each file is known to hold within one fold: the text a read showed
+/// (line numbers aside) or a write put there, edits applied. A new write
+/// to a file known this way is an edit of it: what it changed is the lines
+/// it added, not every line of the file.
+#[derive(Default)]
+struct Files {
+    /// Path → the lines known.
+    text: HashMap<String, String, FixedState>,
+    /// Call id → the path a read asked for, until its result arrives.
+    reading: HashMap<String, String, FixedState>,
+}
+
+impl Files {
+    fn result(&mut self, call_id: &str, content: &str, is_error: bool) {
+        let Some(path) = self.reading.remove(call_id) else {
+            return;
+        };
+        if is_error {
+            return;
+        }
+        let lines = content.lines().map(without_line_number);
+        let known = self.text.entry(path).or_default();
+        for line in lines {
+            known.push_str(line);
+            known.push('\n');
+        }
+    }
+
+    /// Records a write of `written` over `replaced` (nothing replaced: the
+    /// whole file); returns what the file held before a whole-file write.
+    fn write(&mut self, path: &str, written: &[&str], replaced: &[&str]) -> Option<String> {
+        if replaced.is_empty() {
+            return self.text.insert(path.to_owned(), written.concat());
+        }
+        if let Some(known) = self.text.get_mut(path) {
+            for (old, new) in replaced.iter().zip(written) {
+                *known = known.replacen(old, new, 1);
+            }
+        }
+        None
+    }
+}
+
+/// A line of a file as a read tool shows it, without the line number in
+/// front (`   12→`, `12\t`).
+fn without_line_number(line: &str) -> &str {
+    let rest = line.trim_start();
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return line;
+    }
+    let after = &rest[digits..];
+    after
+        .strip_prefix('→')
+        .or_else(|| after.strip_prefix('\t'))
+        .unwrap_or(line)
+}
+
 /// Records the files and todo list of a call; returns the command it runs.
-fn read_call(digest: &mut Digest, call: &ToolCall) -> Option<String> {
+fn read_call(digest: &mut Digest, call: &ToolCall, files: &mut Files) -> Option<String> {
     let args: Value = serde_json::from_str(&call.arguments).ok()?;
     let tool = tool_label(&call.name);
     let mut command = None;
     let (mut path, mut written, mut replaced) = (None, Vec::new(), Vec::new());
+    // A read: one path, and nothing else but numbers (offset, limit).
+    let mut reads = true;
     for (key, value) in args.as_object()? {
-        match key_meaning(key) {
+        let meaning = key_meaning(key);
+        reads &= matches!(meaning, Key::Path) || value.is_number();
+        match meaning {
             Key::Path => {
                 for file in strings(value) {
                     let file = one_line(file, PATH_MAX_CHARS);
@@ -498,9 +563,18 @@ fn read_call(digest: &mut Digest, call: &ToolCall) -> Option<String> {
         }
     }
     if let Some(path) = path {
-        let lines = code_lines(&written, &replaced);
-        if !lines.is_empty() {
-            digest.add_code(path, lines);
+        if written.is_empty() && reads {
+            files.reading.insert(call.id.clone(), path);
+        } else if !written.is_empty() {
+            let before = files.write(&path, &written, &replaced);
+            let replaced: Vec<&str> = match &before {
+                Some(before) => vec![before],
+                None => replaced,
+            };
+            let lines = code_lines(&written, &replaced);
+            if !lines.is_empty() {
+                digest.add_code(path, lines);
+            }
         }
     }
     if let Some(command) = &command {
@@ -1231,6 +1305,58 @@ mod tests {
             ("error".into(), vec!["error[E0308]: mismatched".into()])
         );
         assert_eq!(run("all good", false), ("ok".into(), vec![]));
+    }
+
+    #[test]
+    fn a_file_written_whole_after_a_read_is_an_edit_of_what_was_read() {
+        let read = serde_json::json!({"file_path": "/srv/app/lib/queue.ex"});
+        let shown = "     1→defmodule Queue do\n     2→  def push(q, x), do: [x | q]\n     3→  def size(q), do: length(q)\n     4→end\n";
+        let rewrite = serde_json::json!({
+            "file_path": "/srv/app/lib/queue.ex",
+            "content": "defmodule Queue do\n  @max_depth 500\n  def push(q, x), do: [x | q]\n  def size(q), do: length(q)\n  def full?(q), do: size(q) >= @max_depth\nend\n",
+        });
+        // A second rewrite is compared with the first.
+        let again = serde_json::json!({
+            "file_path": "/srv/app/lib/queue.ex",
+            "content": "defmodule Queue do\n  @max_depth 800\n  def push(q, x), do: [x | q]\n  def size(q), do: length(q)\n  def full?(q), do: size(q) >= @max_depth\nend\n",
+        });
+        let digest = digest_of(&[
+            Message {
+                role: Role::Assistant,
+                parts: vec![call("r", "Read", &read.to_string())],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![result("r", shown, false)],
+            },
+            Message {
+                role: Role::Assistant,
+                parts: vec![call("w", "Write", &rewrite.to_string())],
+            },
+            Message {
+                role: Role::Assistant,
+                parts: vec![call("w2", "Write", &again.to_string())],
+            },
+        ]);
+        let code: Vec<(&str, Vec<&str>)> = digest
+            .code
+            .iter()
+            .map(|(path, lines)| (path.as_str(), lines.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            code,
+            [(
+                "/srv/app/lib/queue.ex",
+                vec![
+                    "@max_depth 500",
+                    "def full?(q), do: size(q) >= @max_depth",
+                    "@max_depth 800"
+                ]
+            )]
+        );
+        assert_eq!(without_line_number("  12→  x = 1"), "  x = 1");
+        assert_eq!(without_line_number("7\tlet y"), "let y");
+        assert_eq!(without_line_number("2024 was a year"), "2024 was a year");
     }
 
     #[test]
