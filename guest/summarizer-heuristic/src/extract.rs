@@ -688,32 +688,47 @@ fn code_lines(written: &[&str], replaced: &[&str]) -> Vec<String> {
         .flat_map(|text| text.lines())
         .map(str::trim)
         .collect();
-    let mut added: Vec<&str> = Vec::new();
-    for line in written.iter().flat_map(|text| text.lines()).map(str::trim) {
+    // Each new line, trimmed, with its indentation.
+    let mut added: Vec<(&str, usize)> = Vec::new();
+    for raw in written.iter().flat_map(|text| text.lines()) {
+        let line = raw.trim();
         if CODE_LINE_CHARS.contains(&line.chars().count())
             && !before.contains(line)
-            && !added.contains(&line)
+            && !added.iter().any(|(l, _)| *l == line)
         {
-            added.push(line);
+            added.push((line, raw.len() - raw.trim_start().len()));
         }
     }
     let edit = !before.is_empty();
     if !edit {
-        added.retain(|line| declares(line));
+        added.retain(|(line, _)| declares(line));
     } else {
-        added.retain(|line| substantive(line));
+        added.retain(|(line, _)| substantive(line));
+        // Where the change is: the declaration the edit's own text opens
+        // with, kept though unchanged, when it added none of its own
+        // (`def handle_event("toggle", …)` around a changed body).
+        let locus = written
+            .iter()
+            .flat_map(|text| text.lines())
+            .map(str::trim)
+            .find(|line| declares(line) && CODE_LINE_CHARS.contains(&line.chars().count()));
+        if let Some(locus) = locus
+            && !added.iter().any(|(line, _)| declares(line))
+        {
+            added.insert(0, (locus, 0));
+        }
         if added.len() > LINES_PER_EDIT {
-            // Declarations first, then the rest in order; shown in order.
-            let mut chosen: Vec<usize> = (0..added.len())
-                .filter(|&i| declares(added[i]))
-                .chain((0..added.len()).filter(|&i| !declares(added[i])))
-                .take(LINES_PER_EDIT)
-                .collect();
+            // Declarations first, then the outermost lines (a map's name
+            // before its entries, a call before its arguments), each in
+            // order; shown in order.
+            let mut ranked: Vec<usize> = (0..added.len()).collect();
+            ranked.sort_by_key(|&i| (!declares(added[i].0), added[i].1, i));
+            let mut chosen: Vec<usize> = ranked.into_iter().take(LINES_PER_EDIT).collect();
             chosen.sort_unstable();
             added = chosen.into_iter().map(|i| added[i]).collect();
         }
     }
-    added.into_iter().map(str::to_owned).collect()
+    added.into_iter().map(|(line, _)| line.to_owned()).collect()
 }
 
 /// A command line without the plumbing that only trims what the agent saw
@@ -1305,6 +1320,36 @@ mod tests {
             ("error".into(), vec!["error[E0308]: mismatched".into()])
         );
         assert_eq!(run("all good", false), ("ok".into(), vec![]));
+    }
+
+    #[test]
+    fn an_edit_is_placed_by_its_declaration_and_keeps_its_outermost_lines() {
+        let body = |n: usize| {
+            (0..n)
+                .map(|i| format!("    \"k{i}\" => \"v{i}\","))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let lines = code_lines(
+            &[&format!(
+                "def lookup(key) do\n  names = %{{\n{}\n  }}\n  Map.get(names, key)\nend",
+                body(12)
+            )],
+            &["def lookup(key) do\n  nil\nend"],
+        );
+        // The unchanged head says where; the map's opening and the call
+        // outrank its entries.
+        assert_eq!(lines.len(), LINES_PER_EDIT);
+        assert_eq!(lines[0], "def lookup(key) do");
+        assert_eq!(lines[1], "names = %{");
+        assert!(
+            lines.contains(&"Map.get(names, key)".to_owned()),
+            "{lines:?}"
+        );
+        assert!(
+            !lines.contains(&"\"k11\" => \"v11\",".to_owned()),
+            "{lines:?}"
+        );
     }
 
     #[test]
