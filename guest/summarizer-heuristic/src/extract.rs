@@ -732,10 +732,10 @@ fn code_lines(written: &[&str], replaced: &[&str]) -> Vec<String> {
 }
 
 /// A command line without the plumbing that only trims what the agent saw
-/// of its output (`2>&1`, a last `| tail -20` or `| head -n 5`): the same
-/// command either way, listed once.
+/// of its output (`2>&1`, `2>/dev/null`, a last `| tail -20` or `| head -n
+/// 5`): the same command either way, listed once.
 fn without_plumbing(command: &str) -> String {
-    let mut text = command.replace(" 2>&1", "");
+    let mut text = command.replace(" 2>&1", "").replace(" 2>/dev/null", "");
     while let Some((before, pipe)) = text.rsplit_once('|') {
         let mut words = pipe.split_whitespace();
         let trims = matches!(words.next(), Some("tail" | "head"))
@@ -1454,6 +1454,7 @@ mod tests {
     #[test]
     fn output_plumbing_is_not_part_of_a_command() {
         assert_eq!(without_plumbing("mix test 2>&1 | tail -20"), "mix test");
+        assert_eq!(without_plumbing("bd ready 2>/dev/null"), "bd ready");
         assert_eq!(without_plumbing("make | head -n 5 | tail -1"), "make");
         assert_eq!(without_plumbing("git log | grep fix"), "git log | grep fix");
         assert_eq!(without_plumbing("a || tail -5"), "a || tail -5");
