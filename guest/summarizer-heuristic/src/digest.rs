@@ -103,6 +103,9 @@ pub struct Digest {
     pub code: Recent<String, Vec<String>>,
     /// The directory the previous summary wrote its paths relative to.
     pub root: Option<String>,
+    /// What the assistant put in code font in its own text (`load_user/1`,
+    /// `<.panel>`): the names it worked with, latest mention last.
+    pub names: Recent<String, u32>,
 }
 
 /// The most lines of written code a summary keeps per file.

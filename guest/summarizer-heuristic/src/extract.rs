@@ -76,6 +76,9 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
                     for decision in decisions(text) {
                         add(&mut digest.decisions, decision, 1);
                     }
+                    for name in code_spans(text) {
+                        add(&mut digest.names, name.to_owned(), 1);
+                    }
                     if let Some(next) = next_step(text) {
                         digest.next = Some(next);
                     }
@@ -111,6 +114,38 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
             add(&mut digest.commands, (command, NO_RESULT.to_owned()), 1);
         }
     }
+}
+
+/// A code span short enough to be a name.
+const NAME_CHARS: std::ops::RangeInclusive<usize> = 2..=60;
+
+/// The `code spans` of prose (not of fenced blocks) that hold a name: what
+/// a writer set in code font is what it refers to by its exact spelling.
+fn code_spans(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut pieces = line.split('`');
+        pieces.next();
+        // Every other piece is inside a span; an unclosed one is not.
+        while let (Some(inside), Some(_)) = (pieces.next(), pieces.next()) {
+            if NAME_CHARS.contains(&inside.chars().count())
+                && inside.trim() == inside
+                && inside.chars().any(char::is_alphanumeric)
+                && !out.contains(&inside)
+            {
+                out.push(inside);
+            }
+        }
+    }
+    out
 }
 
 /// The sentences of a request the person said: not a harness speaking as
@@ -1449,6 +1484,12 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn names_are_the_code_spans_of_prose() {
+        let text = "Call `fetch_all/2` from `<.grid>`, not `fetch`.\n```\nlet `x` = 1\n```\nAn unclosed `tick and ` spaced ` and ``.";
+        assert_eq!(code_spans(text), ["fetch_all/2", "<.grid>", "fetch"]);
     }
 
     #[test]

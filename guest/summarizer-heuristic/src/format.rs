@@ -49,13 +49,14 @@ enum Kind {
     Todos,
     Files,
     Code,
+    Names,
     Commands,
     Errors,
     Decisions,
 }
 
 /// In display order, which is also the order of each row of `HEADINGS`.
-const KINDS: [Kind; 10] = [
+const KINDS: [Kind; 11] = [
     Kind::Binding,
     Kind::Requests,
     Kind::Current,
@@ -63,6 +64,7 @@ const KINDS: [Kind; 10] = [
     Kind::Todos,
     Kind::Files,
     Kind::Code,
+    Kind::Names,
     Kind::Commands,
     Kind::Errors,
     Kind::Decisions,
@@ -71,17 +73,17 @@ const KINDS: [Kind; 10] = [
 /// Section headings per BCP-47 primary language tag, in `KINDS` order. The
 /// first row is the fallback.
 #[rustfmt::skip]
-const HEADINGS: [(&str, [&str; 10]); 10] = [
-    ("en", ["Rules, limits and values the user set", "User requests", "Current task", "Next step", "Todo list", "Files", "Code written", "Commands", "Errors", "Decisions"]),
-    ("de", ["Vorgaben, Grenzen und Werte des Benutzers", "Anfragen des Benutzers", "Aktuelle Aufgabe", "Nächster Schritt", "Aufgabenliste", "Dateien", "Geschriebener Code", "Befehle", "Fehler", "Entscheidungen"]),
-    ("fr", ["Règles, limites et valeurs fixées par l'utilisateur", "Demandes de l'utilisateur", "Tâche en cours", "Prochaine étape", "Liste de tâches", "Fichiers", "Code écrit", "Commandes", "Erreurs", "Décisions"]),
-    ("es", ["Reglas, límites y valores del usuario", "Solicitudes del usuario", "Tarea actual", "Siguiente paso", "Lista de tareas", "Archivos", "Código escrito", "Comandos", "Errores", "Decisiones"]),
-    ("pt", ["Regras, limites e valores do usuário", "Pedidos do usuário", "Tarefa atual", "Próximo passo", "Lista de tarefas", "Arquivos", "Código escrito", "Comandos", "Erros", "Decisões"]),
-    ("it", ["Regole, limiti e valori dell'utente", "Richieste dell'utente", "Attività corrente", "Prossimo passo", "Elenco delle attività", "File", "Codice scritto", "Comandi", "Errori", "Decisioni"]),
-    ("ru", ["Правила, ограничения и значения пользователя", "Запросы пользователя", "Текущая задача", "Следующий шаг", "Список задач", "Файлы", "Написанный код", "Команды", "Ошибки", "Решения"]),
-    ("zh", ["用户设定的规则、限制与数值", "用户请求", "当前任务", "下一步", "待办事项", "文件", "编写的代码", "命令", "错误", "决策"]),
-    ("ja", ["ユーザーが定めたルール・制限・値", "ユーザーの依頼", "現在のタスク", "次のステップ", "ToDoリスト", "ファイル", "書いたコード", "コマンド", "エラー", "決定事項"]),
-    ("ko", ["사용자가 정한 규칙·제한·값", "사용자 요청", "현재 작업", "다음 단계", "할 일 목록", "파일", "작성한 코드", "명령", "오류", "결정 사항"]),
+const HEADINGS: [(&str, [&str; 11]); 10] = [
+    ("en", ["Rules, limits and values the user set", "User requests", "Current task", "Next step", "Todo list", "Files", "Code written", "Names used", "Commands", "Errors", "Decisions"]),
+    ("de", ["Vorgaben, Grenzen und Werte des Benutzers", "Anfragen des Benutzers", "Aktuelle Aufgabe", "Nächster Schritt", "Aufgabenliste", "Dateien", "Geschriebener Code", "Verwendete Namen", "Befehle", "Fehler", "Entscheidungen"]),
+    ("fr", ["Règles, limites et valeurs fixées par l'utilisateur", "Demandes de l'utilisateur", "Tâche en cours", "Prochaine étape", "Liste de tâches", "Fichiers", "Code écrit", "Noms utilisés", "Commandes", "Erreurs", "Décisions"]),
+    ("es", ["Reglas, límites y valores del usuario", "Solicitudes del usuario", "Tarea actual", "Siguiente paso", "Lista de tareas", "Archivos", "Código escrito", "Nombres usados", "Comandos", "Errores", "Decisiones"]),
+    ("pt", ["Regras, limites e valores do usuário", "Pedidos do usuário", "Tarefa atual", "Próximo passo", "Lista de tarefas", "Arquivos", "Código escrito", "Nomes usados", "Comandos", "Erros", "Decisões"]),
+    ("it", ["Regole, limiti e valori dell'utente", "Richieste dell'utente", "Attività corrente", "Prossimo passo", "Elenco delle attività", "File", "Codice scritto", "Nomi usati", "Comandi", "Errori", "Decisioni"]),
+    ("ru", ["Правила, ограничения и значения пользователя", "Запросы пользователя", "Текущая задача", "Следующий шаг", "Список задач", "Файлы", "Написанный код", "Использованные имена", "Команды", "Ошибки", "Решения"]),
+    ("zh", ["用户设定的规则、限制与数值", "用户请求", "当前任务", "下一步", "待办事项", "文件", "编写的代码", "用到的名称", "命令", "错误", "决策"]),
+    ("ja", ["ユーザーが定めたルール・制限・値", "ユーザーの依頼", "現在のタスク", "次のステップ", "ToDoリスト", "ファイル", "書いたコード", "使った名前", "コマンド", "エラー", "決定事項"]),
+    ("ko", ["사용자가 정한 규칙·제한·값", "사용자 요청", "현재 작업", "다음 단계", "할 일 목록", "파일", "작성한 코드", "사용한 이름", "명령", "오류", "결정 사항"]),
 ];
 
 const HEADING_PREFIX: &str = "## ";
@@ -104,7 +106,7 @@ const OUTCOME_SEPARATOR: &str = " → ";
 fn drop_class(kind: Kind) -> Option<u8> {
     match kind {
         Kind::Commands => Some(1),
-        Kind::Code => Some(2),
+        Kind::Code | Kind::Names => Some(2),
         Kind::Files => Some(3),
         Kind::Decisions => Some(4),
         Kind::Errors => Some(5),
@@ -136,6 +138,13 @@ const CARRIED_SENTENCES: usize = 3;
 /// The most recent assistant statements a summary keeps.
 const DECISIONS_KEPT: usize = 12;
 
+/// The most recent names in code font a summary keeps, and how many share
+/// an item (the budget drops them by the item, oldest first).
+const NAMES_KEPT: usize = 40;
+const NAMES_PER_ITEM: usize = 8;
+/// Between the names of an item: `` ` · ` `` cannot occur inside one.
+const NAME_SEPARATOR: &str = "` · `";
+
 /// The class of a request that says nothing to keep ("continue", "ok, go
 /// on"): the first to go.
 const ROUTINE: u8 = 0;
@@ -156,7 +165,7 @@ fn binding_class(class: Class) -> u8 {
     }
 }
 
-fn headings(language: &str) -> &'static [&'static str; 10] {
+fn headings(language: &str) -> &'static [&'static str; 11] {
     let primary = language.split(['-', '_']).next().unwrap_or_default();
     let row = HEADINGS
         .iter()
@@ -442,6 +451,26 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
             .join("\n");
         push(Kind::Code, i, bullet(&body, 1), None);
     }
+    // The names the rest of the summary does not already spell out.
+    let elsewhere = |name: &str| {
+        digest
+            .code
+            .iter()
+            .any(|(_, lines)| lines.iter().any(|l| l.contains(name)))
+            || digest.next.as_deref().is_some_and(|n| n.contains(name))
+            || digest.files.iter().any(|(path, _)| path.contains(name))
+    };
+    let names: Vec<&str> = digest
+        .names
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|name| !elsewhere(name))
+        .collect();
+    let names = &names[names.len().saturating_sub(NAMES_KEPT)..];
+    for (i, chunk) in names.chunks(NAMES_PER_ITEM).enumerate() {
+        let body = format!("`{}`", chunk.join(NAME_SEPARATOR));
+        push(Kind::Names, i, bullet(&body, 1), None);
+    }
     for (i, ((command, outcome), &count)) in digest.commands.iter().enumerate() {
         let body = if outcome.is_empty() {
             format!("{COMMAND_PREFIX}{command}")
@@ -583,6 +612,15 @@ fn flush(digest: &mut Digest, kind: Kind, root: Option<&str>, item: Option<Strin
         Kind::Decisions => {
             let (text, count) = split_count(item);
             add(&mut digest.decisions, text.to_owned(), count);
+        }
+        Kind::Names => {
+            let inner = item
+                .strip_prefix('`')
+                .and_then(|i| i.strip_suffix('`'))
+                .unwrap_or(item);
+            for name in inner.split(NAME_SEPARATOR) {
+                add(&mut digest.names, name.to_owned(), 1);
+            }
         }
     }
 }
