@@ -11,7 +11,7 @@
 //! - **latest wins**: a statement that updates an earlier one replaces it,
 //!   so a stale value is not carried as current. An update is recognised by
 //!   what the two share, not by a phrase: a value of the same kind (the same
-//!   namespace `pg-…`, shape `9.9.9.9` or unit `… seconds`) and an
+//!   namespace `db-…`, shape `9.9.9.9` or unit `… seconds`) and an
 //!   overlapping subject, the less of it the more a correction word
 //!   ("actually", "now", "moved") says so;
 //! - statements that only look alike (the same rule about another table, a
@@ -287,7 +287,7 @@ fn kin_jaccard(a: &[String], b: &[String]) -> f64 {
 
 /// The share of the shorter subject that the longer one holds ([`kin`]):
 /// what overlaps when one sentence wraps the same subject in more words
-/// ("Heads up: product tightened the queue wait bound to …").
+/// ("Quick one before lunch: ops stretched the backup retention to …").
 fn kin_containment(a: &[String], b: &[String]) -> f64 {
     let shorter = a.len().min(b.len());
     if shorter == 0 {
@@ -491,7 +491,7 @@ fn frames(text: &str) -> Vec<Frame> {
                 })
                 .filter(|w| w.chars().all(char::is_alphabetic) && !w.is_empty())
                 .map(|w| stem(&w));
-            // "in milliseconds: 500": the unit named before the number.
+            // "retention, in days: 14": the unit named before the number.
             let named_before = (unit.is_none() && i > 0)
                 .then(|| tokens[i - 1].strip_suffix(':'))
                 .flatten()
@@ -565,13 +565,12 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     // A correction word ("actually", "now", "moved") lowers what else the
     // two must share; people restate a value without one just as often.
     let corrects = corrects(&new.text);
-    // A value in the same namespace (`trunk-…`, `pg-….corp`) is the same
+    // A value in the same namespace (`rel-…`, `db-….internal`) is the same
     // kind of thing named anew, with a subject in common; with a correction
-    // word the namespace alone says it, even in other words ("der
-    // Testnutzer heißt qa_…" / "we replaced the test user: qa_…").
-    // A new value in the same namespace and of the same shape (`qa_ckmb72`
-    // / `qa_tzrw40`) is the same kind of thing named anew, however the two
-    // sentences put it, in whatever language.
+    // word the namespace alone says it, even in other words ("le compte
+    // s'appelle svc_…" / "we replaced the service account: svc_…"); and so
+    // does a new value of the same shape too (`svc_hpq41` / `svc_rtz88`),
+    // however the two sentences put it, in whatever language.
     let literal = shared(|f| matches!(f, Frame::Literal(..)));
     let same_shape = shared(|f| matches!(f, Frame::Shape(..)));
     if literal && (similarity > 0.0 || corrects || same_shape) {
