@@ -314,10 +314,14 @@ pub fn classify(sentence: &str) -> Option<Statement> {
     }
     let class = if has_cue(&lower, &words, RULE_CUES, RULE_CUES_UNSPACED) {
         Class::Rule
-    } else if !values(&text).is_empty() {
+    } else if !values(&text).is_empty() || names_someone(&text) {
         Class::Value
     } else if has_cue(&lower, &words, GOAL_CUES, &[]) {
         Class::Goal
+    } else if labelled(&text) {
+        // The person flagged it ("PREFERENCE: …", "Hinweis: …"): it binds
+        // whatever its words.
+        Class::Rule
     } else {
         return None;
     };
@@ -352,6 +356,58 @@ pub fn plain(text: &str) -> &str {
         rest = tail;
     }
     rest
+}
+
+/// Whether `text` opens with a label: one or two words and a colon
+/// ("NOTE:", "Preference:", "Open point:", "Hinweis:"), then a statement of
+/// three words or more. People label what matters, in any language.
+fn labelled(text: &str) -> bool {
+    const LABEL_WORDS: usize = 2;
+    const STATEMENT_WORDS: usize = 3;
+    let Some((label, rest)) = text.split_once(':') else {
+        return false;
+    };
+    let label_words: Vec<&str> = label.split_whitespace().collect();
+    // A label names a kind of statement: no function word in it ("In
+    // harbor: …" says where, not what kind).
+    let function_word = |w: &str| {
+        let w = w.to_lowercase();
+        STOPWORDS.contains(&w.as_str()) || FUNCTION_WORDS.contains(&w.as_str())
+    };
+    (1..=LABEL_WORDS).contains(&label_words.len())
+        && label_words
+            .iter()
+            .all(|w| w.chars().all(char::is_alphabetic) && !function_word(w))
+        && rest.split_whitespace().count() >= STATEMENT_WORDS
+        // `https://…` and `12:30` are not labels.
+        && !rest.starts_with("//")
+}
+
+/// Whether `text` names someone or something by a proper name: two
+/// capitalised words in a row, not at the start of the sentence ("the
+/// on-call this week is Dana Whitlock"), in a sentence that is not written
+/// in title case (most words capitalised: a heading, not a name). Such a
+/// name is an exact value.
+fn names_someone(text: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let capitalised = |w: &str| {
+        let w = w.trim_matches(|c: char| PUNCTUATION.contains(c));
+        let mut chars = w.chars();
+        chars.next().is_some_and(char::is_uppercase)
+            && w.chars().count() >= 2
+            && chars.all(char::is_lowercase)
+    };
+    // At most two words in five capitalised.
+    let title_case = 5 * words.iter().filter(|w| capitalised(w)).count() > 2 * words.len();
+    !title_case
+        && words
+            .windows(2)
+            .enumerate()
+            // Not the sentence's first word, nor one after a label's colon.
+            .filter(|(i, pair)| {
+                *i > 0 && !words[i - 1].ends_with([':', '.', '!', '?']) && !pair[0].ends_with(',')
+            })
+            .any(|(_, pair)| capitalised(pair[0]) && capitalised(pair[1]))
 }
 
 /// Past forms of the commonest irregular verbs; regular ones end in "-ed".
@@ -756,6 +812,24 @@ mod tests {
         );
         assert_eq!(class("Next, wire the retry handler."), Some(Class::Goal));
         assert_eq!(class("The goal is a faster parser."), Some(Class::Goal));
+        // Labelled, in any language, whatever the words.
+        assert_eq!(
+            class("Preference: answers in plain prose please."),
+            Some(Class::Rule)
+        );
+        assert_eq!(
+            class("Merke: wir antworten auf Deutsch."),
+            Some(Class::Rule)
+        );
+        assert!(!labelled("https://example.org is up again today"));
+        assert!(!labelled("Three words here: fine"));
+        assert!(!labelled("In billing: the export times out at night."));
+        // A proper name is an exact value.
+        assert_eq!(
+            class("The release manager this month is Ines Okafor."),
+            Some(Class::Value)
+        );
+        assert_eq!(class("Sounds Good To me"), None);
         assert_eq!(class("did you push?"), None);
         assert_eq!(class("continue"), None);
         assert_eq!(class("ok, looks good"), None);
