@@ -1250,6 +1250,15 @@ mod tests {
         })
     }
 
+    /// The code section of `digest`: (path, lines), oldest first.
+    fn code_of(digest: &Digest) -> Vec<(&str, Vec<&str>)> {
+        digest
+            .code
+            .iter()
+            .map(|(path, lines)| (path.as_str(), lines.iter().map(String::as_str).collect()))
+            .collect()
+    }
+
     fn digest_of(messages: &[Message]) -> Digest {
         let mut digest = Digest::default();
         absorb(&mut digest, messages);
@@ -1418,11 +1427,7 @@ mod tests {
                 parts: vec![call("w2", "Write", &again.to_string())],
             },
         ]);
-        let code: Vec<(&str, Vec<&str>)> = digest
-            .code
-            .iter()
-            .map(|(path, lines)| (path.as_str(), lines.iter().map(String::as_str).collect()))
-            .collect();
+        let code = code_of(&digest);
         assert_eq!(
             code,
             [(
@@ -1457,11 +1462,7 @@ mod tests {
                 call("2", "create_file", &write.to_string()),
             ],
         }]);
-        let code: Vec<(&str, Vec<&str>)> = digest
-            .code
-            .iter()
-            .map(|(path, lines)| (path.as_str(), lines.iter().map(String::as_str).collect()))
-            .collect();
+        let code = code_of(&digest);
         assert_eq!(
             code,
             [
