@@ -8,14 +8,17 @@
 //! list), the files touched and by which tool, the commands run with their
 //! outcomes, the errors seen and short statements from the assistant. Each
 //! fold parses the previous summary back (see `format`), merges the new facts
-//! in (see `extract`, into a `digest`) and writes the result within the token
-//! budget, dropping the least valuable lines first (see `budget`).
+//! in (see `extract`, with `code` for what the writes changed, into a
+//! `digest`) and writes the result within the token budget, shortening the
+//! person's statements and then dropping the least valuable lines first (see
+//! `budget`).
 //!
 //! Everything here is plain Rust; the component is
 //! `condense-summarizer-heuristic-component`, a crate of its own so that
 //! other components (the LLM summarizer) can link this library.
 
 mod budget;
+mod code;
 mod digest;
 mod extract;
 mod format;
