@@ -5,7 +5,8 @@
 //! preferences, corrections, exact values, the goal — sentence by sentence
 //! and ranked above everything else (see `statements`), the user's requests
 //! verbatim (the latest as the current task, with the agent's latest todo
-//! list), the files touched and by which tool, the commands run with their
+//! list), the files touched and by which tool, the code written into them
+//! and the names the assistant set in code font, the commands run with their
 //! outcomes, the errors seen and short statements from the assistant. Each
 //! fold parses the previous summary back (see `format`), merges the new facts
 //! in (see `extract`, with `code` for what the writes changed, into a
