@@ -44,14 +44,14 @@ pub(crate) fn code_spans(text: &str) -> Vec<&str> {
 /// to a file known this way is an edit of it: what it changed is the lines
 /// it added, not every line of the file.
 #[derive(Default)]
-pub(crate) struct Files {
+pub(crate) struct FileTexts {
     /// Path → the lines known.
     text: HashMap<String, String, FixedState>,
     /// Call id → the path a read asked for, until its result arrives.
     reading: HashMap<String, String, FixedState>,
 }
 
-impl Files {
+impl FileTexts {
     /// Notes that call `call_id` reads `path`: its result shows the file.
     pub(crate) fn reading(&mut self, call_id: &str, path: String) {
         self.reading.insert(call_id.to_owned(), path);

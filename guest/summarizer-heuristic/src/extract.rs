@@ -44,7 +44,7 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
     // Calls that hand a task to another agent (a `prompt` argument).
     let mut delegated: Vec<&str> = Vec::new();
     // What each file is known to hold, from the reads and writes so far.
-    let mut files = code::Files::default();
+    let mut texts = code::FileTexts::default();
     for message in messages {
         // condense's own summary message is not a user request; its content
         // arrives as `previous_summary`.
@@ -88,7 +88,7 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
                     if delegates(call) {
                         delegated.push(&call.id);
                     }
-                    let command = read_call(digest, call, &mut files);
+                    let command = read_call(digest, call, &mut texts);
                     if command.is_some() {
                         commands_in_order.push(&call.id);
                     }
@@ -103,7 +103,7 @@ pub fn absorb(digest: &mut Digest, messages: &[Message]) {
                             add(&mut digest.decisions, finding, 1);
                         }
                     }
-                    files.result(&result.call_id, &result.content, result.is_error);
+                    texts.result(&result.call_id, &result.content, result.is_error);
                     read_result(digest, result, command);
                 }
                 _ => {}
@@ -476,7 +476,7 @@ fn key_meaning(key: &str) -> Key {
 }
 
 /// Records the files and todo list of a call; returns the command it runs.
-fn read_call(digest: &mut Digest, call: &ToolCall, files: &mut code::Files) -> Option<String> {
+fn read_call(digest: &mut Digest, call: &ToolCall, texts: &mut code::FileTexts) -> Option<String> {
     let args: Value = serde_json::from_str(&call.arguments).ok()?;
     let tool = tool_label(&call.name);
     let mut command = None;
@@ -510,9 +510,9 @@ fn read_call(digest: &mut Digest, call: &ToolCall, files: &mut code::Files) -> O
     }
     if let Some(path) = path {
         if written.is_empty() && reads {
-            files.reading(&call.id, path);
+            texts.reading(&call.id, path);
         } else if !written.is_empty() {
-            let before = files.write(&path, &written, &replaced);
+            let before = texts.write(&path, &written, &replaced);
             let replaced: Vec<&str> = match &before {
                 Some(before) => vec![before],
                 None => replaced,
