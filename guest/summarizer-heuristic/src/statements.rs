@@ -481,6 +481,34 @@ enum Frame {
     Unit(String),
     /// A bare number, unit or not.
     Number,
+    /// A calendar date, however written: `2027-03-19`, `21 August`,
+    /// `Aug 21`.
+    Date,
+}
+
+/// Month names and their common short forms, in the languages of the
+/// headings that write them with Latin letters: what makes "21 August" a
+/// date rather than 21 of something.
+#[rustfmt::skip]
+const MONTHS: &[&str] = &[
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+    "sep", "sept", "oct", "nov", "dec",
+    "januar", "februar", "märz", "mai", "juni", "juli", "oktober", "dezember",
+    "janvier", "février", "mars", "avril", "juin", "juillet", "août", "septembre",
+    "octobre", "novembre", "décembre",
+    "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+    "septiembre", "octubre", "noviembre", "diciembre",
+];
+
+/// Whether `value` is an ISO date (`2027-03-19`).
+fn iso_date(value: &str) -> bool {
+    let parts: Vec<&str> = value.split('-').collect();
+    parts.len() == 3
+        && [4, 2, 2]
+            .iter()
+            .zip(&parts)
+            .all(|(n, p)| p.len() == *n && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// The frames of the values of `text`.
@@ -498,6 +526,20 @@ fn frames(text: &str) -> Vec<Frame> {
         ) else {
             continue;
         };
+        // A day next to a month's name, or an ISO date, is a date.
+        let month = |at: Option<&&str>| {
+            at.map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .is_some_and(|w| MONTHS.contains(&w.as_str()))
+        };
+        let day = value.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d));
+        if iso_date(value) || day && (month(tokens.get(i + 1)) || i > 0 && month(tokens.get(i - 1)))
+        {
+            out.push(Frame::Date);
+            continue;
+        }
         let separators = |c: char| "-_/.:@#".contains(c);
         let head = value[..first]
             .rfind(separators)
@@ -635,7 +677,7 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     // A unit or a shape says more than a bare number does ("at most" is
     // shared by every cap), and both less than a namespace: the subject
     // must overlap too.
-    let unit_or_shape = shared(|f| matches!(f, Frame::Unit(..) | Frame::Shape(..)));
+    let unit_or_shape = shared(|f| matches!(f, Frame::Unit(..) | Frame::Shape(..) | Frame::Date));
     // The unit itself is no shared subject: "limited to 284 MB" is not
     // about what "the image limit is 724 MB" is about.
     let units: Vec<&String> = new_frames
@@ -996,6 +1038,22 @@ mod tests {
                 "They replaced the staging machine, it runs on kq-box-31.",
             ]),
             ["They replaced the staging machine, it runs on kq-box-31."]
+        );
+    }
+
+    #[test]
+    fn a_date_is_a_date_however_written() {
+        assert_eq!(frames("Ship it by 2031-06-02."), [Frame::Date]);
+        assert_eq!(frames("The review is on 4 March."), [Frame::Date]);
+        assert_eq!(frames("Moved to Sept 30, sadly."), [Frame::Date]);
+        // A number of months is no date.
+        assert!(!frames("Give it 14 weeks.").contains(&Frame::Date));
+        assert_eq!(
+            kept(&[
+                "The audit window closes 2031-06-02.",
+                "Heads-up, the audit window now closes on 9 July.",
+            ]),
+            ["Heads-up, the audit window now closes on 9 July."]
         );
     }
 
