@@ -54,7 +54,7 @@ const RULE_CUES: &[&str] = &[
     // en
     "never", "always", "must", "mustn't", "don't", "do not", "only", "without approval",
     "without asking", "required", "requires", "make sure", "ensure", "prefer", "avoid",
-    "cap", "capped", "limit", "limited", "at most", "no more than", "maximum", "max",
+    "rather", "cap", "capped", "limit", "limited", "at most", "no more than", "maximum", "max",
     "deadline", "due", "forbidden", "not allowed", "should", "shouldn't", "not",
     // de
     "nie", "niemals", "immer", "muss", "müssen", "darf", "dürfen", "nicht", "nur", "ohne",
@@ -845,6 +845,11 @@ mod tests {
         );
         assert_eq!(
             class("Write it in Python, not JavaScript."),
+            Some(Class::Rule)
+        );
+        // A preference, said as one.
+        assert_eq!(
+            class("I'd rather have bullet lists than prose."),
             Some(Class::Rule)
         );
         assert_eq!(class("The base commit is 3f9c2a71e."), Some(Class::Value));
