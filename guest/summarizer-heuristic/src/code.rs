@@ -196,7 +196,7 @@ fn substantive(line: &str) -> bool {
 
 /// The most lines one edit contributes: a large rewrite is summarized by
 /// its declarations, not quoted.
-pub(crate) const LINES_PER_EDIT: usize = 10;
+const LINES_PER_EDIT: usize = 10;
 
 /// What a write changed, trimmed, each line once, in order, without the
 /// lines `replaced` already had (the context an edit must repeat). A new

@@ -169,7 +169,7 @@ impl Digest {
     }
 }
 
-fn is_absolute(path: &str) -> bool {
+pub(crate) fn is_absolute(path: &str) -> bool {
     path.starts_with(['/', '~'])
 }
 

@@ -37,7 +37,7 @@
 //! the digest only ever holds full paths.
 
 use crate::budget::{Item, Section};
-use crate::digest::{Digest, Status, Todo, add};
+use crate::digest::{Digest, Status, Todo, add, is_absolute};
 use crate::statements::{self, Class, Statement};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +87,7 @@ const HEADINGS: [(&str, [&str; 11]); 10] = [
 ];
 
 const HEADING_PREFIX: &str = "## ";
-/// Between a file section's title and the directory its paths are relative to.
+/// Between the code section's title and the directory its paths are relative to.
 const ROOT_SEPARATOR: &str = ": ";
 /// A path that is the root itself, written relative to it.
 const HERE: &str = ".";
@@ -258,7 +258,7 @@ fn relative<'a>(path: &'a str, root: Option<&str>) -> &'a str {
 fn absolute(path: &str, root: Option<&str>) -> String {
     match root {
         Some(root) if path == HERE => root.to_owned(),
-        Some(root) if !path.starts_with(['/', '~']) => format!("{root}/{path}"),
+        Some(root) if !is_absolute(path) => format!("{root}/{path}"),
         _ => path.to_owned(),
     }
 }
@@ -438,7 +438,7 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
             })
             .collect();
         let body = if tools.is_empty() {
-            path.to_owned()
+            path.clone()
         } else {
             format!("{path} ({})", tools.join(", "))
         };
@@ -574,7 +574,6 @@ fn flush(digest: &mut Digest, kind: Kind, root: Option<&str>, item: Option<Strin
                 .strip_suffix(')')
                 .and_then(|t| t.rsplit_once(" ("))
                 .unwrap_or((item, ""));
-            let path = path.to_owned();
             let tools = tools.split(", ").filter(|t| !t.is_empty());
             let mut any = false;
             for tool in tools {
@@ -583,10 +582,10 @@ fn flush(digest: &mut Digest, kind: Kind, root: Option<&str>, item: Option<Strin
                     .rsplit_once(" ×")
                     .and_then(|(t, n)| Some((t, n.parse().ok()?)))
                     .unwrap_or((tool, 1));
-                digest.add_file(path.clone(), name, count);
+                digest.add_file(path.to_owned(), name, count);
             }
             if !any {
-                digest.files.touch(path);
+                digest.files.touch(path.to_owned());
             }
         }
         Kind::Code => {

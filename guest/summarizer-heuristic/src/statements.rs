@@ -22,6 +22,9 @@
 //! languages the framing speaks, matched as words where words are spaced
 //! and as substrings in Chinese, Japanese and Korean.
 
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
 use crate::text::one_line;
 
 /// A binding statement longer than this is cut: it is a sentence, and the
@@ -278,11 +281,7 @@ fn kin_shared(a: &[String], b: &[String]) -> usize {
 
 /// [`jaccard`] with words matched by [`kin`].
 fn kin_jaccard(a: &[String], b: &[String]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 0.0;
-    }
-    let shared = kin_shared(a, b);
-    shared as f64 / (a.len() + b.len() - shared) as f64
+    overlap(kin_shared(a, b), a, b)
 }
 
 /// The share of the shorter subject that the longer one holds ([`kin`]):
@@ -297,10 +296,14 @@ fn kin_containment(a: &[String], b: &[String]) -> f64 {
 }
 
 fn jaccard(a: &[String], b: &[String]) -> f64 {
+    overlap(a.iter().filter(|x| b.contains(x)).count(), a, b)
+}
+
+/// The Jaccard index of `a` and `b`, given the words they share.
+fn overlap(shared: usize, a: &[String], b: &[String]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 0.0;
     }
-    let shared = a.iter().filter(|x| b.contains(x)).count();
     shared as f64 / (a.len() + b.len() - shared) as f64
 }
 
@@ -617,12 +620,30 @@ fn frames(text: &str) -> Vec<Frame> {
 fn corrects(text: &str) -> bool {
     let lower = text.to_lowercase();
     let words = words(text);
-    has_cue(&lower, &words, CORRECTION_CUES, &[])
-        || words.iter().map(|w| stem(w)).any(|w| {
-            CORRECTION_CUES
+    // Stemmed once: this runs for every pair of statements compared.
+    static STEMS: OnceLock<HashSet<String>> = OnceLock::new();
+    let stems = STEMS.get_or_init(|| {
+        CORRECTION_CUES
+            .iter()
+            .filter(|cue| !cue.contains(' ') && cue.len() >= 4)
+            .map(|cue| stem(cue))
+            .collect()
+    });
+    has_cue(&lower, &words, CORRECTION_CUES, &[]) || words.iter().any(|w| stems.contains(&stem(w)))
+}
+
+/// Whether `word` (stemmed) is a word of [`RULE_CUES`] or [`CORRECTION_CUES`].
+fn is_cue_stem(word: &str) -> bool {
+    static STEMS: OnceLock<HashSet<String>> = OnceLock::new();
+    STEMS
+        .get_or_init(|| {
+            RULE_CUES
                 .iter()
-                .any(|cue| !cue.contains(' ') && cue.len() >= 4 && stem(cue) == w)
+                .chain(CORRECTION_CUES)
+                .map(|c| stem(c))
+                .collect()
         })
+        .contains(word)
 }
 
 /// How well `new` matches `old` as an update of it, if it is one, higher
@@ -654,7 +675,8 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     // Values said again, and none new: two sentences about one thing ("deploy
     // hx-7731 tonight" / "tag hx-7731 once it is deployed"), not an update.
     let new_values = values(&new.text);
-    if !new_values.is_empty() && new_values.iter().all(|v| values(&old.text).contains(v)) {
+    let old_values = values(&old.text);
+    if !new_values.is_empty() && new_values.iter().all(|v| old_values.contains(v)) {
         return None;
     }
     let (new_frames, old_frames) = (frames(&new.text), frames(&old.text));
@@ -699,13 +721,9 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     // When one sentence wraps its subject in more words, the shorter
     // subject, cue words aside ("limited" says what kind of statement it
     // is, not what it is about), must be in the longer one.
-    let cue = |w: &String| {
-        [RULE_CUES, CORRECTION_CUES]
-            .iter()
-            .any(|cues| cues.iter().any(|c| stem(c) == *w))
+    let uncued = |topic: &[String]| -> Vec<String> {
+        topic.iter().filter(|w| !is_cue_stem(w)).cloned().collect()
     };
-    let uncued =
-        |topic: &[String]| -> Vec<String> { topic.iter().filter(|w| !cue(w)).cloned().collect() };
     let contained = kin_containment(&uncued(&new_topic), &uncued(&old_topic));
     if unit_or_shape && (on_topic >= 0.2 || contained >= 0.3 || corrects && on_topic >= 0.1)
         || corrects && shared(|f| matches!(f, Frame::Number)) && on_topic >= 0.3
