@@ -90,10 +90,10 @@
 //! tables of their own ([`budget_table`]).
 
 use crate::{embedded_middleware, session, summary_of};
-use condense_compressor::{Settings, segment};
+use condense_compressor::Settings;
 use condense_host::{Middleware, SessionCheckpoint, Status};
 use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
-use condense_model::{CoreConfig, Message, Part, Role, ToolCall, ToolResult, Trigger};
+use condense_model::{CoreConfig, Message, Part, Role, ToolCall, ToolResult, Trigger, segment};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 

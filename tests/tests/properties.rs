@@ -21,11 +21,11 @@
 //! `PROPTEST_RNG_SEED` reproduces a run.
 
 use condense_compressor::assemble::{LANGUAGES, summary_pair};
-use condense_compressor::segment::{opener_before, safe_cut_points};
 use condense_compressor::state::State;
 use condense_compressor::{Request, Settings};
 use condense_host::{SessionCheckpoint, Status};
 use condense_model::invariants::{History, check_items, check_pairs, is_rewrite_of};
+use condense_model::segment::{opener_before, safe_cut_points};
 use condense_model::tokens::{estimate_message, estimate_total};
 use condense_model::{
     Checkpoint, CompressError, CoreConfig, Item, Message, Outcome, Part, Role, SUMMARY_MARKER,

@@ -11,7 +11,7 @@
 //!    the cut goes inside the turn, but the tail keeps at least
 //!    `keep_recent_tokens`, and the turn's opener is pinned before it.
 
-use crate::segment;
+use condense_model::segment;
 use condense_model::tokens::estimate_messages;
 use condense_model::{CoreConfig, Message, Role};
 

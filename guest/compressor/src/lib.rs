@@ -3,7 +3,8 @@
 //! component; natively it is an ordinary library for tests and benchmarks.
 //!
 //! One module per step:
-//! token estimate (`condense_model::tokens`) → safe cut points (`segment`) →
+//! token estimate (`condense_model::tokens`) → safe cut points
+//! (`condense_model::segment`) →
 //! checkpoint reuse (`state`) → context-engineering passes (`passes`) →
 //! boundary choice (`fold`) → summary (the imported summarizer) → assembly
 //! (`assemble`, the summary pair's text from `framing`, in the language
@@ -23,7 +24,6 @@ pub mod fold;
 pub mod framing;
 pub mod language;
 pub mod passes;
-pub mod segment;
 pub mod settings;
 pub mod state;
 
@@ -36,7 +36,7 @@ use condense_model::invariants::{self, History};
 use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
 use condense_model::{
     Checkpoint, CompressError, CoreConfig, Item, Message, Outcome, PassReport, Report, Role,
-    SummaryRequest, Trigger,
+    SummaryRequest, Trigger, segment,
 };
 use state::{Prefix, State};
 use std::borrow::Cow;

@@ -13,7 +13,7 @@
 //!   directly, an assistant message via the pinned opener of its turn;
 //! - for an assistant message, its turn has an opener to pin.
 
-use condense_model::Message;
+use crate::Message;
 use std::collections::HashSet;
 
 /// Cut positions, ascending. Index 0 is never included: cutting there folds
@@ -34,7 +34,7 @@ pub fn safe_cut_points_after(messages: &[Message], opener_before: bool) -> Vec<u
         let eligible = if m.opens_turn() {
             true
         } else {
-            m.role == condense_model::Role::Assistant && seen_opener
+            m.role == crate::Role::Assistant && seen_opener
         };
         if i > 0 && open.is_empty() && eligible {
             cuts.push(i);
@@ -81,7 +81,7 @@ pub fn start_of_last_turns(messages: &[Message], n: usize, turns_before: usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use condense_model::{Part, Role, ToolCall, ToolResult};
+    use crate::{Part, Role, ToolCall, ToolResult};
 
     fn user(t: &str) -> Message {
         Message::text(Role::User, t)
