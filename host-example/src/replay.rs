@@ -6,7 +6,8 @@ use crate::session::SessionFile;
 use anyhow::Result;
 use clap::Args;
 use condense_config::Settings;
-use condense_host::replay::{ReplayStats, replay_middleware};
+use condense_host::optimal::{Optimum, optimum};
+use condense_host::replay::{CachePrices, ReplayStats, replay_middleware};
 use condense_model::Message;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,12 @@ pub struct ReplayArgs {
     /// FILE's name with the session's before `.svg`.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Also find the offline optimum: the cheapest schedule of compactions for each session,
+    /// knowing every call to come, at the same threshold and tail floor
+    /// (keep_recent_tokens), each summary the size of condense's own (their mean), priced
+    /// alike. Printed beside condense's cost, with condense's cost as a multiple of it.
+    #[arg(long)]
+    pub optimal: bool,
     /// Session files: a bare message list or a request body, in either format, or a
     /// journal of `condense agent` (.jsonl).
     #[arg(required = true, value_name = "SESSION")]
@@ -58,6 +65,21 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             )
         })
         .collect();
+    let optima: Vec<Option<Optimum>> = sessions
+        .iter()
+        .zip(&results)
+        .map(|((_, messages), (_, stats))| {
+            if !args.optimal {
+                return None;
+            }
+            // A session condense never compacted is charged the summary
+            // budget.
+            let summary = stats.mean_summary_tokens().unwrap_or_else(|| {
+                condense_compressor::max_pair_tokens(settings.core.summary_max_tokens)
+            });
+            optimum(messages, &settings.core, summary, CachePrices::DEFAULT)
+        })
+        .collect();
     // One chart per session: with several, each file is named after its
     // session.
     let charts: Vec<Option<PathBuf>> = args
@@ -84,13 +106,23 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
         let rows: Vec<_> = results
             .iter()
             .zip(&charts)
-            .map(|((name, stats), chart)| {
-                serde_json::json!({
+            .zip(&optima)
+            .map(|(((name, stats), chart), optimal)| {
+                let mut row = serde_json::json!({
                     "session": name,
                     "stats": stats,
                     "cost_ratio": stats.cost_ratio(),
                     "chart": chart,
-                })
+                });
+                if args.optimal {
+                    row["optimal"] =
+                        serde_json::json!(optimal.as_ref().map(|o| serde_json::json!({
+                            "schedule": o,
+                            "cost_ratio": o.cost_ratio(),
+                            "condense_over_optimal": stats.cost / o.cost,
+                        })));
+                }
+                row
             })
             .collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
@@ -127,9 +159,12 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             }
         )?;
     }
-    for (name, stats) in &results {
+    for ((name, stats), optimal) in results.iter().zip(&optima) {
         writeln!(out, "\n{name}")?;
         crate::demo::table(stats, out)?;
+        if args.optimal {
+            optimal_rows(stats, optimal.as_ref(), out)?;
+        }
     }
     writeln!(out, "\n{}", crate::demo::COST_NOTE)?;
     for (name, chart) in results.iter().map(|(name, _)| name).zip(&charts) {
@@ -137,5 +172,36 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             writeln!(out, "chart of {name}: {}", chart.display())?;
         }
     }
+    Ok(())
+}
+
+/// The offline optimum beside condense's figures.
+fn optimal_rows(stats: &ReplayStats, optimal: Option<&Optimum>, out: &mut dyn Write) -> Result<()> {
+    let Some(o) = optimal else {
+        writeln!(
+            out,
+            "  offline optimum: none (a call's newest messages alone exceed the threshold)"
+        )?;
+        return Ok(());
+    };
+    let calls: Vec<String> = o
+        .compactions
+        .iter()
+        .map(|c| (c.call + 1).to_string())
+        .collect();
+    writeln!(
+        out,
+        "  offline optimum: cost {:.3}, {} compactions (at calls {}), peak {}, summaries of {} tokens",
+        o.cost_ratio(),
+        o.compactions.len(),
+        if calls.is_empty() {
+            "-".to_owned()
+        } else {
+            calls.join(", ")
+        },
+        o.peak_request_tokens,
+        o.summary_tokens
+    )?;
+    writeln!(out, "  condense / optimum: {:.2}x", stats.cost / o.cost)?;
     Ok(())
 }

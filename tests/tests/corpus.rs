@@ -3,7 +3,8 @@
 //! independently of the middleware's own validation.
 
 use condense_host::formats::{Format, Parsed};
-use condense_host::replay::{ReplayStats, replay_middleware};
+use condense_host::optimal::optimum;
+use condense_host::replay::{CachePrices, ReplayStats, replay_middleware};
 use condense_host::{Middleware, Status};
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::{estimate_messages, estimate_total};
@@ -130,6 +131,27 @@ fn every_session_at_40k_meets_the_cost_and_cache_targets() {
             let history = session(&name);
             let (stats, passes) = replay_checked(&name, &history, &config, middleware);
             saved += passes.tokens_saved;
+            // The offline optimum, with condense's own summary size, is a
+            // floor: no schedule of folds costs less. It does not model the
+            // passes (which shrink what is kept), so the floor is asserted
+            // for the fold alone, the default.
+            let summary = stats.mean_summary_tokens().unwrap_or(0);
+            let optimal = optimum(&history, &config.core, summary, CachePrices::DEFAULT)
+                .unwrap_or_else(|| panic!("{name}: no schedule fits the threshold"));
+            let priced_alike =
+                (optimal.baseline_cost - stats.baseline_cost).abs() < 1e-6 * stats.baseline_cost;
+            assert!(
+                priced_alike,
+                "{name}: the optimum prices the baseline as the replay does"
+            );
+            if mode == "passes off" {
+                assert!(
+                    optimal.cost <= stats.cost * (1.0 + 1e-9),
+                    "{name}: the optimum {:.3} costs more than condense {:.3}",
+                    optimal.cost_ratio(),
+                    stats.cost_ratio()
+                );
+            }
             figures.push_str(&format!(
                 "{mode:<10} {name:<24} calls {:>4}  history {:>7}  compactions {}  breaks {}  peak {:>6}  cost {:.3}  {passes:?}\n",
                 stats.calls,

@@ -22,7 +22,8 @@
 //!   crate);
 //! - [`sessions`]: the checkpoints of many sessions (in memory, in an embedded
 //!   database), each request's found again from its own messages;
-//! - [`replay`]: replaying a recorded session and measuring cost and cache breaks.
+//! - [`replay`]: replaying a recorded session and measuring cost and cache breaks,
+//!   and [`optimal`]: the cheapest schedule of compactions for it, found offline.
 //!
 //! ```no_run
 //! use condense_host::{BodyConfig, ComponentSource, FileStore, Limits, Middleware, Runtime};
@@ -53,6 +54,7 @@ mod folding;
 pub mod llm;
 mod llm_import;
 pub mod middleware;
+pub mod optimal;
 pub mod replay;
 pub mod report;
 pub mod runtime;

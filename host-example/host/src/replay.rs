@@ -12,10 +12,34 @@ use condense_model::tokens::estimate_messages;
 use condense_model::{CoreConfig, Message, Role};
 use serde::Serialize;
 
-/// Price of cached-prefix tokens relative to plain input.
-pub const CACHED_PRICE: f64 = 0.1;
-/// Price of tokens written to the cache (everything not in the cached prefix).
-pub const WRITE_PRICE: f64 = 1.25;
+/// What a provider bills for input tokens, relative to plain input.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CachePrices {
+    /// Tokens of the cached prefix (the part repeating the previous request).
+    pub read: f64,
+    /// Tokens written to the cache (everything not in the cached prefix).
+    pub write: f64,
+}
+
+impl CachePrices {
+    /// Anthropic's 5-minute cache, the common case: reads 0.1, writes 1.25.
+    pub const DEFAULT: CachePrices = CachePrices {
+        read: 0.1,
+        write: 1.25,
+    };
+
+    /// The cost of a request of which `cached` tokens repeat the previous
+    /// request and `fresh` do not.
+    pub fn cost(&self, cached: u64, fresh: u64) -> f64 {
+        self.read * cached as f64 + self.write * fresh as f64
+    }
+}
+
+impl Default for CachePrices {
+    fn default() -> Self {
+        CachePrices::DEFAULT
+    }
+}
 
 /// What one call of the compressor gave back.
 pub struct Step<C> {
@@ -57,6 +81,10 @@ pub struct ReplayStats {
     /// the JSON).
     #[serde(skip)]
     pub per_call: Vec<CallTokens>,
+    /// Each compaction's summary pair, in tokens (what the offline optimum
+    /// sizes its summaries by; not in the JSON).
+    #[serde(skip)]
+    pub summary_tokens: Vec<u64>,
 }
 
 /// One call's request tokens.
@@ -69,6 +97,13 @@ pub struct CallTokens {
 }
 
 impl ReplayStats {
+    /// The mean of the compactions' summary pairs, in tokens (`None`
+    /// without a compaction).
+    pub fn mean_summary_tokens(&self) -> Option<u64> {
+        let n = self.summary_tokens.len() as u64;
+        (n > 0).then(|| self.summary_tokens.iter().sum::<u64>().div_ceil(n))
+    }
+
     /// `cost / baseline_cost`: below 1 means condense saved money.
     pub fn cost_ratio(&self) -> f64 {
         if self.baseline_cost == 0.0 {
@@ -109,7 +144,7 @@ impl CacheMeter {
         };
         let cached: u64 = tokens[..cached_len].iter().map(|&t| u64::from(t)).sum();
         let fresh: u64 = tokens[cached_len..].iter().map(|&t| u64::from(t)).sum();
-        self.total += CACHED_PRICE * cached as f64 + WRITE_PRICE * fresh as f64;
+        self.total += CachePrices::DEFAULT.cost(cached, fresh);
         self.sent += cached + fresh;
         self.cached += cached;
         self.previous = Some(request);
@@ -238,17 +273,26 @@ pub fn replay_middleware(
     // The replayed session grows by appending, as an agent runtime's does:
     // each message is measured once, not once per call.
     let mut transcript = Transcript::new();
-    replay(history, |request, checkpoint| {
+    let mut summary_tokens = Vec::new();
+    let stats = replay(history, |request, checkpoint| {
         transcript.extend(request[transcript.len()..].iter().cloned());
         let sent = middleware.compress_transcript(&transcript, config, settings, checkpoint);
         on_call(request, &sent);
+        let compacted = sent.report.compacted();
+        if let Some(report) = sent.report.guest().filter(|_| compacted) {
+            summary_tokens.push(u64::from(report.summary_tokens));
+        }
         Step {
-            compacted: sent.report.compacted(),
+            compacted,
             failed_open: sent.report.status() == Status::FailedOpen,
             messages: sent.messages(request),
             checkpoint: sent.checkpoint,
         }
-    })
+    });
+    ReplayStats {
+        summary_tokens,
+        ..stats
+    }
 }
 
 #[cfg(test)]

@@ -993,6 +993,39 @@ fn help_teaches_and_replay_prints_figures() {
     );
 }
 
+#[test]
+fn replay_optimal_prints_the_optimum_beside_condense() {
+    let session = corpus_dir()
+        .join("sessions")
+        .join("cc-subagent-sonnet.json");
+    let session = session.to_str().unwrap();
+    let out = condense(&["replay", "--optimal", session], "").unwrap();
+    assert!(
+        out.contains("offline optimum: cost") && out.contains("condense / optimum"),
+        "{out}"
+    );
+    let rows: Value =
+        serde_json::from_str(&condense(&["replay", "--optimal", "--json", session], "").unwrap())
+            .unwrap();
+    let row = &rows[0];
+    let optimal = &row["optimal"];
+    let compactions = optimal["schedule"]["compactions"].as_array().unwrap();
+    assert!(!compactions.is_empty(), "{row}");
+    let (condense_cost, optimal_cost) = (
+        row["cost_ratio"].as_f64().unwrap(),
+        optimal["cost_ratio"].as_f64().unwrap(),
+    );
+    assert!(optimal_cost > 0.0 && optimal_cost <= condense_cost, "{row}");
+    assert!(
+        optimal["condense_over_optimal"].as_f64().unwrap() >= 1.0,
+        "{row}"
+    );
+    // Without the flag, no optimum is computed.
+    let plain: Value =
+        serde_json::from_str(&condense(&["replay", "--json", session], "").unwrap()).unwrap();
+    assert!(plain[0].get("optimal").is_none(), "{plain}");
+}
+
 fn golden_schema_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host-example/config/config.schema.json")
 }
