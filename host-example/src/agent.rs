@@ -6,6 +6,7 @@
 use crate::common::Common;
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use condense_compressor::settings::CompactWhen;
 use condense_config::{CompactionPolicy, RuntimeSettings, Settings};
 use condense_host::FileStore;
 use condense_runtime::agent::{Agent, Step};
@@ -63,7 +64,8 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
         run.allow_commands.then(CommandPolicy::default),
     );
     let model = model(run)?;
-    let compressor = compressor_settings(settings, &tools)?;
+    let compaction = run.compaction.unwrap_or(settings.runtime.compaction);
+    let compressor = compressor_settings(settings, &tools, compaction)?;
     let context = context(&settings.runtime, &workspace, &run.task)?;
     let events = crate::session::events_log(run.events.as_deref())?;
     // The frame the agent's requests send, for the LLM summarizer's.
@@ -89,10 +91,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
         Box::new(FileStore::new(run.session.with_extension("ckpt"))),
     )
     .with_placement(settings.runtime.summary_placement)
-    .with_policy(policy(
-        &settings.runtime,
-        run.compaction.unwrap_or(settings.runtime.compaction),
-    ))
+    .with_policy(policy(&settings.runtime, compaction))
     .with_frame(frame);
     let meter = UsageMeter::new();
     let chain = Chain::new().with(condense).with(meter.clone());
@@ -165,13 +164,23 @@ fn model(run: &AgentRun) -> Result<Box<dyn Model>> {
 /// compressor loaded from a path gets its settings as written, untouched:
 /// its keys are its own, and this host cannot know where it keeps its tool
 /// classes, or whether it has any.
-fn compressor_settings(settings: &Settings, tools: &ToolRegistry) -> Result<String> {
+fn compressor_settings(
+    settings: &Settings,
+    tools: &ToolRegistry,
+    compaction: CompactionPolicy,
+) -> Result<String> {
     let Some(embedded) = settings.embedded_compressor() else {
         return Ok(settings.compressor_json());
     };
     let mut embedded = embedded.map_err(anyhow::Error::msg)?;
     for class in [ToolClass::Mutating, ToolClass::ExecCapable] {
         embedded.tools.add(class, tools.names_of(class));
+    }
+    // A policy that must allow each compaction sees only those the threshold
+    // makes due: the `cost` rule compacts inside the call that asks whether
+    // one is due, before any policy is asked.
+    if compaction != CompactionPolicy::Automatic {
+        embedded.compact_when = CompactWhen::Threshold;
     }
     Ok(embedded.to_json())
 }

@@ -9,10 +9,11 @@
 //! agree on the same session and settings.
 
 use anyhow::{Context, Result};
+use condense_compressor::settings::CompactWhen;
 use condense_config::Settings;
 use condense_host::events::Compaction;
 use condense_host::formats::Format;
-use condense_host::replay::{ReplayStats, replay_middleware};
+use condense_host::replay::{CachePrices, ReplayStats, replay_middleware};
 use condense_host::{FileStore, body};
 use condense_model::{Message, Part, Role};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
@@ -38,11 +39,11 @@ pub struct DemoRun {
     pub progress: bool,
 }
 
-/// The demo's defaults: `condense replay`'s (a 40k threshold), with the
-/// passes on, to show them at work.
+/// The demo's defaults: `condense replay`'s (a 40k threshold), every
+/// compressor key at its default (the `cost` rule, the passes off).
 pub fn defaults() -> Settings {
     let mut settings = Settings::for_replay();
-    settings.compressor = compressor_keys(&condense_compressor::Settings::default().with_passes());
+    settings.compressor = compressor_keys(&condense_compressor::Settings::default());
     settings
 }
 
@@ -128,22 +129,35 @@ pub fn run(settings: &Settings, demo: &DemoRun, out: &mut dyn Write) -> Result<(
     written?;
     drop(agent);
 
-    let stats = meter.stats();
+    let prices = settings.cache_prices();
+    let stats = meter.stats().with_prices(prices);
     table(&stats, out)?;
-    writeln!(out, "\n  {COST_NOTE}")?;
-    // The same session with the passes off, for comparison.
-    if let Some(passes) = condense_compressor::Settings::parse(&settings.compressor_json())
-        .ok()
-        .filter(condense_compressor::Settings::passes_enabled)
-    {
-        let off = serde_json::Value::Object(compressor_keys(&passes.without_passes())).to_string();
-        let without = replay_middleware(&middleware, &settings.core, &off, recording, |_, _| {});
+    writeln!(out, "\n  {}", cost_note(prices))?;
+    // The same session compacted only at the threshold, or without the
+    // passes, for comparison.
+    let embedded = condense_compressor::Settings::parse(&settings.compressor_json()).ok();
+    let other = embedded.and_then(|s| {
+        if s.compact_when == CompactWhen::Cost {
+            let threshold = condense_compressor::Settings {
+                compact_when: CompactWhen::Threshold,
+                ..s
+            };
+            Some(("compacting only at the threshold", threshold))
+        } else {
+            s.passes_enabled()
+                .then(|| ("without the passes", s.without_passes()))
+        }
+    });
+    if let Some((what, other)) = other {
+        let json = serde_json::Value::Object(compressor_keys(&other)).to_string();
+        let stats = replay_middleware(&middleware, &settings.core, &json, recording, |_, _| {})
+            .with_prices(prices);
         writeln!(
             out,
-            "\n  without the passes, condense costs {:.3} ({} compactions, peak {} tokens)",
-            without.cost_ratio(),
-            without.compactions,
-            without.peak_request_tokens
+            "\n  {what}, condense costs {:.3} ({} compactions, peak {} tokens)",
+            stats.cost_ratio(),
+            stats.compactions,
+            stats.peak_request_tokens
         )?;
     }
     let series = crate::plot::series_of("cc-opus-b", settings.core.token_threshold, &stats);
@@ -189,6 +203,20 @@ fn header(
     // The demo runs the embedded compressor unless told otherwise; the
     // passes it describes are that compressor's.
     let passes = condense_compressor::Settings::parse(&settings.compressor_json()).ok();
+    if let Some(embedded) = &passes {
+        let prices = settings.cache_prices();
+        writeln!(
+            out,
+            "  compacts   {}",
+            match embedded.compact_when {
+                CompactWhen::Cost => format!(
+                    "as soon as it pays (cache reads x{}, writes x{}), at the threshold at the latest",
+                    prices.read, prices.write
+                ),
+                CompactWhen::Threshold => "at the threshold".to_owned(),
+            }
+        )?;
+    }
     writeln!(
         out,
         "  passes     {}",
@@ -295,8 +323,14 @@ pub fn table(stats: &ReplayStats, out: &mut dyn Write) -> Result<()> {
 }
 
 /// What the cost row means.
-pub const COST_NOTE: &str = "cost: input tokens weighted as a provider's prompt cache bills them \
-    (the prefix repeated from the previous request x0.1, the rest x1.25), relative to no compression";
+/// What the cost figures mean, at `prices`.
+pub fn cost_note(prices: CachePrices) -> String {
+    format!(
+        "cost: input tokens weighted as a provider's prompt cache bills them (the prefix \
+         repeated from the previous request x{}, the rest x{}), relative to no compression",
+        prices.read, prices.write
+    )
+}
 
 /// The last request the model was sent, and the summary in it.
 fn last_request(sent: &[Message], history_len: usize, out: &mut dyn Write) -> Result<()> {

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use condense_config::Settings;
 use condense_host::optimal::{Optimum, optimum};
-use condense_host::replay::{CachePrices, ReplayStats, replay_middleware};
+use condense_host::replay::{ReplayStats, replay_middleware};
 use condense_model::Message;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -50,6 +50,8 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     let middleware = crate::components::middleware(&settings)?;
+    // Priced as the settings weigh compactions.
+    let prices = settings.cache_prices();
     let results: Vec<(String, ReplayStats)> = sessions
         .iter()
         .map(|(name, messages)| {
@@ -61,7 +63,8 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
                     &settings.compressor_json(),
                     messages,
                     |_, _| {},
-                ),
+                )
+                .with_prices(prices),
             )
         })
         .collect();
@@ -77,7 +80,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             let summary = stats.mean_summary_tokens().unwrap_or_else(|| {
                 condense_compressor::max_pair_tokens(settings.core.summary_max_tokens)
             });
-            optimum(messages, &settings.core, summary, CachePrices::DEFAULT)
+            optimum(messages, &settings.core, summary, prices)
         })
         .collect();
     // One chart per session: with several, each file is named after its
@@ -111,6 +114,8 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
                 let mut row = serde_json::json!({
                     "session": name,
                     "stats": stats,
+                    "cost": stats.cost(),
+                    "baseline_cost": stats.baseline_cost(),
                     "cost_ratio": stats.cost_ratio(),
                     "chart": chart,
                 });
@@ -119,7 +124,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
                         serde_json::json!(optimal.as_ref().map(|o| serde_json::json!({
                             "schedule": o,
                             "cost_ratio": o.cost_ratio(),
-                            "condense_over_optimal": stats.cost / o.cost,
+                            "condense_over_optimal": stats.cost() / o.cost,
                         })));
                 }
                 row
@@ -166,7 +171,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             optimal_rows(stats, optimal.as_ref(), out)?;
         }
     }
-    writeln!(out, "\n{}", crate::demo::COST_NOTE)?;
+    writeln!(out, "\n{}", crate::demo::cost_note(prices))?;
     for (name, chart) in results.iter().map(|(name, _)| name).zip(&charts) {
         if let Some(chart) = chart {
             writeln!(out, "chart of {name}: {}", chart.display())?;
@@ -202,6 +207,6 @@ fn optimal_rows(stats: &ReplayStats, optimal: Option<&Optimum>, out: &mut dyn Wr
         o.peak_request_tokens,
         o.summary_tokens
     )?;
-    writeln!(out, "  condense / optimum: {:.2}x", stats.cost / o.cost)?;
+    writeln!(out, "  condense / optimum: {:.2}x", stats.cost() / o.cost)?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Cost and key facts kept on the long recorded sessions: each replayed call
-//! by call at `condense replay`'s 40k settings, passes off and on, through
-//! the host. Prints per session the cache-weighted cost, the compactions and
+//! by call at `condense replay`'s 40k settings through the host — the
+//! defaults (the `cost` rule), compacting only at the threshold, and at the
+//! threshold with the passes on. Prints per session the cache-weighted cost, the compactions and
 //! the key facts of the history that the last request still holds
 //! (`condense_tests::recall`: the person's requests, the files tools touched,
 //! the errors tools reported).
@@ -16,15 +17,20 @@ use condense_tests::{config_40k, session, summarizer_from_env};
 fn main() {
     let middleware = summarizer_from_env("RECALL_SUMMARIZER");
     println!(
-        "{:<10} {:<7} {:>6} {:>5}  key facts kept",
-        "session", "passes", "cost", "comp."
+        "{:<10} {:<9} {:>6} {:>5}  key facts kept",
+        "session", "compacts", "cost", "comp."
     );
     for name in CORPUS_SESSIONS {
         let history = session(name);
-        for (label, config) in [("off", config_40k()), ("on", config_40k().with_passes())] {
+        let modes = [
+            ("cost", config_40k()),
+            ("threshold", config_40k().at_threshold()),
+            ("+passes", config_40k().with_passes()),
+        ];
+        for (label, config) in modes {
             let (stats, recall) = replay_recall(middleware, &config, &history);
             println!(
-                "{name:<10} {label:<7} {:>6.4} {:>5}  {}",
+                "{name:<10} {label:<9} {:>6.4} {:>5}  {}",
                 stats.cost_ratio(),
                 stats.compactions,
                 recall.line()

@@ -2,6 +2,7 @@
 //! are, runtimes shared by all tests of a binary (each component is compiled
 //! once per test binary), and the corpus of recorded sessions.
 
+use condense_compressor::settings::CompactWhen;
 use condense_embedded as embedded;
 use condense_host::formats::{Format, Parsed};
 use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime, SessionCheckpoint};
@@ -220,9 +221,26 @@ impl TestConfig {
         self.settings.to_json()
     }
 
+    /// The passes on, compacting at the threshold: the `cost` rule folds
+    /// down to the floor, which leaves the passes nothing between the
+    /// summary and the verbatim tail to rewrite.
     pub fn with_passes(self) -> TestConfig {
         TestConfig {
-            settings: self.settings.with_passes(),
+            settings: condense_compressor::Settings {
+                compact_when: CompactWhen::Threshold,
+                ..self.settings.with_passes()
+            },
+            ..self
+        }
+    }
+
+    /// Compacting only at the threshold (the `cost` rule off).
+    pub fn at_threshold(self) -> TestConfig {
+        TestConfig {
+            settings: condense_compressor::Settings {
+                compact_when: CompactWhen::Threshold,
+                ..self.settings
+            },
             ..self
         }
     }

@@ -91,6 +91,7 @@
 
 use crate::{embedded_middleware, session, summary_of};
 use condense_compressor::Settings;
+use condense_compressor::settings::CompactWhen;
 use condense_host::{Middleware, SessionCheckpoint, Status};
 use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
 use condense_model::{CoreConfig, Message, Part, Role, ToolCall, ToolResult, Trigger, segment};
@@ -2038,8 +2039,13 @@ fn run_case(middleware: &Middleware, case: &Case, budget_percent: u32) -> Report
     let mut report = Report::empty(budget_percent);
     report.cases = 1;
     // The passes stay off: this measures the summary, and the passes never
-    // touch a person's words anyway.
-    let settings = Settings::default().to_json();
+    // touch a person's words anyway. Each round's config places the fold
+    // with the threshold, so the `cost` rule is off.
+    let settings = Settings {
+        compact_when: CompactWhen::Threshold,
+        ..Settings::default()
+    }
+    .to_json();
     let mut checkpoint: Option<SessionCheckpoint> = None;
     // Per canary, the statement that was folded and seen in the previous
     // round, to tell a value dropped when the summary was rewritten from one

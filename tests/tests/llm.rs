@@ -69,11 +69,18 @@ fn patient() -> LlmLimits {
 
 /// cc-opus-c up to its first compaction at 40k: the shortest prefix whose
 /// request folds (found once, through the embedded chain).
+/// The replay's settings, compacting at the threshold: these tests are
+/// about what the summarizer is given and writes, at the corpus points
+/// where the threshold folds.
+fn at_40k() -> condense_tests::TestConfig {
+    config_40k().at_threshold()
+}
+
 fn prefixes() -> &'static (Vec<Message>, usize) {
     static FOUND: OnceLock<(Vec<Message>, usize)> = OnceLock::new();
     FOUND.get_or_init(|| {
         let history = session("cc-opus-c");
-        let (first, _) = next_compaction(embedded_middleware(), &config_40k(), &history, 1, None)
+        let (first, _) = next_compaction(embedded_middleware(), &at_40k(), &history, 1, None)
             .expect("cc-opus-c compacts at 40k");
         (history, first)
     })
@@ -82,7 +89,7 @@ fn prefixes() -> &'static (Vec<Message>, usize) {
 /// One call at the first compaction of cc-opus-c.
 fn first_fold(middleware: &Middleware) -> Compressed {
     let (history, first) = prefixes();
-    config_40k().compress(middleware, &history[..*first], None)
+    at_40k().compress(middleware, &history[..*first], None)
 }
 
 fn user_content(request: &condense_scripted_server::Recorded) -> String {
@@ -99,7 +106,7 @@ fn the_model_gets_the_previous_summary_and_only_the_new_messages_and_its_summary
     ]);
     let middleware = middleware(&server, patient(), Limits::default());
     let (history, first) = prefixes();
-    let config = config_40k();
+    let config = at_40k();
 
     let one = config.compress(&middleware, &history[..*first], None);
     assert!(one.report.compacted(), "{:?}", one.report);
@@ -199,7 +206,7 @@ fn with_the_cache_friendly_setting_the_request_starts_as_the_agents() {
     );
     let mut agent = OpenAiModel::new(OpenAiConfig::new(server.url("/v1"), "scripted-model"));
     let (history, first) = prefixes();
-    let config = config_40k();
+    let config = at_40k();
 
     // The agent's loop: every request sent to the model, each call given
     // the checkpoint of the one before; at a compaction the summarizer
@@ -440,7 +447,7 @@ fn a_replay_sends_each_message_to_the_summarizer_about_once() {
         });
         let middleware = middleware(&server, patient(), Limits::default());
         let history = session(name);
-        let config = config_40k();
+        let config = at_40k();
         let (mut compactions, mut by_model, mut sent_to_summarizer) = (0, 0, 0u64);
         let stats = condense_host::replay::replay_middleware(
             &middleware,
@@ -550,7 +557,7 @@ fn with_the_model_down_a_configured_chain_names_heuristic() {
     );
     let fell = out.report.fell_through.join("; ");
     assert!(fell.starts_with("summarizer `llm` "), "{fell}");
-    use condense_host::events::{Cause, Compaction};
-    let event = Compaction::of(&out.report, 1, Cause::Threshold, 1).expect("compacted");
+    use condense_host::events::Compaction;
+    let event = Compaction::of(&out.report, 1, 1).expect("compacted");
     assert_eq!(event.summary_by.as_deref(), Some("heuristic"));
 }

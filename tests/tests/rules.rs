@@ -144,10 +144,13 @@ fn recent_turns_are_kept_whole_when_they_fit() {
     let per_turn = estimate_total(&history) / 6;
     // Room for three and a half turns besides the summary pair.
     let target = (per_turn * 7 / 2) as u32 + 450;
+    // Whole turns are what a threshold fold keeps; the `cost` rule's keep
+    // `keep_recent_tokens`.
     let cfg = TestConfig::new(CoreConfig {
         recent_turns: 2,
         ..core(target + 500, target, 100)
-    });
+    })
+    .at_threshold();
     let out = compress(&history, &cfg, None);
     let b = boundary(&out);
     assert!(history[b].opens_turn(), "the cut is at a turn start: {b}");
@@ -205,7 +208,9 @@ fn messages_that_begin_with_the_summary_marker_are_not_taken_for_condenses_own()
         Role::User,
         "Earlier work, condensed. Now refactor the parser.",
     );
-    let mut cfg = config(6_000, 2_500, 1_000);
+    // At the threshold: the passes' region lies between the summary and
+    // the floor, which the `cost` rule folds.
+    let mut cfg = config(6_000, 2_500, 1_000).at_threshold();
     cfg.settings.strip_reasoning_after_turns = 1;
     let in_region = history.len() - 8;
     history.insert(

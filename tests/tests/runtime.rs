@@ -15,14 +15,23 @@ use condense_runtime::model::ModelResponse;
 use condense_runtime::model::ReplayModel;
 use condense_runtime::policy::{Confirm, Due, Policy, RateLimited};
 
-use condense_tests::{compaction_events, config_40k, embedded_middleware, session};
+use condense_tests::{TestConfig, compaction_events, config_40k, embedded_middleware, session};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// condense at the replay settings (40k), its checkpoint beside the journal.
 fn condense_at_40k(journal_path: &Path) -> Condense<&'static Middleware> {
-    let config = config_40k();
+    condense_with(config_40k(), journal_path)
+}
+
+/// condense at 40k compacting only at the threshold, as `condense agent`
+/// runs it under a policy that must allow each compaction.
+fn condense_at_threshold(journal_path: &Path) -> Condense<&'static Middleware> {
+    condense_with(config_40k().at_threshold(), journal_path)
+}
+
+fn condense_with(config: TestConfig, journal_path: &Path) -> Condense<&'static Middleware> {
     Condense::new(
         embedded_middleware(),
         config.core,
@@ -153,8 +162,8 @@ fn a_replayed_session_compacts_and_its_journal_is_the_recording() {
     assert_eq!(ran.cached_tokens, replayed.cached_tokens);
     assert_eq!(ran.baseline_tokens_sent, replayed.baseline_tokens_sent);
     assert_eq!(ran.baseline_cached_tokens, replayed.baseline_cached_tokens);
-    assert_eq!(ran.cost, replayed.cost);
-    assert_eq!(ran.baseline_cost, replayed.baseline_cost);
+    assert_eq!(ran.cost(), replayed.cost());
+    assert_eq!(ran.baseline_cost(), replayed.baseline_cost());
     assert_eq!(ran.per_call, replayed.per_call);
     for event in &read.events {
         if let Event::Compaction(c) = event {
@@ -256,9 +265,10 @@ fn a_refused_compaction_is_asked_again_next_call_and_breaks_nothing() {
         refusals -= 1;
         false
     }));
-    let (stats, compactions) = run_cc_opus_c(|path| condense_at_40k(path).with_policy(policy));
+    let (stats, compactions) =
+        run_cc_opus_c(|path| condense_at_threshold(path).with_policy(policy));
     let asked = asked.lock().unwrap().clone();
-    let (automatic, _) = run_cc_opus_c(condense_at_40k);
+    let (automatic, _) = run_cc_opus_c(condense_at_threshold);
 
     let refused: Vec<&(Due, bool)> = asked.iter().filter(|(_, allowed)| !allowed).collect();
     assert_eq!(refused.len(), 3);
@@ -297,9 +307,10 @@ fn a_refused_compaction_is_asked_again_next_call_and_breaks_nothing() {
 fn a_rate_limited_session_compacts_again_only_when_the_window_would_overflow() {
     let window = 60_000;
     let (policy, asked) = recording_policy(RateLimited::new(1_000, Duration::ZERO, window));
-    let (stats, compactions) = run_cc_opus_c(|path| condense_at_40k(path).with_policy(policy));
+    let (stats, compactions) =
+        run_cc_opus_c(|path| condense_at_threshold(path).with_policy(policy));
     let asked = asked.lock().unwrap().clone();
-    let (automatic, _) = run_cc_opus_c(condense_at_40k);
+    let (automatic, _) = run_cc_opus_c(condense_at_threshold);
 
     assert!(asked[0].1, "the first due compaction proceeds");
     let later: Vec<&(Due, bool)> = asked[1..].iter().filter(|(_, a)| *a).collect();

@@ -26,10 +26,12 @@ pub mod language;
 pub mod passes;
 pub mod settings;
 pub mod state;
+pub mod trigger;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
 
+use settings::CompactWhen;
 pub use settings::Settings;
 
 use condense_model::invariants::{self, History};
@@ -295,6 +297,10 @@ impl<'a> Window<'a> {
 
         // The request as it stands: the checkpoint's fold, or the history.
         let reused = given.is_some();
+        // Messages came after the checkpoint's compaction (or there is none).
+        let grew = previous
+            .as_ref()
+            .is_none_or(|(at, _)| self.messages.len() > at.horizon);
         let current = match previous {
             // The pair's tokens estimated afresh, not read from the
             // checkpoint: a checkpoint is the guest's input and may say
@@ -314,7 +320,33 @@ impl<'a> Window<'a> {
             self.outcome(&current, tokens_before, trigger, 0, checkpoint)
         };
         let keep = || given.cloned();
-        if current.tokens <= u64::from(config.token_threshold) {
+        // What a compaction keeps at least: the latest cut keeping
+        // `keep_recent_tokens` verbatim (0: no cut keeps that much).
+        let floor_cut = fold::verbatim_tail_start(&self.sizes, &self.cuts, 0, config);
+        let max_pair = max_pair_tokens(config.summary_max_tokens);
+        // The `cost` rule compacts before the threshold when that pays, and
+        // every compaction it makes keeps the floor, no more: the tail
+        // carried is what each call to come pays for again.
+        let by_cost = self.settings.compact_when == CompactWhen::Cost && floor_cut > 0;
+        let after_floor = self.sizes.request(floor_cut, max_pair);
+        // A checkpoint reproduces the request it was made with: the rule
+        // weighs only what came after it.
+        let pays = by_cost
+            && grew
+            && trigger::compact_now(
+                trigger::Carry {
+                    request: current.tokens,
+                    after: after_floor,
+                    window_tokens: self.sizes.total(),
+                    window_calls: self
+                        .messages
+                        .iter()
+                        .filter(|m| m.role == Role::Assistant)
+                        .count() as u64,
+                },
+                self.settings,
+            );
+        if current.tokens <= u64::from(config.token_threshold) && !pays {
             let trigger = if reused {
                 Trigger::ReusedCheckpoint
             } else {
@@ -347,8 +379,19 @@ impl<'a> Window<'a> {
             Ok(outcome)
         };
 
-        // Compact. The passes come first: the cheapest compaction rewrites the
-        // kept messages older than the verbatim tail and folds nothing.
+        // Compact. A fold goes down to `target_tokens`, or by the `cost` rule
+        // to the floor; the passes alone, which fold nothing, need only reach
+        // `target_tokens`.
+        let target = CoreConfig {
+            target_tokens: if by_cost {
+                config.target_tokens.min(saturate(after_floor))
+            } else {
+                config.target_tokens
+            },
+            ..*config
+        };
+        // The passes come first: the cheapest compaction rewrites the kept
+        // messages older than the verbatim tail and folds nothing.
         let horizon = self.messages.len();
         let tail_floor = if self.settings.passes_enabled() {
             fold::verbatim_tail_start(&self.sizes, &self.cuts, 0, config)
@@ -371,16 +414,21 @@ impl<'a> Window<'a> {
         // are not spent on keeping more: each token the passes save stays saved,
         // which lowers every request until the next compaction, and puts that
         // compaction further away).
-        let max_pair = max_pair_tokens(config.summary_max_tokens);
-        let Some(boundary) = fold::choose_boundary(
-            self.messages,
-            &self.sizes,
-            &self.cuts,
-            0,
-            config,
-            max_pair,
-            self.prefix.turns as usize,
-        ) else {
+        // By the `cost` rule the fold cuts at the floor itself, unless that
+        // would not fit the threshold.
+        let at_floor =
+            (by_cost && after_floor <= u64::from(config.token_threshold)).then_some(floor_cut);
+        let Some(boundary) = at_floor.or_else(|| {
+            fold::choose_boundary(
+                self.messages,
+                &self.sizes,
+                &self.cuts,
+                0,
+                &target,
+                max_pair,
+                self.prefix.turns as usize,
+            )
+        }) else {
             return Ok(unchanged(Trigger::WontShrink, keep()));
         };
         let newly_folded: Vec<Message> = self.messages[..boundary]
@@ -622,6 +670,64 @@ mod tests {
             .collect()
     }
 
+    /// The `cost` rule compacts before the threshold once the excess pays,
+    /// folds down to the floor, and its checkpoint reproduces its request;
+    /// the `threshold` rule waits for the threshold.
+    #[test]
+    fn the_cost_rule_compacts_before_the_threshold_down_to_the_floor() {
+        let config = CoreConfig {
+            token_threshold: 100_000,
+            target_tokens: 50_000,
+            recent_turns: 0,
+            keep_recent_tokens: 1_000,
+            summary_max_tokens: 200,
+        };
+        let run = |history: &[Message], settings: &Settings, cp: Option<&Checkpoint>| {
+            let mut summarize = |_: SummaryRequest, _: &[Item]| Ok("folded".to_owned());
+            compress(
+                Request::whole(history, &config, settings, cp),
+                &mut summarize,
+            )
+            .unwrap()
+        };
+        let by_cost = Settings::default();
+        let by_threshold = Settings {
+            compact_when: CompactWhen::Threshold,
+            ..Settings::default()
+        };
+        let mut first_compaction = None;
+        for turns in 1..=60 {
+            let history = chat(turns);
+            assert_ne!(
+                run(&history, &by_threshold, None).report.trigger,
+                Trigger::Compacted,
+                "{turns} turns: under the threshold"
+            );
+            let out = run(&history, &by_cost, None);
+            if out.report.trigger == Trigger::Compacted {
+                first_compaction = Some((turns, history, out));
+                break;
+            }
+        }
+        let (turns, history, out) = first_compaction.expect("the cost rule compacts");
+        assert!(turns > 5, "not before the excess pays: {turns} turns");
+        let tokens = estimate_messages(&history);
+        let tail: u64 = tokens[out.report.boundary as usize..]
+            .iter()
+            .map(|&t| u64::from(t))
+            .sum();
+        let message = u64::from(*tokens.iter().max().unwrap());
+        assert!(
+            tail >= 1_000 && tail < 1_000 + 2 * message,
+            "the fold keeps the floor: {tail}"
+        );
+        let cp = out.checkpoint.unwrap();
+        assert_eq!(
+            run(&history, &by_cost, Some(&cp)).report.trigger,
+            Trigger::ReusedCheckpoint
+        );
+    }
+
     #[test]
     fn the_hosts_token_counts_are_the_ruler() {
         let history = chat(6);
@@ -686,7 +792,11 @@ mod tests {
     #[test]
     fn a_compaction_hands_over_the_request_it_replaces() {
         let config = CoreConfig::for_threshold(1_000);
-        let settings = Settings::default();
+        // The standing request comes from a call that cannot compact.
+        let settings = Settings {
+            compact_when: CompactWhen::Threshold,
+            ..Settings::default()
+        };
         let replaced = std::cell::RefCell::new(Vec::new());
         let run = |history: &[Message], config: &CoreConfig, cp: Option<&Checkpoint>| {
             let mut summarize = |r: SummaryRequest, items: &[Item]| {

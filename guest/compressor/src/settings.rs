@@ -1,5 +1,5 @@
-//! The compressor's own settings: the context-engineering passes and their
-//! knobs. The host hands them over as a JSON text (the `settings` of a
+//! The compressor's own settings: when to compact (the trigger and the
+//! prices it weighs), and the context-engineering passes and their knobs. The host hands them over as a JSON text (the `settings` of a
 //! compress request, from the keys of the config file that are not the
 //! host's), this module reads and checks it, and publishes its JSON Schema.
 //! A new pass knob is a field here (a numeric one also a row of [`RANGES`])
@@ -56,6 +56,26 @@ pub struct Settings {
     /// the error text is what a later fix answers, and what the person
     /// asks about when the fix does not hold.
     pub keep_error_results: bool,
+    /// When to compact: `threshold` only when the request passes
+    /// `token_threshold`, down to `target_tokens`; `cost` also before that,
+    /// as soon as compacting is expected to cost less than carrying the
+    /// history on (priced with the `cache_*` keys), and every compaction then
+    /// keeps `keep_recent_tokens` verbatim.
+    pub compact_when: CompactWhen,
+    /// The price of an input token read from the prompt cache, in
+    /// thousandths of an uncached one (100 on most models; 50 or less on
+    /// some newer ones): the `cost` rule weighs it, and `condense replay`
+    /// prices its figures with it.
+    pub cache_read_permille: u32,
+    /// The price of an input token written to the prompt cache, in
+    /// thousandths of an uncached one (1250 for a 5-minute cache, 2000 for a
+    /// 1-hour one, 1000 where writes cost no more): the `cost` rule weighs
+    /// it, and `condense replay` prices its figures with it.
+    pub cache_write_permille: u32,
+    /// With `compact_when = "cost"`: what writing one summary costs, in
+    /// uncached input tokens (0 for the heuristic summarizer; an LLM
+    /// summary's input and output, priced as input).
+    pub summary_cost_tokens: u32,
 }
 
 /// The ranges of the numeric keys: [`Settings::validate`] enforces them and
@@ -66,6 +86,9 @@ pub const RANGES: &[Range] = &[
     Range::new("result_char_threshold", 100, 100_000_000),
     Range::new("truncate_keep_percent", 1, 99),
     Range::new("keep_tool_results", 0, 1_000_000),
+    Range::new("cache_read_permille", 1, 1_000),
+    Range::new("cache_write_permille", 1, 10_000),
+    Range::new("summary_cost_tokens", 0, 100_000_000),
 ];
 
 fn publish_ranges(schema: &mut schemars::Schema) {
@@ -168,6 +191,17 @@ pub fn matches_any(patterns: &[String], name: &str) -> bool {
         .any(|p| wildmatch::WildMatch::new(p).matches(name))
 }
 
+/// When a compaction happens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactWhen {
+    /// Only when the request passes `token_threshold`.
+    Threshold,
+    /// Also before, when compacting now is expected to cost less.
+    #[default]
+    Cost,
+}
+
 /// What the old-tool-result pass does to a long result outside the verbatim tail.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -195,6 +229,10 @@ impl Default for Settings {
             keep_tool_results: 3,
             exclude_tools: Vec::new(),
             keep_error_results: false,
+            compact_when: CompactWhen::default(),
+            cache_read_permille: 100,
+            cache_write_permille: 1_250,
+            summary_cost_tokens: 0,
         }
     }
 }

@@ -140,15 +140,19 @@ impl Message {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CoreConfig {
     /// Compact when the request the model would see is estimated above this
-    /// many tokens.
+    /// many tokens (at the latest: the embedded compressor's `cost` rule may
+    /// compact sooner, when that pays).
     pub token_threshold: u32,
     /// A compaction folds enough history to bring the request down to about
-    /// this many tokens. Must be below `token_threshold`: the gap is the
-    /// hysteresis that keeps the request's prefix byte-identical (prompt cache
-    /// hits) between compactions.
+    /// this many tokens (with the `cost` rule, a fold goes down to
+    /// `keep_recent_tokens` verbatim; the passes alone still only need reach
+    /// this). Must be below `token_threshold`: the gap is the hysteresis that
+    /// keeps the request's prefix byte-identical (prompt cache hits) between
+    /// compactions.
     pub target_tokens: u32,
     /// Keep this many of the latest user turns verbatim when they fit (in user
     /// turns; 0: no turn is reserved, the cut may fall at the latest one).
+    /// The `cost` rule's folds keep `keep_recent_tokens` instead.
     pub recent_turns: u32,
     /// When the recent turns alone do not fit (one long turn of tool calls),
     /// cut inside the turn at a safe point, keeping at least this many tokens

@@ -4,6 +4,7 @@
 
 use crate::{LIMIT_RANGES, LLM_RANGES};
 use condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES;
+use condense_host::replay::CachePrices;
 use condense_host::{BodyConfig, Limits};
 use condense_model::{CORE_RANGES, CoreConfig, range};
 use schemars::JsonSchema;
@@ -360,6 +361,20 @@ impl Settings {
             .compressor
             .is_none()
             .then(|| condense_compressor::Settings::parse(&self.compressor_json()))
+    }
+
+    /// The cache prices these settings weigh compactions with (the embedded
+    /// compressor's `cache_read_permille` and `cache_write_permille`), which
+    /// a replay prices its figures at; the common prices when a compressor
+    /// from a path may not have them.
+    pub fn cache_prices(&self) -> CachePrices {
+        match self.embedded_compressor() {
+            Some(Ok(s)) => CachePrices {
+                read: f64::from(s.cache_read_permille) / 1000.0,
+                write: f64::from(s.cache_write_permille) / 1000.0,
+            },
+            _ => CachePrices::DEFAULT,
+        }
     }
 
     /// The summarizer chain these settings load, each by its name: the

@@ -3,6 +3,7 @@
 //! JSON line to an [`EventLog`]. The agent runtime also writes it to its
 //! journal; `condense compact` and the proxy report theirs the same way.
 
+pub use crate::report::Cause;
 use crate::report::HostReport;
 use condense_model::PassReport;
 use serde::{Deserialize, Serialize};
@@ -38,24 +39,14 @@ pub struct Compaction {
     pub elapsed_us: u64,
 }
 
-/// What set a compaction off.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cause {
-    /// The request crossed `token_threshold` and the policy let it proceed.
-    Threshold,
-    /// Someone asked for it (`condense compact`).
-    Manual,
-}
-
 impl Compaction {
     /// The event of a call whose `report` says it compacted (`None` if it
     /// did not): call `call` of its session, `cache_breaks` so far.
-    pub fn of(report: &HostReport, call: u64, trigger: Cause, cache_breaks: u32) -> Option<Self> {
+    pub fn of(report: &HostReport, call: u64, cache_breaks: u32) -> Option<Self> {
         let guest = report.guest().filter(|_| report.compacted())?;
         Some(Compaction {
             call,
-            trigger,
+            trigger: report.cause.unwrap_or(Cause::Threshold),
             tokens_before: guest.tokens_before,
             tokens_after: guest.tokens_after,
             messages_folded: guest.newly_folded,

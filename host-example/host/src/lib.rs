@@ -70,7 +70,7 @@ pub use body::{BodyConfig, BodyError, CompressedBody, compress_body};
 pub use component::{CONTRACT_VERSION, ComponentSource, Embedded};
 pub use failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure};
 pub use middleware::{Compressed, Middleware, SessionCheckpoint};
-pub use report::{HostReport, Status, Verdict};
+pub use report::{Cause, HostReport, Status, Verdict};
 pub use runtime::{Called, LoadError, Runtime};
 pub use sandbox::{CodeCache, Limits};
 pub use store::{CheckpointStore, FileStore, MemoryStore, StoreError};

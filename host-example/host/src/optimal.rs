@@ -13,7 +13,7 @@
 //! the threshold (then any cut that fits: condense's own fallback). The passes (cleared results, pruned
 //! reasoning) are left out: the optimum is over where and when to fold.
 //!
-//! Costs are the replay's ([`CacheMeter`](crate::replay::CacheMeter)):
+//! Costs are the replay's ([`ReplayStats::cost`](crate::replay::ReplayStats::cost)):
 //! between compactions a request extends the one before, so the cache reads
 //! the previous request and writes what was added; a compaction rewrites its
 //! whole request.

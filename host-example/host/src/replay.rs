@@ -73,10 +73,8 @@ pub struct ReplayStats {
     pub largest_message_tokens: u64,
     /// Estimated tokens of the whole session history.
     pub history_tokens: u64,
-    /// Cache-weighted cost of the compressed requests.
-    pub cost: f64,
-    /// Cache-weighted cost of sending every request uncompressed.
-    pub baseline_cost: f64,
+    /// What the tokens are priced at.
+    pub prices: CachePrices,
     /// Each call's request, uncompressed and as sent (for a chart; not in
     /// the JSON).
     #[serde(skip)]
@@ -104,23 +102,41 @@ impl ReplayStats {
         (n > 0).then(|| self.summary_tokens.iter().sum::<u64>().div_ceil(n))
     }
 
+    /// These figures priced at `prices` (the tokens are what they were).
+    pub fn with_prices(self, prices: CachePrices) -> ReplayStats {
+        ReplayStats { prices, ..self }
+    }
+
+    /// Cache-weighted cost of the compressed requests.
+    pub fn cost(&self) -> f64 {
+        let fresh = self.tokens_sent - self.cached_tokens;
+        self.prices.cost(self.cached_tokens, fresh)
+    }
+
+    /// Cache-weighted cost of sending every request uncompressed.
+    pub fn baseline_cost(&self) -> f64 {
+        let fresh = self.baseline_tokens_sent - self.baseline_cached_tokens;
+        self.prices.cost(self.baseline_cached_tokens, fresh)
+    }
+
     /// `cost / baseline_cost`: below 1 means condense saved money.
     pub fn cost_ratio(&self) -> f64 {
-        if self.baseline_cost == 0.0 {
+        let baseline = self.baseline_cost();
+        if baseline == 0.0 {
             1.0
         } else {
-            self.cost / self.baseline_cost
+            self.cost() / baseline
         }
     }
 }
 
-/// The prompt cache's view of a run of requests: each request's
-/// cache-weighted cost given the one before it, and how many times a request
-/// did not start with the previous one (a cache break).
+/// The prompt cache's view of a run of requests: how much of each request
+/// repeats the one before it (read from the cache; the rest is written), and
+/// how many times a request did not start with the previous one (a cache
+/// break).
 #[derive(Default)]
 pub struct CacheMeter {
     previous: Option<Vec<Message>>,
-    total: f64,
     breaks: usize,
     sent: u64,
     cached: u64,
@@ -144,7 +160,6 @@ impl CacheMeter {
         };
         let cached: u64 = tokens[..cached_len].iter().map(|&t| u64::from(t)).sum();
         let fresh: u64 = tokens[cached_len..].iter().map(|&t| u64::from(t)).sum();
-        self.total += CachePrices::DEFAULT.cost(cached, fresh);
         self.sent += cached + fresh;
         self.cached += cached;
         self.previous = Some(request);
@@ -164,11 +179,6 @@ impl CacheMeter {
     /// Requests so far that did not start with the one before them.
     pub fn breaks(&self) -> usize {
         self.breaks
-    }
-
-    /// The cache-weighted cost of the requests so far, in tokens.
-    pub fn cost(&self) -> f64 {
-        self.total
     }
 }
 
@@ -219,8 +229,6 @@ impl StatsMeter {
     pub fn stats(&self) -> ReplayStats {
         ReplayStats {
             cache_breaks: self.compressed.breaks(),
-            cost: self.compressed.cost(),
-            baseline_cost: self.baseline.cost(),
             tokens_sent: self.compressed.sent(),
             cached_tokens: self.compressed.cached(),
             baseline_tokens_sent: self.baseline.sent(),

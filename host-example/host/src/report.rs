@@ -4,7 +4,7 @@
 
 use crate::failure::{ComponentLabel, FailureKind};
 use condense_model::{Report, Trigger};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What the call did to the request, in one word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -46,6 +46,32 @@ pub enum Verdict {
     },
 }
 
+/// What set a compaction off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The request crossed `token_threshold` (and a policy let it proceed).
+    Threshold,
+    /// Before the threshold: the compressor judged compacting now cheaper
+    /// than carrying on (condense's `cost` rule).
+    Cost,
+    /// Someone asked for it (`condense compact`).
+    Manual,
+}
+
+impl Cause {
+    /// Why the compressor compacted a request of `tokens_before` given
+    /// `token_threshold`: past it the threshold forced it; before it, the
+    /// compressor's own rule did.
+    pub fn of(tokens_before: u32, token_threshold: u32) -> Cause {
+        if tokens_before > token_threshold {
+            Cause::Threshold
+        } else {
+            Cause::Cost
+        }
+    }
+}
+
 /// What happened in one call, for logs and metrics.
 #[derive(Clone, Debug, Serialize)]
 pub struct HostReport {
@@ -64,6 +90,9 @@ pub struct HostReport {
     /// The index of the first history message sent to the compressor: the
     /// checkpoint's boundary when the folded messages were unchanged, else 0.
     pub sent_from: u32,
+    /// What set this call's compaction off, when it compacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
     /// Wall time of the whole call, validation included.
     pub elapsed_us: u64,
     /// The new checkpoint could not be stored (set by [`compress_body`]

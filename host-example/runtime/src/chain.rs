@@ -18,7 +18,7 @@ use crate::policy::{Automatic, Due, Policy};
 use crate::tools::ToolSpec;
 pub use condense_config::SummaryPlacement;
 use condense_host::body::with_overhead;
-use condense_host::events::{Cause, Compaction};
+use condense_host::events::Compaction;
 use condense_host::replay::{ReplayStats, StatsMeter};
 use condense_host::{CheckpointStore, Compressed, SessionCheckpoint, Status, Transcript};
 use condense_model::hash::message_digest;
@@ -197,9 +197,12 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
 
     /// The request as condense makes it of `history`: the checkpoint's fold
     /// as it stands and, when a compaction is due and the policy allows it,
-    /// the compaction. The first call cannot compact (no threshold is
-    /// crossed at `u32::MAX`): it tells whether one is due without running
-    /// the summarizer, which a refused compaction then never costs.
+    /// the compaction. The first call crosses no threshold (`u32::MAX`): it
+    /// tells whether one is due without running the summarizer, which a
+    /// refused compaction then never costs. Only the compressor's own rule
+    /// can compact in it (condense's `cost` rule, when compacting already
+    /// pays before the threshold); `condense agent` turns that rule off
+    /// when a policy must allow each compaction.
     fn compress(
         &mut self,
         history: &Transcript,
@@ -289,12 +292,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Middleware for Condense<M> {
                 other => message_digest(other.message(history.messages())),
             }));
         self.cache.send(digests.collect());
-        let compaction = Compaction::of(
-            &sent.report,
-            call.number,
-            Cause::Threshold,
-            self.cache.breaks,
-        );
+        let compaction = Compaction::of(&sent.report, call.number, self.cache.breaks);
         call.compactions.extend(compaction);
         let mut block_set = false;
         if self.placement == SummaryPlacement::Block

@@ -186,8 +186,9 @@ fn compress_replayed_over_every_session_with_a_checkpoint_file() {
                 "{name}: no call resumed from the checkpoint file"
             );
         }
+        // The `cost` rule compacts about once per 12k tokens added.
         assert!(
-            stats.cache_breaks <= 6,
+            stats.cache_breaks <= 12,
             "{name}: {} cache breaks",
             stats.cache_breaks
         );
@@ -222,7 +223,7 @@ fn assert_same_figures(name: &str, a: &ReplayStats, b: &ReplayStats) {
         ),
         "{name}"
     );
-    assert!((a.cost - b.cost).abs() < 1e-6, "{name}");
+    assert!((a.cost() - b.cost()).abs() < 1e-6, "{name}");
 }
 
 /// A body over the threshold, as OpenAI JSON.
