@@ -13,7 +13,7 @@ use condense_compressor::settings::CompactWhen;
 use condense_config::Settings;
 use condense_host::events::Compaction;
 use condense_host::formats::Format;
-use condense_host::replay::{CachePrices, ReplayStats, replay_middleware};
+use condense_host::replay::{Prices, ReplayStats, replay_middleware};
 use condense_host::{FileStore, body};
 use condense_model::{Message, Part, Role};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
@@ -129,7 +129,7 @@ pub fn run(settings: &Settings, demo: &DemoRun, out: &mut dyn Write) -> Result<(
     written?;
     drop(agent);
 
-    let prices = settings.cache_prices();
+    let prices = settings.prices();
     let stats = meter.stats().with_prices(prices);
     table(&stats, out)?;
     writeln!(out, "\n  {}", cost_note(prices))?;
@@ -204,7 +204,7 @@ fn header(
     // passes it describes are that compressor's.
     let passes = condense_compressor::Settings::parse(&settings.compressor_json()).ok();
     if let Some(embedded) = &passes {
-        let prices = settings.cache_prices();
+        let prices = settings.prices();
         writeln!(
             out,
             "  compacts   {}",
@@ -324,7 +324,7 @@ pub fn table(stats: &ReplayStats, out: &mut dyn Write) -> Result<()> {
 
 /// What the cost row means.
 /// What the cost figures mean, at `prices`.
-pub fn cost_note(prices: CachePrices) -> String {
+pub fn cost_note(prices: Prices) -> String {
     format!(
         "cost: input tokens weighted as a provider's prompt cache bills them (the prefix \
          repeated from the previous request x{}, the rest x{}), relative to no compression",

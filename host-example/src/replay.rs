@@ -51,7 +51,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
         .collect::<Result<_>>()?;
     let middleware = crate::components::middleware(&settings)?;
     // Priced as the settings weigh compactions.
-    let prices = settings.cache_prices();
+    let prices = settings.prices();
     let results: Vec<(String, ReplayStats)> = sessions
         .iter()
         .map(|(name, messages)| {

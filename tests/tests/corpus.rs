@@ -4,7 +4,7 @@
 
 use condense_host::formats::{Format, Parsed};
 use condense_host::optimal::optimum;
-use condense_host::replay::{CachePrices, ReplayStats, replay_middleware};
+use condense_host::replay::{Prices, ReplayStats, replay_middleware};
 use condense_host::{Middleware, Status};
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::{estimate_messages, estimate_total};
@@ -138,7 +138,7 @@ fn every_session_at_40k_meets_the_cost_and_cache_targets() {
             // passes (which shrink what is kept), so the floor is asserted
             // for the fold alone, the default.
             let summary = stats.mean_summary_tokens().unwrap_or(0);
-            let optimal = optimum(&history, &config.core, summary, CachePrices::DEFAULT)
+            let optimal = optimum(&history, &config.core, summary, Prices::DEFAULT)
                 .unwrap_or_else(|| panic!("{name}: no schedule fits the threshold"));
             let priced_alike = (optimal.baseline_cost - stats.baseline_cost()).abs()
                 < 1e-6 * stats.baseline_cost();

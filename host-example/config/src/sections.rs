@@ -4,7 +4,7 @@
 
 use crate::{LIMIT_RANGES, LLM_RANGES};
 use condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES;
-use condense_host::replay::CachePrices;
+use condense_host::replay::Prices;
 use condense_host::{BodyConfig, Limits};
 use condense_model::{CORE_RANGES, CoreConfig, range};
 use schemars::JsonSchema;
@@ -363,17 +363,18 @@ impl Settings {
             .then(|| condense_compressor::Settings::parse(&self.compressor_json()))
     }
 
-    /// The cache prices these settings weigh compactions with (the embedded
-    /// compressor's `cache_read_permille` and `cache_write_permille`), which
-    /// a replay prices its figures at; the common prices when a compressor
-    /// from a path may not have them.
-    pub fn cache_prices(&self) -> CachePrices {
+    /// The prices these settings weigh compactions with (the embedded
+    /// compressor's `cache_read_permille`, `cache_write_permille` and
+    /// `summary_cost_tokens`), which a replay prices its figures at; the
+    /// common prices when a compressor from a path may not have them.
+    pub fn prices(&self) -> Prices {
         match self.embedded_compressor() {
-            Some(Ok(s)) => CachePrices {
+            Some(Ok(s)) => Prices {
                 read: f64::from(s.cache_read_permille) / 1000.0,
                 write: f64::from(s.cache_write_permille) / 1000.0,
+                summary: f64::from(s.summary_cost_tokens),
             },
-            _ => CachePrices::DEFAULT,
+            _ => Prices::DEFAULT,
         }
     }
 

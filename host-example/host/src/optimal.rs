@@ -16,7 +16,7 @@
 //! Costs are the replay's ([`ReplayStats::cost`](crate::replay::ReplayStats::cost)):
 //! between compactions a request extends the one before, so the cache reads
 //! the previous request and writes what was added; a compaction rewrites its
-//! whole request.
+//! whole request, and writes a summary at `prices.summary`.
 //!
 //! Exact, by dynamic programming over (call, cut) states. A compaction's cost
 //! depends only on its own call and cut, and what follows it only on that cut,
@@ -31,7 +31,7 @@ use condense_model::tokens::estimate_messages;
 use condense_model::{CoreConfig, Message, Role, segment};
 use serde::Serialize;
 
-use crate::replay::CachePrices;
+use crate::replay::Prices;
 
 /// The cheapest schedule found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -139,7 +139,7 @@ impl Sizes {
 
     /// The cost of calls `from + 1 ..= to` carried on with cut `c` (each
     /// reads the request before and writes what was added).
-    fn carried(&self, c: Option<usize>, from: usize, to: usize, prices: CachePrices) -> f64 {
+    fn carried(&self, c: Option<usize>, from: usize, to: usize, prices: Prices) -> f64 {
         if to <= from {
             return 0.0;
         }
@@ -171,7 +171,7 @@ pub fn optimum(
     history: &[Message],
     config: &CoreConfig,
     summary_tokens: u64,
-    prices: CachePrices,
+    prices: Prices,
 ) -> Option<Optimum> {
     let sizes = Sizes::new(history, summary_tokens);
     let calls = sizes.ends.len();
@@ -232,7 +232,8 @@ pub fn optimum(
             }
             // Compact at k to cut c, then carry on through q, while the
             // requests fit; after each q, the next compaction may come.
-            let here = before.cost + prices.write * sizes.request(Some(c), k) as f64;
+            let here =
+                before.cost + prices.write * sizes.request(Some(c), k) as f64 + prices.summary;
             let mut q = k;
             loop {
                 let cost = here + sizes.carried(Some(c), k, q, prices);
@@ -360,7 +361,7 @@ mod tests {
         cuts: Vec<usize>,
         config: CoreConfig,
         summary_tokens: u64,
-        prices: CachePrices,
+        prices: Prices,
         summaries: usize,
     }
 
@@ -427,7 +428,9 @@ mod tests {
                 options.iter().any(keeps) && !options.iter().any(|o| keeps(o) && o.1);
             options.retain(|o| o.1 && (floor_yields || keeps(o)));
             for (_, _, fold, request) in options {
-                let cost = self.price(previous, &request) + self.best(q + 1, fold, &request);
+                let cost = self.price(previous, &request)
+                    + self.prices.summary
+                    + self.best(q + 1, fold, &request);
                 best = best.min(cost);
             }
             best
@@ -438,7 +441,7 @@ mod tests {
         history: &[Message],
         config: CoreConfig,
         summary_tokens: u64,
-        prices: CachePrices,
+        prices: Prices,
     ) -> Brute<'_> {
         Brute {
             history,
@@ -462,6 +465,7 @@ mod tests {
             if let Some(c) = compactions.iter().find(|c| c.call == q) {
                 brute.summaries += 1;
                 fold = Some((c.cut, brute.summaries));
+                cost += brute.prices.summary;
             }
             let request = brute.request(fold, end);
             cost += brute.price(&previous, &request);
@@ -492,13 +496,19 @@ mod tests {
             let threshold = (total * (35 + seed % 40) / 100) as u32;
             // Floors from easy to one that often cannot be kept.
             let config = config(threshold, threshold * [20, 50, 80][seed as usize % 3] / 100);
-            let prices = if seed % 2 == 0 {
-                CachePrices::DEFAULT
-            } else {
-                CachePrices {
+            // Default prices; a 1-hour cache with cheap reads; summaries
+            // that cost as much as a request.
+            let prices = match seed / 3 % 3 {
+                0 => Prices::DEFAULT,
+                1 => Prices {
                     read: 0.05,
                     write: 2.0,
-                }
+                    summary: 0.0,
+                },
+                _ => Prices {
+                    summary: total as f64 / 4.0,
+                    ..Prices::DEFAULT
+                },
             };
             let summary = 20 + seed % 50;
             let mut tried = brute(&history, config, summary, prices);

@@ -12,20 +12,26 @@ use condense_model::tokens::estimate_messages;
 use condense_model::{CoreConfig, Message, Role};
 use serde::Serialize;
 
-/// What a provider bills for input tokens, relative to plain input.
+/// What a session's model calls cost, in uncached input tokens: the prompt
+/// cache's prices relative to plain input, and a summary's own cost.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct CachePrices {
+pub struct Prices {
     /// Tokens of the cached prefix (the part repeating the previous request).
     pub read: f64,
     /// Tokens written to the cache (everything not in the cached prefix).
     pub write: f64,
+    /// Writing one summary (0 for the heuristic summarizer; an LLM
+    /// summary's input and output).
+    pub summary: f64,
 }
 
-impl CachePrices {
-    /// Anthropic's 5-minute cache, the common case: reads 0.1, writes 1.25.
-    pub const DEFAULT: CachePrices = CachePrices {
+impl Prices {
+    /// Anthropic's 5-minute cache, the common case: reads 0.1, writes 1.25;
+    /// summaries free (the heuristic summarizer).
+    pub const DEFAULT: Prices = Prices {
         read: 0.1,
         write: 1.25,
+        summary: 0.0,
     };
 
     /// The cost of a request of which `cached` tokens repeat the previous
@@ -35,9 +41,9 @@ impl CachePrices {
     }
 }
 
-impl Default for CachePrices {
+impl Default for Prices {
     fn default() -> Self {
-        CachePrices::DEFAULT
+        Prices::DEFAULT
     }
 }
 
@@ -74,7 +80,7 @@ pub struct ReplayStats {
     /// Estimated tokens of the whole session history.
     pub history_tokens: u64,
     /// What the tokens are priced at.
-    pub prices: CachePrices,
+    pub prices: Prices,
     /// Each call's request, uncompressed and as sent (for a chart; not in
     /// the JSON).
     #[serde(skip)]
@@ -103,14 +109,15 @@ impl ReplayStats {
     }
 
     /// These figures priced at `prices` (the tokens are what they were).
-    pub fn with_prices(self, prices: CachePrices) -> ReplayStats {
+    pub fn with_prices(self, prices: Prices) -> ReplayStats {
         ReplayStats { prices, ..self }
     }
 
-    /// Cache-weighted cost of the compressed requests.
+    /// Cache-weighted cost of the compressed requests, and of the summaries
+    /// their compactions wrote.
     pub fn cost(&self) -> f64 {
         let fresh = self.tokens_sent - self.cached_tokens;
-        self.prices.cost(self.cached_tokens, fresh)
+        self.prices.cost(self.cached_tokens, fresh) + self.compactions as f64 * self.prices.summary
     }
 
     /// Cache-weighted cost of sending every request uncompressed.
