@@ -319,10 +319,13 @@ pub fn table(stats: &ReplayStats, out: &mut dyn Write) -> Result<()> {
     for (name, baseline, condensed) in rows {
         writeln!(out, "  {name:<22} {baseline:>16} {condensed:>16}")?;
     }
+    if stats.cache_expiries > 0 {
+        let n = stats.cache_expiries;
+        writeln!(out, "  {:<22} {n:>16} {n:>16}", "cache expired (idle)")?;
+    }
     Ok(())
 }
 
-/// What the cost row means.
 /// What the cost figures mean, at `prices`.
 pub fn cost_note(prices: Prices) -> String {
     format!(

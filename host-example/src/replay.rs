@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use condense_config::Settings;
 use condense_host::optimal::{Optimum, optimum};
-use condense_host::replay::{ReplayStats, replay_middleware};
+use condense_host::replay::{Expiry, ReplayStats, replay_middleware_timed};
 use condense_model::Message;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,6 +24,13 @@ pub struct ReplayArgs {
     /// FILE's name with the session's before `.svg`.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Model the prompt cache expiring: DIR/NAME.json gives, for session NAME.json, the time
+    /// of each assistant message (`assistant_timestamps`, ISO-8601 UTC, as in the corpus's
+    /// `timing/`). A call more than cache_ttl_seconds after the one before is written whole,
+    /// compressed or not, and condense is told its cache is cold (a compaction due soon is
+    /// made then, at no extra break). Sessions without a file there replay warm.
+    #[arg(long, value_name = "DIR")]
+    pub timing: Option<PathBuf>,
     /// Also find the offline optimum: the cheapest schedule of compactions for each session,
     /// knowing every call to come, at the same threshold and tail floor
     /// (keep_recent_tokens), each summary the size of condense's own (their mean), priced
@@ -38,29 +45,58 @@ pub struct ReplayArgs {
 
 pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     let settings = args.common.settings(Settings::for_replay())?;
-    // Parse every session before running any, so a bad file fails fast.
-    let sessions: Vec<(String, Vec<Message>)> = args
+    // Priced as the settings weigh compactions.
+    let prices = settings.prices();
+    // Parse every session (and its timing) before running any, so a bad
+    // file fails fast.
+    let sessions: Vec<(String, Vec<Message>, Vec<bool>)> = args
         .sessions
         .iter()
         .map(|path| {
+            let cold = match args.timing.as_deref() {
+                Some(dir) => {
+                    let timing = dir.join(path.file_name().unwrap_or_default());
+                    if timing.exists() {
+                        condense_host::timing::cold_calls(&timing, prices.ttl_seconds)?
+                    } else {
+                        Vec::new()
+                    }
+                }
+                None => Vec::new(),
+            };
             Ok((
                 path.display().to_string(),
                 SessionFile::read(path)?.into_messages(),
+                cold,
             ))
         })
         .collect::<Result<_>>()?;
     let middleware = crate::components::middleware(&settings)?;
-    // Priced as the settings weigh compactions.
-    let prices = settings.prices();
+    let json = settings.compressor_json();
+    // How the embedded compressor is told its cache is cold; a compressor
+    // from a path is not told.
+    let cold_json = match settings.embedded_compressor() {
+        Some(Ok(embedded)) => condense_compressor::Settings {
+            cache_cold: true,
+            ..embedded
+        }
+        .to_json(),
+        _ => json.clone(),
+    };
     let results: Vec<(String, ReplayStats)> = sessions
         .iter()
-        .map(|(name, messages)| {
+        .map(|(name, messages, cold)| {
+            let expiry = Expiry {
+                cold,
+                cold_settings: &cold_json,
+            };
             (
                 name.clone(),
-                replay_middleware(
+                replay_middleware_timed(
                     &middleware,
                     &settings.core,
-                    &settings.compressor_json(),
+                    &json,
+                    Some(expiry),
                     messages,
                     |_, _| {},
                 )
@@ -71,7 +107,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     let optima: Vec<Option<Optimum>> = sessions
         .iter()
         .zip(&results)
-        .map(|((_, messages), (_, stats))| {
+        .map(|((_, messages, cold), (_, stats))| {
             if !args.optimal {
                 return None;
             }
@@ -80,7 +116,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             let summary = stats.mean_summary_tokens().unwrap_or_else(|| {
                 condense_compressor::max_pair_tokens(settings.core.summary_max_tokens)
             });
-            optimum(messages, &settings.core, summary, prices)
+            optimum(messages, &settings.core, summary, prices, cold)
         })
         .collect();
     // One chart per session: with several, each file is named after its

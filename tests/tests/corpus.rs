@@ -4,7 +4,10 @@
 
 use condense_host::formats::{Format, Parsed};
 use condense_host::optimal::optimum;
-use condense_host::replay::{Prices, ReplayStats, replay_middleware};
+use condense_host::replay::{
+    Expiry, Prices, ReplayStats, replay_middleware, replay_middleware_timed,
+};
+use condense_host::timing::cold_calls;
 use condense_host::{Middleware, Status};
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::{estimate_messages, estimate_total};
@@ -138,7 +141,7 @@ fn every_session_at_40k_meets_the_cost_and_cache_targets() {
             // passes (which shrink what is kept), so the floor is asserted
             // for the fold alone, the default.
             let summary = stats.mean_summary_tokens().unwrap_or(0);
-            let optimal = optimum(&history, &config.core, summary, Prices::DEFAULT)
+            let optimal = optimum(&history, &config.core, summary, Prices::DEFAULT, &[])
                 .unwrap_or_else(|| panic!("{name}: no schedule fits the threshold"));
             let priced_alike = (optimal.baseline_cost - stats.baseline_cost()).abs()
                 < 1e-6 * stats.baseline_cost();
@@ -225,6 +228,58 @@ fn every_session_at_40k_meets_the_cost_and_cache_targets() {
         }
     }
     eprintln!("{figures}");
+}
+
+/// cc-opus-c idled 17.5 minutes once: past a 5-minute cache, the call after
+/// the gap is written whole, compressed or not. Told so, the `cost` rule
+/// compacts what is due soon right there — a compaction that costs no break
+/// of its own — and the session costs less than when it is not told.
+#[test]
+fn a_cold_cache_is_where_a_compaction_due_soon_is_made() {
+    let history = session("cc-opus-c");
+    let cold = cold_calls(&corpus_dir().join("timing/cc-opus-c.json"), 300).unwrap();
+    assert_eq!(
+        cold.iter().filter(|&&c| c).count(),
+        1,
+        "one gap past 5 minutes"
+    );
+    let config = config_40k();
+    let json = config.json();
+    let told = condense_compressor::Settings {
+        cache_cold: true,
+        ..config.settings.clone()
+    }
+    .to_json();
+    let run = |cold_settings: &str| {
+        let expiry = Expiry {
+            cold: &cold,
+            cold_settings,
+        };
+        replay_middleware_timed(
+            embedded_middleware(),
+            &config.core,
+            &json,
+            Some(expiry),
+            &history,
+            |_, _| {},
+        )
+    };
+    let (not_told, with) = (run(&json), run(&told));
+    for stats in [&not_told, &with] {
+        assert_eq!(stats.cache_expiries, 1);
+        assert_eq!(stats.failed_open, 0);
+    }
+    assert_eq!(not_told.baseline_cost(), with.baseline_cost());
+    assert_eq!(not_told.cache_breaks, not_told.compactions);
+    // One compaction more, at the cold call: no break of its own.
+    assert_eq!(with.compactions, not_told.compactions + 1);
+    assert_eq!(with.cache_breaks, with.compactions - 1);
+    assert!(
+        with.cost() < not_told.cost(),
+        "{:.4} vs {:.4}",
+        with.cost_ratio(),
+        not_told.cost_ratio()
+    );
 }
 
 #[test]

@@ -76,6 +76,15 @@ pub struct Settings {
     /// uncached input tokens (0 for the heuristic summarizer; an LLM
     /// summary's input and output, priced as input).
     pub summary_cost_tokens: u32,
+    /// How long the prompt cache keeps a request, in seconds (300 for a
+    /// 5-minute cache, 3600 for a 1-hour one): a host that knows when the
+    /// session's last request was sets `cache_cold` past it.
+    pub cache_ttl_seconds: u32,
+    /// Set by the host for one call: the session's prompt cache has expired
+    /// (its last request is older than `cache_ttl_seconds`), so this call
+    /// rewrites its whole request anyway. With `compact_when = "cost"`, a
+    /// compaction due soon is done now, at no extra break.
+    pub cache_cold: bool,
 }
 
 /// The ranges of the numeric keys: [`Settings::validate`] enforces them and
@@ -89,6 +98,7 @@ pub const RANGES: &[Range] = &[
     Range::new("cache_read_permille", 1, 1_000),
     Range::new("cache_write_permille", 1, 10_000),
     Range::new("summary_cost_tokens", 0, 100_000_000),
+    Range::new("cache_ttl_seconds", 1, 1_000_000),
 ];
 
 fn publish_ranges(schema: &mut schemars::Schema) {
@@ -233,6 +243,8 @@ impl Default for Settings {
             cache_read_permille: 100,
             cache_write_permille: 1_250,
             summary_cost_tokens: 0,
+            cache_ttl_seconds: 300,
+            cache_cold: false,
         }
     }
 }

@@ -25,6 +25,11 @@
 //! calls to come are not known, so the window's own length stands for them
 //! (a session that has run n calls since its last fold is as likely as not
 //! to run n more). Nothing here looks beyond the request at hand.
+//!
+//! A cold cache (the host says the session's last request is older than the
+//! cache lives) rewrites the whole request whatever happens, so a compaction
+//! then costs only its summary: one due soon — its excess half way to `E*`
+//! — is done now.
 
 use crate::settings::Settings;
 
@@ -49,11 +54,19 @@ pub fn compact_now(carry: Carry, settings: &Settings) -> bool {
     let read = f64::from(settings.cache_read_permille) / 1000.0;
     let write = f64::from(settings.cache_write_permille) / 1000.0;
     let growth = carry.window_tokens as f64 / carry.window_calls as f64;
-    let fixed = write * carry.after as f64 + f64::from(settings.summary_cost_tokens);
+    let summary = f64::from(settings.summary_cost_tokens);
+    let order = |fixed: f64| (2.0 * fixed * growth / read).sqrt();
+    let warm = order(write * carry.after as f64 + summary);
     let excess = (carry.request - carry.after) as f64;
-    let order = (2.0 * fixed * growth / read).sqrt();
-    let cycle_calls = order / growth;
-    excess >= order && carry.window_calls as f64 >= (2f64.sqrt() - 1.0) * cycle_calls
+    if settings.cache_cold {
+        // The cache expired: this call rewrites its whole request anyway,
+        // so the rewrite is no cost of compacting and only the summary is.
+        // A compaction due soon (half way to the warm order size) is done
+        // now; a smaller excess is not worth a round of summary of summary.
+        return excess >= order(summary).max(warm / 2.0);
+    }
+    let cycle_calls = warm / growth;
+    excess >= warm && carry.window_calls as f64 >= (2f64.sqrt() - 1.0) * cycle_calls
 }
 
 #[cfg(test)]
@@ -92,6 +105,24 @@ mod tests {
         assert!(compact_now(at, &base));
         assert!(!compact_now(at, &llm));
         assert!(!compact_now(at, &cheap_reads));
+    }
+
+    #[test]
+    fn a_cold_cache_compacts_what_is_due_soon() {
+        // E* ≈ 12247 warm; half of it cold.
+        let cold = Settings {
+            cache_cold: true,
+            ..Settings::default()
+        };
+        assert!(!compact_now(carry(18_000, 40), &cold));
+        assert!(compact_now(carry(18_200, 40), &cold));
+        assert!(!compact_now(carry(18_200, 40), &Settings::default()));
+        // A dear summary is still paid for.
+        let dear = Settings {
+            summary_cost_tokens: 40_000,
+            ..cold
+        };
+        assert!(!compact_now(carry(18_200, 40), &dear));
     }
 
     #[test]

@@ -373,6 +373,7 @@ impl Settings {
                 read: f64::from(s.cache_read_permille) / 1000.0,
                 write: f64::from(s.cache_write_permille) / 1000.0,
                 summary: f64::from(s.summary_cost_tokens),
+                ttl_seconds: s.cache_ttl_seconds,
             },
             _ => Prices::DEFAULT,
         }

@@ -23,7 +23,8 @@
 //! - [`sessions`]: the checkpoints of many sessions (in memory, in an embedded
 //!   database), each request's found again from its own messages;
 //! - [`replay`]: replaying a recorded session and measuring cost and cache breaks,
-//!   and [`optimal`]: the cheapest schedule of compactions for it, found offline.
+//!   [`optimal`]: the cheapest schedule of compactions for it, found
+//!   offline, and [`timing`]: when its calls happened (the cache expiring).
 //!
 //! ```no_run
 //! use condense_host::{BodyConfig, ComponentSource, FileStore, Limits, Middleware, Runtime};
@@ -62,6 +63,7 @@ pub mod sandbox;
 pub mod sessions;
 pub mod store;
 mod summarizer;
+pub mod timing;
 pub mod transcript;
 
 pub use condense_formats as formats;

@@ -79,6 +79,20 @@ pub fn call_ends(history: &[Message]) -> Vec<usize> {
         .collect()
 }
 
+/// Per call of [`call_ends`], whether the cache had expired, from `cold`
+/// per assistant message (as [`replay_timed`](crate::replay::replay_timed)
+/// reads it; missing: warm).
+fn cold_calls(history: &[Message], cold: &[bool]) -> Vec<bool> {
+    history
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::Assistant)
+        .zip(cold.iter().copied().chain(std::iter::repeat(false)))
+        .filter(|((i, _), _)| *i > 0)
+        .map(|(_, cold)| cold)
+        .collect()
+}
+
 /// The sizes a schedule is priced by, in tokens.
 struct Sizes {
     /// `prefix[i]`: tokens of `history[..i]`.
@@ -87,6 +101,10 @@ struct Sizes {
     ends: Vec<usize>,
     /// `requests_before[q]`: the sum of `prefix[ends[p]]` for `p < q`.
     requests_before: Vec<u64>,
+    /// `cold_before[q]`: how many calls `p < q` were made with the cache
+    /// expired, and the sum of `prefix[ends[p - 1]]` over them (what such a
+    /// call writes again instead of reading).
+    cold_before: Vec<(u64, u64)>,
     cuts: Vec<usize>,
     /// `head[c]`: what a fold at `cuts[c]` puts before the tail: the system
     /// messages, the summary pair and the pinned opener.
@@ -94,7 +112,7 @@ struct Sizes {
 }
 
 impl Sizes {
-    fn new(history: &[Message], summary_tokens: u64) -> Sizes {
+    fn new(history: &[Message], summary_tokens: u64, cold: &[bool]) -> Sizes {
         let tokens = estimate_messages(history);
         let mut prefix = vec![0u64; history.len() + 1];
         let mut systems = vec![0u64; history.len() + 1];
@@ -107,6 +125,16 @@ impl Sizes {
         let mut requests_before = vec![0u64; ends.len() + 1];
         for (q, &end) in ends.iter().enumerate() {
             requests_before[q + 1] = requests_before[q] + prefix[end];
+        }
+        let expired = cold_calls(history, cold);
+        let mut cold_before = vec![(0u64, 0u64); ends.len() + 1];
+        for q in 0..ends.len() {
+            let (n, sum) = cold_before[q];
+            cold_before[q + 1] = if q > 0 && expired[q] {
+                (n + 1, sum + prefix[ends[q - 1]])
+            } else {
+                (n, sum)
+            };
         }
         let cuts = segment::safe_cut_points(history);
         let head = cuts
@@ -122,6 +150,7 @@ impl Sizes {
             prefix,
             ends,
             requests_before,
+            cold_before,
             cuts,
             head,
         }
@@ -137,8 +166,10 @@ impl Sizes {
         }
     }
 
-    /// The cost of calls `from + 1 ..= to` carried on with cut `c` (each
-    /// reads the request before and writes what was added).
+    /// The cost of calls `from + 1 ..= to` carried on with cut `c`: each
+    /// reads the request before and writes what was added, or, made with
+    /// the cache expired, writes the request before again instead of
+    /// reading it.
     fn carried(&self, c: Option<usize>, from: usize, to: usize, prices: Prices) -> f64 {
         if to <= from {
             return 0.0;
@@ -151,7 +182,11 @@ impl Sizes {
         };
         let read = calls * offset + (self.requests_before[to] - self.requests_before[from]) as f64;
         let written = self.prefix[self.ends[to]] - self.prefix[self.ends[from]];
-        prices.read * read + prices.write * written as f64
+        // The same over the calls made cold: their request before, again.
+        let (n_to, sum_to) = self.cold_before[to + 1];
+        let (n_from, sum_from) = self.cold_before[from + 1];
+        let again = (n_to - n_from) as f64 * offset + (sum_to - sum_from) as f64;
+        prices.read * read + prices.write * written as f64 + (prices.write - prices.read) * again
     }
 }
 
@@ -164,7 +199,9 @@ struct Best {
 }
 
 /// The cheapest schedule for `history` under `config`'s threshold and tail
-/// floor, every summary pair `summary_tokens` long, priced by `prices`.
+/// floor, every summary pair `summary_tokens` long, priced by `prices`, the
+/// cache expired where `cold` says (per assistant message, as
+/// [`replay_timed`](crate::replay::replay_timed) reads it).
 /// `None` when no schedule keeps every request within the threshold (a call
 /// whose newest messages alone are larger).
 pub fn optimum(
@@ -172,8 +209,9 @@ pub fn optimum(
     config: &CoreConfig,
     summary_tokens: u64,
     prices: Prices,
+    cold: &[bool],
 ) -> Option<Optimum> {
-    let sizes = Sizes::new(history, summary_tokens);
+    let sizes = Sizes::new(history, summary_tokens, cold);
     let calls = sizes.ends.len();
     if calls == 0 {
         return Some(Optimum {
@@ -363,6 +401,8 @@ mod tests {
         summary_tokens: u64,
         prices: Prices,
         summaries: usize,
+        /// Per call: made with the cache expired.
+        cold: Vec<bool>,
     }
 
     impl Brute<'_> {
@@ -404,6 +444,8 @@ mod tests {
             if q == self.ends.len() {
                 return 0.0;
             }
+            // An expired cache holds nothing to read.
+            let previous = if self.cold[q] { &[][..] } else { previous };
             let end = self.ends[q];
             let fits = |r: &[(Element, u64)], t: u64| r.iter().map(|(_, t)| t).sum::<u64>() <= t;
             let threshold = u64::from(self.config.token_threshold);
@@ -437,19 +479,26 @@ mod tests {
         }
     }
 
-    fn brute(
-        history: &[Message],
+    fn brute<'a>(
+        history: &'a [Message],
         config: CoreConfig,
         summary_tokens: u64,
         prices: Prices,
-    ) -> Brute<'_> {
+        cold: &[bool],
+    ) -> Brute<'a> {
+        // The generated histories open with a system message: every
+        // assistant message is a call.
+        let ends = call_ends(history);
         Brute {
+            cold: (0..ends.len())
+                .map(|q| cold.get(q).copied().unwrap_or(false))
+                .collect(),
             history,
             tokens: estimate_messages(history)
                 .into_iter()
                 .map(u64::from)
                 .collect(),
-            ends: call_ends(history),
+            ends,
             cuts: segment::safe_cut_points(history),
             config,
             summary_tokens,
@@ -468,6 +517,9 @@ mod tests {
                 cost += brute.prices.summary;
             }
             let request = brute.request(fold, end);
+            if brute.cold[q] {
+                previous.clear();
+            }
             cost += brute.price(&previous, &request);
             previous = request;
         }
@@ -503,7 +555,7 @@ mod tests {
                 1 => Prices {
                     read: 0.05,
                     write: 2.0,
-                    summary: 0.0,
+                    ..Prices::DEFAULT
                 },
                 _ => Prices {
                     summary: total as f64 / 4.0,
@@ -511,10 +563,12 @@ mod tests {
                 },
             };
             let summary = 20 + seed % 50;
-            let mut tried = brute(&history, config, summary, prices);
+            // Half the cases with the cache expiring before some calls.
+            let cold: Vec<bool> = (0..10).map(|q| seed % 2 == 1 && q % 3 == 2).collect();
+            let mut tried = brute(&history, config, summary, prices, &cold);
             let least = tried.best(0, None, &[]);
             let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.max(1.0);
-            match optimum(&history, &config, summary, prices) {
+            match optimum(&history, &config, summary, prices, &cold) {
                 None => assert!(
                     least.is_infinite(),
                     "seed {seed}: brute force found {least}"

@@ -23,6 +23,8 @@ pub struct Prices {
     /// Writing one summary (0 for the heuristic summarizer; an LLM
     /// summary's input and output).
     pub summary: f64,
+    /// How long the cache keeps a request, in seconds.
+    pub ttl_seconds: u32,
 }
 
 impl Prices {
@@ -32,6 +34,7 @@ impl Prices {
         read: 0.1,
         write: 1.25,
         summary: 0.0,
+        ttl_seconds: 300,
     };
 
     /// The cost of a request of which `cached` tokens repeat the previous
@@ -64,6 +67,9 @@ pub struct ReplayStats {
     pub compactions: usize,
     /// Calls whose request does not start with the whole previous request.
     pub cache_breaks: usize,
+    /// Calls made after the cache expired (idle past its TTL): written
+    /// whole, compressed or not, and no break of condense's.
+    pub cache_expiries: usize,
     pub failed_open: usize,
     /// Largest request sent, in estimated tokens.
     pub peak_request_tokens: u64,
@@ -154,6 +160,12 @@ impl CacheMeter {
         CacheMeter::default()
     }
 
+    /// The cache expired: the next request is written whole, which is no
+    /// break.
+    pub fn expire(&mut self) {
+        self.previous = None;
+    }
+
     /// Records `request` as sent; `tokens` is the estimate of each of its
     /// messages.
     pub fn send(&mut self, request: Vec<Message>, tokens: &[u32]) {
@@ -231,6 +243,13 @@ impl StatsMeter {
         self.compressed.send(sent.0, sent.1);
     }
 
+    /// The cache expired before the next call (idle past its TTL).
+    pub fn expire(&mut self) {
+        self.baseline.expire();
+        self.compressed.expire();
+        self.stats.cache_expiries += 1;
+    }
+
     /// The figures so far (the session's own sizes left at zero: they are
     /// the caller's to fill in).
     pub fn stats(&self) -> ReplayStats {
@@ -251,15 +270,37 @@ pub fn replay<C>(
     history: &[Message],
     mut compress: impl FnMut(&[Message], Option<&C>) -> Step<C>,
 ) -> ReplayStats {
+    replay_timed(history, &[], |request, checkpoint, _| {
+        compress(request, checkpoint)
+    })
+}
+
+/// [`replay`] with the prompt cache expiring: `cold[k]` says that the
+/// cache had expired when the call of the k-th assistant message was made
+/// (missing: warm). `compress` is told, and the call is priced written whole.
+pub fn replay_timed<C>(
+    history: &[Message],
+    cold: &[bool],
+    mut compress: impl FnMut(&[Message], Option<&C>, bool) -> Step<C>,
+) -> ReplayStats {
     let tokens = estimate_messages(history);
     let mut meter = StatsMeter::new();
     let mut checkpoint: Option<C> = None;
+    let mut answers = 0;
     for (i, m) in history.iter().enumerate() {
-        if m.role != Role::Assistant || i == 0 {
+        if m.role != Role::Assistant {
+            continue;
+        }
+        answers += 1;
+        if i == 0 {
             continue;
         }
         let request = &history[..i];
-        let step = compress(request, checkpoint.as_ref());
+        let expired = cold.get(answers - 1).copied().unwrap_or(false);
+        if expired {
+            meter.expire();
+        }
+        let step = compress(request, checkpoint.as_ref(), expired);
         let step_tokens = estimate_messages(&step.messages);
         meter.record(
             (request.to_vec(), &tokens[..i]),
@@ -283,14 +324,40 @@ pub fn replay_middleware(
     config: &CoreConfig,
     settings: &str,
     history: &[Message],
+    on_call: impl FnMut(&[Message], &Compressed),
+) -> ReplayStats {
+    replay_middleware_timed(middleware, config, settings, None, history, on_call)
+}
+
+/// When a replayed session's prompt cache expired, and what the compressor
+/// is told then.
+pub struct Expiry<'a> {
+    /// Per assistant message: the cache had expired when its call was made.
+    pub cold: &'a [bool],
+    /// The compressor's settings on those calls (its own way of being told).
+    pub cold_settings: &'a str,
+}
+
+/// [`replay_middleware`] with the cache expiring as `expiry` says.
+pub fn replay_middleware_timed(
+    middleware: &Middleware,
+    config: &CoreConfig,
+    settings: &str,
+    expiry: Option<Expiry>,
+    history: &[Message],
     mut on_call: impl FnMut(&[Message], &Compressed),
 ) -> ReplayStats {
     // The replayed session grows by appending, as an agent runtime's does:
     // each message is measured once, not once per call.
     let mut transcript = Transcript::new();
     let mut summary_tokens = Vec::new();
-    let stats = replay(history, |request, checkpoint| {
+    let cold = expiry.as_ref().map_or(&[][..], |e| e.cold);
+    let stats = replay_timed(history, cold, |request, checkpoint, expired| {
         transcript.extend(request[transcript.len()..].iter().cloned());
+        let settings = match &expiry {
+            Some(e) if expired => e.cold_settings,
+            _ => settings,
+        };
         let sent = middleware.compress_transcript(&transcript, config, settings, checkpoint);
         on_call(request, &sent);
         let compacted = sent.report.compacted();

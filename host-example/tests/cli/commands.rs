@@ -1027,6 +1027,75 @@ fn replay_optimal_prints_the_optimum_beside_condense() {
     assert!(plain[0].get("optimal").is_none(), "{plain}");
 }
 
+#[test]
+fn replay_timing_models_the_cache_expiring() {
+    let sessions = corpus_dir().join("sessions");
+    let timing = corpus_dir().join("timing");
+    let c = sessions.join("cc-opus-c.json");
+    let args = |timed: bool| {
+        let mut a = vec!["replay", "--optimal", "--json"];
+        if timed {
+            a.extend(["--timing", timing.to_str().unwrap()]);
+        }
+        a.push(c.to_str().unwrap());
+        a
+    };
+    let warm: Value = serde_json::from_str(&condense(&args(false), "").unwrap()).unwrap();
+    let timed: Value = serde_json::from_str(&condense(&args(true), "").unwrap()).unwrap();
+    assert_eq!(warm[0]["stats"]["cache_expiries"], 0);
+    assert_eq!(timed[0]["stats"]["cache_expiries"], 1, "{timed}");
+    // Uncompressed, the call after the gap is written whole: dearer.
+    assert!(timed[0]["baseline_cost"].as_f64() > warm[0]["baseline_cost"].as_f64());
+    assert!(
+        timed[0]["optimal"]["condense_over_optimal"]
+            .as_f64()
+            .unwrap()
+            >= 1.0
+    );
+    let table = condense(
+        &[
+            "replay",
+            "--timing",
+            timing.to_str().unwrap(),
+            c.to_str().unwrap(),
+        ],
+        "",
+    )
+    .unwrap();
+    assert!(table.contains("cache expired (idle)"), "{table}");
+    // A session without a timing file replays warm.
+    let b = sessions.join("cc-subagent-sonnet.json");
+    let out = condense(
+        &[
+            "replay",
+            "--timing",
+            timing.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        "",
+    )
+    .unwrap();
+    assert!(!out.contains("cache expired"), "{out}");
+    // A timing file that cannot be read is an error naming the entry.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("cc-opus-c.json"),
+        r#"{"assistant_timestamps": ["2026-02-12T14:12:01Z", "yesterday"]}"#,
+    )
+    .unwrap();
+    let err = condense(
+        &[
+            "replay",
+            "--timing",
+            dir.path().to_str().unwrap(),
+            c.to_str().unwrap(),
+        ],
+        "",
+    )
+    .unwrap_err();
+    assert!(err.contains("assistant_timestamps[1]"), "{err}");
+}
+
 fn golden_schema_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host-example/config/config.schema.json")
 }

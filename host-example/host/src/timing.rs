@@ -1,0 +1,113 @@
+//! When a recorded session's model calls happened (`condense replay
+//! --timing`): a file of `assistant_timestamps`, one ISO-8601 UTC time per
+//! assistant message, in order — the layout of the corpus's `timing/` files.
+//! What the replay needs of it is which calls came after the prompt cache
+//! expired.
+
+use serde::Deserialize;
+use std::path::Path;
+
+/// A timing file that cannot be read, named with what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {what}")]
+pub struct TimingError {
+    path: String,
+    what: String,
+}
+
+#[derive(Deserialize)]
+struct TimingFile {
+    assistant_timestamps: Vec<String>,
+}
+
+/// Per assistant message, whether its call came more than `ttl_seconds`
+/// after the one before (the first never: its cache was never written).
+pub fn cold_calls(path: &Path, ttl_seconds: u32) -> Result<Vec<bool>, TimingError> {
+    let error = |what: String| TimingError {
+        path: path.display().to_string(),
+        what,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+    let file: TimingFile = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
+    let times = file
+        .assistant_timestamps
+        .iter()
+        .enumerate()
+        .map(|(i, t)| utc_millis(t).map_err(|e| error(format!("assistant_timestamps[{i}]: {e}"))))
+        .collect::<Result<Vec<i64>, TimingError>>()?;
+    let ttl_millis = i64::from(ttl_seconds) * 1000;
+    Ok((0..times.len())
+        .map(|i| i > 0 && times[i] - times[i - 1] > ttl_millis)
+        .collect())
+}
+
+/// Milliseconds since the Unix epoch of an ISO-8601 UTC time,
+/// `YYYY-MM-DDTHH:MM:SS[.fff]Z`. Written here because the workspace has no
+/// date crate and this is the one form the recordings use.
+fn utc_millis(time: &str) -> Result<i64, String> {
+    let bad = || format!("`{time}` is not a UTC time like 2026-02-12T14:12:01.177Z");
+    let rest = time.strip_suffix('Z').ok_or_else(bad)?;
+    let (date, clock) = rest.split_once('T').ok_or_else(bad)?;
+    let number = |s: &str| -> Result<i64, String> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        s.parse::<i64>().map_err(|_| bad())
+    };
+    let mut ymd = date.splitn(3, '-');
+    let (Some(y), Some(m), Some(d)) = (ymd.next(), ymd.next(), ymd.next()) else {
+        return Err(bad());
+    };
+    let (year, month, day) = (number(y)?, number(m)?, number(d)?);
+    let (whole, fraction) = clock.split_once('.').unwrap_or((clock, "0"));
+    let mut hms = whole.splitn(3, ':');
+    let (Some(h), Some(mi), Some(s)) = (hms.next(), hms.next(), hms.next()) else {
+        return Err(bad());
+    };
+    let (hour, minute, second) = (number(h)?, number(mi)?, number(s)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return Err(format!("`{time}` is out of range"));
+    }
+    // Milliseconds from the first three digits of the fraction.
+    let millis = number(&format!("{fraction:0<3}")[..3])?;
+    // Days from 1970-01-01 to the date (Howard Hinnant's days_from_civil).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Ok(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_times_read_as_milliseconds() {
+        assert_eq!(utc_millis("1970-01-01T00:00:00Z").unwrap(), 0);
+        assert_eq!(
+            utc_millis("2000-03-01T00:00:00.5Z").unwrap(),
+            951_868_800_500
+        );
+        assert_eq!(
+            utc_millis("2026-02-12T14:12:08.543Z").unwrap()
+                - utc_millis("2026-02-12T14:12:01.177Z").unwrap(),
+            7_366
+        );
+        for bad in [
+            "2026-02-12 14:12:01Z",
+            "2026-02-12T14:12:01",
+            "2026-13-01T00:00:00Z",
+            "x",
+        ] {
+            assert!(utc_millis(bad).is_err(), "{bad}");
+        }
+    }
+}
