@@ -21,6 +21,7 @@ use condense_runtime::tools::{CommandPolicy, ToolClass, ToolRegistry, Workspace,
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The wire format of the model endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -65,7 +66,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     );
     let model = model(run)?;
     let compaction = run.compaction.unwrap_or(settings.runtime.compaction);
-    let compressor = compressor_settings(settings, &tools, compaction)?;
+    let (compressor, cold) = compressor_settings(settings, &tools, compaction)?;
     let context = context(&settings.runtime, &workspace, &run.task)?;
     let events = crate::session::events_log(run.events.as_deref())?;
     // The frame the agent's requests send, for the LLM summarizer's.
@@ -84,7 +85,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
             journaled.torn.len()
         )?;
     }
-    let condense = Condense::new(
+    let mut condense = Condense::new(
         Arc::new(middleware),
         settings.core,
         compressor,
@@ -93,6 +94,9 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     .with_placement(settings.runtime.summary_placement)
     .with_policy(policy(&settings.runtime, compaction))
     .with_frame(frame);
+    if let Some((ttl, cold)) = cold {
+        condense = condense.with_cold_settings(ttl, cold);
+    }
     let meter = UsageMeter::new();
     let chain = Chain::new().with(condense).with(meter.clone());
     let mut agent = Agent::new(
@@ -164,13 +168,16 @@ fn model(run: &AgentRun) -> Result<Box<dyn Model>> {
 /// compressor loaded from a path gets its settings as written, untouched:
 /// its keys are its own, and this host cannot know where it keeps its tool
 /// classes, or whether it has any.
+/// The compressor's settings JSON for the agent, and for the embedded
+/// compressor how long its cache lives and the settings that tell it the
+/// cache expired.
 fn compressor_settings(
     settings: &Settings,
     tools: &ToolRegistry,
     compaction: CompactionPolicy,
-) -> Result<String> {
+) -> Result<(String, Option<(Duration, String)>)> {
     let Some(embedded) = settings.embedded_compressor() else {
-        return Ok(settings.compressor_json());
+        return Ok((settings.compressor_json(), None));
     };
     let mut embedded = embedded.map_err(anyhow::Error::msg)?;
     for class in [ToolClass::Mutating, ToolClass::ExecCapable] {
@@ -182,7 +189,12 @@ fn compressor_settings(
     if compaction != CompactionPolicy::Automatic {
         embedded.compact_when = CompactWhen::Threshold;
     }
-    Ok(embedded.to_json())
+    let ttl = Duration::from_secs(u64::from(embedded.cache_ttl_seconds));
+    let cold = condense_compressor::Settings {
+        cache_cold: true,
+        ..embedded.clone()
+    };
+    Ok((embedded.to_json(), Some((ttl, cold.to_json()))))
 }
 
 /// The system prompt's blocks: the configured persona (or condense

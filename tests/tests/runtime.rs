@@ -237,6 +237,34 @@ fn run_cc_opus_c(
     (meter.stats(), compactions)
 }
 
+/// A runtime that finds its prompt cache expired before every call (a TTL
+/// of zero) tells the compressor so, and the `cost` rule then compacts at
+/// half its warm size: more compactions than warm, each under the
+/// threshold and reported as the `cost` rule's.
+#[test]
+fn a_cold_cache_is_told_to_the_compressor() {
+    let (warm, _) = run_cc_opus_c(condense_at_40k);
+    let told = condense_compressor::Settings {
+        cache_cold: true,
+        ..config_40k().settings
+    }
+    .to_json();
+    let (cold, compactions) = run_cc_opus_c(|path| {
+        condense_at_40k(path).with_cold_settings(Duration::ZERO, told.clone())
+    });
+    assert!(
+        cold.compactions > warm.compactions,
+        "{} cold vs {} warm",
+        cold.compactions,
+        warm.compactions
+    );
+    assert!(
+        compactions.iter().any(|c| c.trigger == Cause::Cost),
+        "{compactions:?}"
+    );
+    assert_eq!(cold.failed_open, 0);
+}
+
 /// What a policy was asked, and what it answered.
 type Asked = Arc<Mutex<Vec<(Due, bool)>>>;
 

@@ -26,7 +26,7 @@ use condense_model::tokens::{estimate_message, estimate_messages};
 use condense_model::{CoreConfig, Item, Message, Role};
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One model call as the middlewares see it.
 pub struct ModelCall<'h> {
@@ -150,6 +150,11 @@ pub struct Condense<M = Arc<condense_host::Middleware>> {
     /// Where it records what each request sends besides the conversation,
     /// for the summarizer's model ([`Condense::with_frame`]).
     frame: Option<AgentFrame>,
+    /// How long the prompt cache keeps a request, and the settings that
+    /// tell the compressor it expired ([`Condense::with_cold_settings`]).
+    cold: Option<(Duration, String)>,
+    /// When the last request was compressed.
+    last_call: Option<Instant>,
 }
 
 impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
@@ -172,7 +177,18 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
             policy: Box::new(Automatic),
             placement: SummaryPlacement::Message,
             frame: None,
+            cold: None,
+            last_call: None,
         }
+    }
+
+    /// A call made more than `ttl` after the one before finds the prompt
+    /// cache expired: it is compressed with `settings` instead, which tell
+    /// the compressor so (the embedded one: `cache_cold = true`), and a
+    /// compaction due soon is made then, at no break of its own.
+    pub fn with_cold_settings(mut self, ttl: Duration, settings: String) -> Condense<M> {
+        self.cold = Some((ttl, settings));
+        self
     }
 
     /// Records in `frame` the system messages and tools of each request it
@@ -219,16 +235,20 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
                 None
             })
         });
+        // The cache expired since the last call: the compressor is told.
+        let now = Instant::now();
+        let settings = match (&self.cold, self.last_call) {
+            (Some((ttl, cold)), Some(last)) if now.duration_since(last) > *ttl => cold,
+            _ => &self.settings,
+        };
+        self.last_call = Some(now);
         let standing = CoreConfig {
             token_threshold: u32::MAX,
             ..*core
         };
-        let sent = self.middleware.compress_transcript(
-            history,
-            &standing,
-            &self.settings,
-            stored.as_ref(),
-        );
+        let sent =
+            self.middleware
+                .compress_transcript(history, &standing, settings, stored.as_ref());
         let request_tokens = match sent.report.guest() {
             Some(r) if sent.report.status() != Status::FailedOpen => r.tokens_after,
             _ => return sent,
@@ -251,7 +271,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
             return sent;
         }
         self.middleware
-            .compress_transcript(history, core, &self.settings, stored.as_ref())
+            .compress_transcript(history, core, settings, stored.as_ref())
     }
 }
 
