@@ -116,10 +116,8 @@ pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result
              of it); nothing was written"
         );
     }
-    let compaction = Compaction {
-        trigger: Cause::Manual,
-        ..Compaction::of(&report, 0, 0).expect("a compressed report whose trigger is a compaction")
-    };
+    let compaction = Compaction::of(&report, 0, Cause::Manual, 0)
+        .expect("a compressed report whose trigger is a compaction");
 
     // Written in full beside the destination, then moved into place: an
     // error leaves the session as it was and no half-written file.

@@ -557,7 +557,7 @@ fn with_the_model_down_a_configured_chain_names_heuristic() {
     );
     let fell = out.report.fell_through.join("; ");
     assert!(fell.starts_with("summarizer `llm` "), "{fell}");
-    use condense_host::events::Compaction;
-    let event = Compaction::of(&out.report, 1, 1).expect("compacted");
+    use condense_host::events::{Cause, Compaction};
+    let event = Compaction::of(&out.report, 1, Cause::Threshold, 1).expect("compacted");
     assert_eq!(event.summary_by.as_deref(), Some("heuristic"));
 }

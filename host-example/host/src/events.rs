@@ -41,12 +41,13 @@ pub struct Compaction {
 
 impl Compaction {
     /// The event of a call whose `report` says it compacted (`None` if it
-    /// did not): call `call` of its session, `cache_breaks` so far.
-    pub fn of(report: &HostReport, call: u64, cache_breaks: u32) -> Option<Self> {
+    /// did not): call `call` of its session, set off by `trigger`,
+    /// `cache_breaks` so far.
+    pub fn of(report: &HostReport, call: u64, trigger: Cause, cache_breaks: u32) -> Option<Self> {
         let guest = report.guest().filter(|_| report.compacted())?;
         Some(Compaction {
             call,
-            trigger: report.cause.unwrap_or(Cause::Threshold),
+            trigger,
             tokens_before: guest.tokens_before,
             tokens_after: guest.tokens_after,
             messages_folded: guest.newly_folded,

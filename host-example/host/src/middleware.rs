@@ -3,13 +3,13 @@
 //! model gets the original messages and the report says why.
 
 use crate::failure::{FailureKind, GuestFailure};
-use crate::report::{Cause, HostReport, Verdict};
+use crate::report::{HostReport, Verdict};
 use crate::runtime::Runtime;
 use crate::transcript::{Transcript, message_bytes, request_bytes};
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::estimate_messages;
-use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Report, Trigger};
+use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Report};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::time::Instant;
@@ -212,7 +212,6 @@ impl Middleware {
                 },
                 checkpoint_ignored: None,
                 summary_by: None,
-                cause: None,
                 fell_through: Vec::new(),
                 sent_from: 0,
                 elapsed_us: elapsed_us(started),
@@ -275,13 +274,10 @@ impl Middleware {
                         .iter()
                         .zip(0u32..)
                         .all(|(item, i)| *item == Item::Kept(i));
-                let cause = (outcome.report.trigger == Trigger::Compacted)
-                    .then(|| Cause::of(outcome.report.tokens_before, config.token_threshold));
                 Compressed {
                     items: outcome.items,
                     checkpoint: stored,
                     report: HostReport {
-                        cause,
                         checkpoint_ignored: outcome.report.checkpoint_ignored.clone(),
                         verdict: if unchanged {
                             Verdict::Unchanged {
@@ -312,7 +308,6 @@ impl Middleware {
                     },
                     checkpoint_ignored: None,
                     summary_by: None,
-                    cause: None,
                     fell_through,
                     sent_from: sent_from as u32,
                     elapsed_us,

@@ -55,21 +55,11 @@ pub enum Cause {
     /// Before the threshold: the compressor judged compacting now cheaper
     /// than carrying on (condense's `cost` rule).
     Cost,
+    /// Before the threshold, on a call the host told the compressor its
+    /// prompt cache had expired (the `cost` rule's compaction due soon).
+    Cold,
     /// Someone asked for it (`condense compact`).
     Manual,
-}
-
-impl Cause {
-    /// Why the compressor compacted a request of `tokens_before` given
-    /// `token_threshold`: past it the threshold forced it; before it, the
-    /// compressor's own rule did.
-    pub fn of(tokens_before: u32, token_threshold: u32) -> Cause {
-        if tokens_before > token_threshold {
-            Cause::Threshold
-        } else {
-            Cause::Cost
-        }
-    }
 }
 
 /// What happened in one call, for logs and metrics.
@@ -90,9 +80,6 @@ pub struct HostReport {
     /// The index of the first history message sent to the compressor: the
     /// checkpoint's boundary when the folded messages were unchanged, else 0.
     pub sent_from: u32,
-    /// What set this call's compaction off, when it compacted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cause: Option<Cause>,
     /// Wall time of the whole call, validation included.
     pub elapsed_us: u64,
     /// The new checkpoint could not be stored (set by [`compress_body`]

@@ -12,7 +12,7 @@
 use crate::Agent;
 use crate::route::Route;
 use bytes::Bytes;
-use condense_host::events::Compaction;
+use condense_host::events::{Cause, Compaction};
 use condense_host::formats::Format;
 use condense_host::sessions::{Lookup, SessionStore};
 use condense_host::{BodyError, Status, compress_body};
@@ -144,13 +144,15 @@ pub async fn compress(
                 Outcome::Compressed {
                     before: report.tokens_before,
                     after: report.tokens_after,
-                    compacted: Compaction::of(&sent.report, 0, 0).map(|compaction| {
-                        Box::new(Compacted {
-                            agent: agent_name.clone(),
-                            session: group,
-                            compaction,
-                        })
-                    }),
+                    compacted: Compaction::of(&sent.report, 0, Cause::Threshold, 0).map(
+                        |compaction| {
+                            Box::new(Compacted {
+                                agent: agent_name.clone(),
+                                session: group,
+                                compaction,
+                            })
+                        },
+                    ),
                 },
             ),
             (Status::FailedOpen, _) => failed(

@@ -18,7 +18,7 @@ use crate::policy::{Automatic, Due, Policy};
 use crate::tools::ToolSpec;
 pub use condense_config::SummaryPlacement;
 use condense_host::body::with_overhead;
-use condense_host::events::Compaction;
+use condense_host::events::{Cause, Compaction};
 use condense_host::replay::{ReplayStats, StatsMeter};
 use condense_host::{CheckpointStore, Compressed, SessionCheckpoint, Status, Transcript};
 use condense_model::hash::message_digest;
@@ -155,6 +155,10 @@ pub struct Condense<M = Arc<condense_host::Middleware>> {
     cold: Option<(Duration, String)>,
     /// When the last request was compressed.
     last_call: Option<Instant>,
+    /// What set the last call's compaction off, if it compacted: the
+    /// compressor's own rule in the first call (`cost`, or `cold` when it
+    /// was told the cache had expired), the threshold in the second.
+    cause: Cause,
 }
 
 impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
@@ -179,6 +183,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
             frame: None,
             cold: None,
             last_call: None,
+            cause: Cause::Threshold,
         }
     }
 
@@ -237,10 +242,16 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
         });
         // The cache expired since the last call: the compressor is told.
         let now = Instant::now();
-        let settings = match (&self.cold, self.last_call) {
-            (Some((ttl, cold)), Some(last)) if now.duration_since(last) > *ttl => cold,
-            _ => &self.settings,
+        let cold = match (&self.cold, self.last_call) {
+            (Some((ttl, cold)), Some(last)) if now.duration_since(last) > *ttl => Some(cold),
+            _ => None,
         };
+        self.cause = if cold.is_some() {
+            Cause::Cold
+        } else {
+            Cause::Cost
+        };
+        let settings = cold.unwrap_or(&self.settings);
         self.last_call = Some(now);
         let standing = CoreConfig {
             token_threshold: u32::MAX,
@@ -270,6 +281,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
             );
             return sent;
         }
+        self.cause = Cause::Threshold;
         self.middleware
             .compress_transcript(history, core, settings, stored.as_ref())
     }
@@ -312,7 +324,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Middleware for Condense<M> {
                 other => message_digest(other.message(history.messages())),
             }));
         self.cache.send(digests.collect());
-        let compaction = Compaction::of(&sent.report, call.number, self.cache.breaks);
+        let compaction = Compaction::of(&sent.report, call.number, self.cause, self.cache.breaks);
         call.compactions.extend(compaction);
         let mut block_set = false;
         if self.placement == SummaryPlacement::Block
