@@ -269,17 +269,21 @@ pub struct Settings {
 #[schemars(transform = |s: &mut schemars::Schema| range::publish(s, CORE_RANGES))]
 pub struct CoreKeys {
     /// Compact when the request the model would see is estimated above this
-    /// many tokens.
+    /// many tokens (at the latest: by `compact_when = "cost"` the embedded
+    /// compressor compacts sooner, when that pays).
     #[schemars(default = "default_threshold")]
     pub token_threshold: Option<u32>,
     /// A compaction folds enough history to bring the request down to about
     /// this many tokens. Must be below `token_threshold`: the gap is the
     /// hysteresis that keeps the request's prefix byte-identical (prompt cache
-    /// hits) between compactions. Default: half of `token_threshold`.
+    /// hits) between compactions. By `compact_when = "cost"`, a fold goes
+    /// down to `keep_recent_tokens` instead (the passes alone still need
+    /// only reach this). Default: half of `token_threshold`.
     #[schemars(extend("x-default" = "50% of `token_threshold`"))]
     pub target_tokens: Option<u32>,
     /// Keep this many of the latest user turns verbatim when they fit (in user
     /// turns; 0: no turn is reserved, the cut may fall at the latest one).
+    /// By `compact_when = "cost"`, folds keep `keep_recent_tokens` instead.
     #[schemars(default = "default_recent_turns")]
     pub recent_turns: Option<u32>,
     /// When the recent turns alone do not fit (one long turn of tool calls),

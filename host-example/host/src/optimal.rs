@@ -52,11 +52,7 @@ pub struct Optimum {
 impl Optimum {
     /// `cost / baseline_cost`, as [`ReplayStats::cost_ratio`](crate::replay::ReplayStats::cost_ratio).
     pub fn cost_ratio(&self) -> f64 {
-        if self.baseline_cost == 0.0 {
-            1.0
-        } else {
-            self.cost / self.baseline_cost
-        }
+        crate::replay::ratio(self.cost, self.baseline_cost)
     }
 }
 

@@ -50,6 +50,15 @@ impl Default for Prices {
     }
 }
 
+/// `cost` relative to `baseline` (1 when there was nothing to pay).
+pub(crate) fn ratio(cost: f64, baseline: f64) -> f64 {
+    if baseline == 0.0 {
+        1.0
+    } else {
+        cost / baseline
+    }
+}
+
 /// What one call of the compressor gave back.
 pub struct Step<C> {
     pub messages: Vec<Message>,
@@ -134,12 +143,7 @@ impl ReplayStats {
 
     /// `cost / baseline_cost`: below 1 means condense saved money.
     pub fn cost_ratio(&self) -> f64 {
-        let baseline = self.baseline_cost();
-        if baseline == 0.0 {
-            1.0
-        } else {
-            self.cost() / baseline
-        }
+        ratio(self.cost(), self.baseline_cost())
     }
 }
 
