@@ -394,7 +394,7 @@ impl<'a> Window<'a> {
         // messages older than the verbatim tail and folds nothing.
         let horizon = self.messages.len();
         let tail_floor = if self.settings.passes_enabled() {
-            fold::verbatim_tail_start(&self.sizes, &self.cuts, 0, config)
+            floor_cut
         } else {
             0
         };
