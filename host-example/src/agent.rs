@@ -190,11 +190,8 @@ fn compressor_settings(
         embedded.compact_when = CompactWhen::Threshold;
     }
     let ttl = Duration::from_secs(u64::from(embedded.cache_ttl_seconds));
-    let cold = condense_compressor::Settings {
-        cache_cold: true,
-        ..embedded.clone()
-    };
-    Ok((embedded.to_json(), Some((ttl, cold.to_json()))))
+    let cold = embedded.clone().with_cache_cold().to_json();
+    Ok((embedded.to_json(), Some((ttl, cold))))
 }
 
 /// The system prompt's blocks: the configured persona (or condense

@@ -76,11 +76,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     // How the embedded compressor is told its cache is cold; a compressor
     // from a path is not told.
     let cold_json = match settings.embedded_compressor() {
-        Some(Ok(embedded)) => condense_compressor::Settings {
-            cache_cold: true,
-            ..embedded
-        }
-        .to_json(),
+        Some(Ok(embedded)) => embedded.with_cache_cold().to_json(),
         _ => json.clone(),
     };
     let results: Vec<(String, ReplayStats)> = sessions

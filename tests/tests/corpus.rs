@@ -245,11 +245,7 @@ fn a_cold_cache_is_where_a_compaction_due_soon_is_made() {
     );
     let config = config_40k();
     let json = config.json();
-    let told = condense_compressor::Settings {
-        cache_cold: true,
-        ..config.settings.clone()
-    }
-    .to_json();
+    let told = config.settings.clone().with_cache_cold().to_json();
     let run = |cold_settings: &str| {
         let expiry = Expiry {
             cold: &cold,

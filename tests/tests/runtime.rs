@@ -250,11 +250,7 @@ fn a_cold_cache_is_told_to_the_compressor() {
         warm_compactions.iter().any(|c| c.trigger == Cause::Cost),
         "{warm_compactions:?}"
     );
-    let told = condense_compressor::Settings {
-        cache_cold: true,
-        ..config_40k().settings
-    }
-    .to_json();
+    let told = config_40k().settings.with_cache_cold().to_json();
     let (cold, compactions) = run_cc_opus_c(|path| {
         condense_at_40k(path).with_cold_settings(Duration::ZERO, told.clone())
     });

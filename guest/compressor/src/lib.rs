@@ -381,17 +381,8 @@ impl<'a> Window<'a> {
 
         // Compact. A fold goes down to `target_tokens`, or by the `cost` rule
         // to the floor; the passes alone, which fold nothing, need only reach
-        // `target_tokens`.
-        let target = CoreConfig {
-            target_tokens: if by_cost {
-                config.target_tokens.min(saturate(after_floor))
-            } else {
-                config.target_tokens
-            },
-            ..*config
-        };
-        // The passes come first: the cheapest compaction rewrites the kept
-        // messages older than the verbatim tail and folds nothing.
+        // `target_tokens`. They come first: the cheapest compaction rewrites
+        // the kept messages older than the verbatim tail and folds nothing.
         let horizon = self.messages.len();
         let tail_floor = if self.settings.passes_enabled() {
             floor_cut
@@ -415,7 +406,8 @@ impl<'a> Window<'a> {
         // which lowers every request until the next compaction, and puts that
         // compaction further away).
         // By the `cost` rule the fold cuts at the floor itself, unless that
-        // would not fit the threshold.
+        // would not fit the threshold: then, as by the `threshold` rule,
+        // down to `target_tokens`.
         let at_floor =
             (by_cost && after_floor <= u64::from(config.token_threshold)).then_some(floor_cut);
         let Some(boundary) = at_floor.or_else(|| {
@@ -424,7 +416,7 @@ impl<'a> Window<'a> {
                 &self.sizes,
                 &self.cuts,
                 0,
-                &target,
+                config,
                 max_pair,
                 self.prefix.turns as usize,
             )

@@ -1,10 +1,11 @@
-//! The compressor's own settings: when to compact (the trigger and the
-//! prices it weighs), and the context-engineering passes and their knobs. The host hands them over as a JSON text (the `settings` of a
-//! compress request, from the keys of the config file that are not the
-//! host's), this module reads and checks it, and publishes its JSON Schema.
-//! A new pass knob is a field here (a numeric one also a row of [`RANGES`])
-//! and the pass that reads it: the config file's schema, validation, README
-//! row, property tests and fuzz targets read it from [`Settings::schema`].
+//! The compressor's own settings: when to compact (the trigger and the prices
+//! it weighs), and the context-engineering passes and their knobs. The host
+//! hands them over as a JSON text (the `settings` of a compress request, from
+//! the keys of the config file that are not the host's), this module reads
+//! and checks it, and publishes its JSON Schema. A new pass knob is a field
+//! here (a numeric one also a row of [`RANGES`]) and the pass that reads it:
+//! the config file's schema, validation, README row, property tests and fuzz
+//! targets read it from [`Settings::schema`].
 
 use condense_model::{Range, range};
 use schemars::JsonSchema;
@@ -260,6 +261,26 @@ impl Settings {
             clear_mode: ClearMode::Truncate,
             ..self
         }
+    }
+
+    /// These settings telling the compressor, for one call, that the
+    /// session's prompt cache expired (`cache_cold`).
+    pub fn with_cache_cold(self) -> Settings {
+        Settings {
+            cache_cold: true,
+            ..self
+        }
+    }
+
+    /// The price of a cached input token, relative to an uncached one.
+    pub fn read_price(&self) -> f64 {
+        f64::from(self.cache_read_permille) / 1000.0
+    }
+
+    /// The price of an input token written to the cache, relative to an
+    /// uncached one.
+    pub fn write_price(&self) -> f64 {
+        f64::from(self.cache_write_permille) / 1000.0
     }
 
     /// These settings with the three passes off.

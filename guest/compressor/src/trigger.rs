@@ -51,8 +51,7 @@ pub fn compact_now(carry: Carry, settings: &Settings) -> bool {
     if carry.window_calls == 0 || carry.request <= carry.after {
         return false;
     }
-    let read = f64::from(settings.cache_read_permille) / 1000.0;
-    let write = f64::from(settings.cache_write_permille) / 1000.0;
+    let (read, write) = (settings.read_price(), settings.write_price());
     let growth = carry.window_tokens as f64 / carry.window_calls as f64;
     let summary = f64::from(settings.summary_cost_tokens);
     let order = |fixed: f64| (2.0 * fixed * growth / read).sqrt();

@@ -374,8 +374,8 @@ impl Settings {
     pub fn prices(&self) -> Prices {
         match self.embedded_compressor() {
             Some(Ok(s)) => Prices {
-                read: f64::from(s.cache_read_permille) / 1000.0,
-                write: f64::from(s.cache_write_permille) / 1000.0,
+                read: s.read_price(),
+                write: s.write_price(),
                 summary: f64::from(s.summary_cost_tokens),
                 ttl_seconds: s.cache_ttl_seconds,
             },

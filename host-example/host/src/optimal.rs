@@ -10,8 +10,9 @@
 //! the rest verbatim, and send that until the next compaction. Every request
 //! stays within `token_threshold`, and every compaction keeps at least
 //! `keep_recent_tokens` verbatim, unless cuts keep it but none of them fits
-//! the threshold (then any cut that fits: condense's own fallback). The passes (cleared results, pruned
-//! reasoning) are left out: the optimum is over where and when to fold.
+//! the threshold (then any cut that fits: condense's own fallback). The
+//! passes (cleared results, pruned reasoning) are left out: the optimum is
+//! over where and when to fold.
 //!
 //! Costs are the replay's ([`ReplayStats::cost`](crate::replay::ReplayStats::cost)):
 //! between compactions a request extends the one before, so the cache reads
@@ -31,7 +32,7 @@ use condense_model::tokens::estimate_messages;
 use condense_model::{CoreConfig, Message, Role, segment};
 use serde::Serialize;
 
-use crate::replay::Prices;
+use crate::replay::{Prices, call_ends, cold_calls};
 
 /// The cheapest schedule found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -65,28 +66,6 @@ pub struct Compaction {
     pub cut: usize,
     /// The request it sends, in tokens.
     pub request_tokens: u64,
-}
-
-/// The model calls of a recorded session: the request before each assistant
-/// message is `history[..end]`, as [`replay`](crate::replay::replay) calls.
-pub fn call_ends(history: &[Message]) -> Vec<usize> {
-    (1..history.len())
-        .filter(|&i| history[i].role == Role::Assistant)
-        .collect()
-}
-
-/// Per call of [`call_ends`], whether the cache had expired, from `cold`
-/// per assistant message (as [`replay_timed`](crate::replay::replay_timed)
-/// reads it; missing: warm).
-fn cold_calls(history: &[Message], cold: &[bool]) -> Vec<bool> {
-    history
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.role == Role::Assistant)
-        .zip(cold.iter().copied().chain(std::iter::repeat(false)))
-        .filter(|((i, _), _)| *i > 0)
-        .map(|(_, cold)| cold)
-        .collect()
 }
 
 /// The sizes a schedule is priced by, in tokens.

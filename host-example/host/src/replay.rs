@@ -268,6 +268,27 @@ impl StatsMeter {
     }
 }
 
+/// The model calls of a recorded session: the request before each assistant
+/// message (but a first one) is `history[..end]`.
+pub fn call_ends(history: &[Message]) -> Vec<usize> {
+    (1..history.len())
+        .filter(|&i| history[i].role == Role::Assistant)
+        .collect()
+}
+
+/// Per call of [`call_ends`], whether the cache had expired, from `cold`
+/// per assistant message (missing: warm).
+pub(crate) fn cold_calls(history: &[Message], cold: &[bool]) -> Vec<bool> {
+    history
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::Assistant)
+        .zip(cold.iter().copied().chain(std::iter::repeat(false)))
+        .filter(|((i, _), _)| *i > 0)
+        .map(|(_, cold)| cold)
+        .collect()
+}
+
 /// Replays `history` through `compress`, which gets each request and the
 /// checkpoint returned by the call before.
 pub fn replay<C>(
@@ -290,17 +311,11 @@ pub fn replay_timed<C>(
     let tokens = estimate_messages(history);
     let mut meter = StatsMeter::new();
     let mut checkpoint: Option<C> = None;
-    let mut answers = 0;
-    for (i, m) in history.iter().enumerate() {
-        if m.role != Role::Assistant {
-            continue;
-        }
-        answers += 1;
-        if i == 0 {
-            continue;
-        }
+    for (i, expired) in call_ends(history)
+        .into_iter()
+        .zip(cold_calls(history, cold))
+    {
         let request = &history[..i];
-        let expired = cold.get(answers - 1).copied().unwrap_or(false);
         if expired {
             meter.expire();
         }

@@ -73,7 +73,9 @@ fn utc_millis(time: &str) -> Result<i64, String> {
     {
         return Err(format!("`{time}` is out of range"));
     }
-    // Milliseconds from the first three digits of the fraction.
+    // Milliseconds from the first three digits of the fraction (all digits,
+    // so the slice falls between characters).
+    number(fraction)?;
     let millis = number(&format!("{fraction:0<3}")[..3])?;
     // Days from 1970-01-01 to the date (Howard Hinnant's days_from_civil).
     let y = if month <= 2 { year - 1 } else { year };
@@ -105,6 +107,7 @@ mod tests {
             "2026-02-12 14:12:01Z",
             "2026-02-12T14:12:01",
             "2026-13-01T00:00:00Z",
+            "2026-02-12T14:12:01.ééZ",
             "x",
         ] {
             assert!(utc_millis(bad).is_err(), "{bad}");

@@ -155,10 +155,6 @@ pub struct Condense<M = Arc<condense_host::Middleware>> {
     cold: Option<(Duration, String)>,
     /// When the last request was compressed.
     last_call: Option<Instant>,
-    /// What set the last call's compaction off, if it compacted: the
-    /// compressor's own rule in the first call (`cost`, or `cold` when it
-    /// was told the cache had expired), the threshold in the second.
-    cause: Cause,
 }
 
 impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
@@ -183,7 +179,6 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
             frame: None,
             cold: None,
             last_call: None,
-            cause: Cause::Threshold,
         }
     }
 
@@ -223,14 +218,17 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
     /// refused compaction then never costs. Only the compressor's own rule
     /// can compact in it (condense's `cost` rule, when compacting already
     /// pays before the threshold); `condense agent` turns that rule off
-    /// when a policy must allow each compaction.
+    /// when a policy must allow each compaction. Returns what set a
+    /// compaction off, should the request be compacted: the compressor's own
+    /// rule in the first call (`cost`, or `cold` when it was told the cache
+    /// had expired), the threshold in the second.
     fn compress(
         &mut self,
         history: &Transcript,
         core: &CoreConfig,
         overhead: u32,
         number: u64,
-    ) -> Compressed {
+    ) -> (Compressed, Cause) {
         // condense's own state never stops a model call: a store that cannot
         // be read counts as no checkpoint (the fold is recomputed).
         let store = &mut self.store;
@@ -246,7 +244,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
             (Some((ttl, cold)), Some(last)) if now.duration_since(last) > *ttl => Some(cold),
             _ => None,
         };
-        self.cause = if cold.is_some() {
+        let own_rule = if cold.is_some() {
             Cause::Cold
         } else {
             Cause::Cost
@@ -262,10 +260,10 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
                 .compress_transcript(history, &standing, settings, stored.as_ref());
         let request_tokens = match sent.report.guest() {
             Some(r) if sent.report.status() != Status::FailedOpen => r.tokens_after,
-            _ => return sent,
+            _ => return (sent, own_rule),
         };
         if request_tokens <= core.token_threshold {
-            return sent;
+            return (sent, own_rule);
         }
         let due = Due {
             call: number,
@@ -279,11 +277,12 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
                 request_tokens = due.request_tokens,
                 "compaction deferred by the policy"
             );
-            return sent;
+            return (sent, own_rule);
         }
-        self.cause = Cause::Threshold;
-        self.middleware
-            .compress_transcript(history, core, settings, stored.as_ref())
+        let sent = self
+            .middleware
+            .compress_transcript(history, core, settings, stored.as_ref());
+        (sent, Cause::Threshold)
     }
 }
 
@@ -297,7 +296,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Middleware for Condense<M> {
             + estimate_messages(&call.system).iter().sum::<u32>()
             + tools;
         let core = with_overhead(&self.core, overhead);
-        let sent = self.compress(call.history, &core, overhead, call.number);
+        let (sent, cause) = self.compress(call.history, &core, overhead, call.number);
         if let Some(checkpoint) = &sent.checkpoint
             && self.stored.as_ref().and_then(Option::as_ref) != Some(checkpoint)
         {
@@ -324,7 +323,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Middleware for Condense<M> {
                 other => message_digest(other.message(history.messages())),
             }));
         self.cache.send(digests.collect());
-        let compaction = Compaction::of(&sent.report, call.number, self.cause, self.cache.breaks);
+        let compaction = Compaction::of(&sent.report, call.number, cause, self.cache.breaks);
         call.compactions.extend(compaction);
         let mut block_set = false;
         if self.placement == SummaryPlacement::Block
