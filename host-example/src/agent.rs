@@ -55,6 +55,10 @@ pub struct AgentRun {
 
 /// Runs the task, printing each tool call and the answer to `out`.
 pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<()> {
+    // The model's price model: its threshold, and the cache prices the cost
+    // rule weighs compactions with.
+    let (settings, ..) = settings.for_model(Some(&run.model));
+    let settings = &settings;
     // Everything that can fail on bad input fails before the journal is
     // touched: the workdir, the key, the compressor's settings, the
     // components.

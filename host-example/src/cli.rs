@@ -269,7 +269,6 @@ pub fn run_on(
                 state_dir: args.state_dir,
                 store: args.store,
                 token_env: args.token_env,
-                input_price: args.input_price,
                 log_bodies: args.log_bodies,
                 events: args.events,
             };

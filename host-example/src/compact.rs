@@ -74,6 +74,7 @@ pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result
             let config = BodyConfig {
                 core: forced(&settings.core, tokens)?,
                 settings: json,
+                cold: None,
             };
             // The body as read, through the one entry point, in the format
             // it was read in.

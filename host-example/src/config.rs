@@ -1,5 +1,6 @@
-//! `condense config`: the effective configuration as a file (`--show`), or
-//! the file's JSON Schema (`--schema`).
+//! `condense config`: the effective configuration as a file (`--show`), the
+//! price model of each model (`--models`), or the file's JSON Schema
+//! (`--schema`).
 
 use crate::common::Common;
 use anyhow::{Context, Result};
@@ -8,7 +9,7 @@ use condense_config::Settings;
 use std::io::Write;
 
 #[derive(Args)]
-#[command(group(ArgGroup::new("output").required(true).args(["schema", "show"])))]
+#[command(group(ArgGroup::new("output").required(true).args(["schema", "show", "models"])))]
 pub struct ConfigArgs {
     /// Print the JSON Schema of the config file: every key with its description, type,
     /// default and allowed range. The compressor's keys are those the compressor publishes:
@@ -19,6 +20,11 @@ pub struct ConfigArgs {
     /// after the defaults, --config, --agent and --compressor/--summarizer.
     #[arg(long)]
     pub show: bool,
+    /// Print what each model pattern costs and holds (the embedded table with the file's
+    /// [models."PATTERN"] tables over it) and the threshold its requests are compacted at.
+    /// A request's `model` is priced by the most specific pattern it matches.
+    #[arg(long)]
+    pub models: bool,
     #[command(flatten)]
     pub common: Common,
 }
@@ -46,6 +52,9 @@ pub fn run(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
         return Ok(());
     }
     let (settings, file) = args.common.load(Settings::default())?;
+    if args.models {
+        return models(&settings, out);
+    }
     let toml = settings.to_toml()?;
     let mut sources = vec!["the defaults".to_owned()];
     if let Some(path) = &args.common.config {
@@ -82,4 +91,44 @@ pub fn run(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     out.write_all(b"\n")?;
     out.write_all(toml.as_bytes())?;
     Ok(())
+}
+
+/// The price table, one model pattern a line.
+fn models(settings: &Settings, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "{:<22} {:>8} {:>8} {:>6} {:>6} {:>5} {:>9} {:>10}",
+        "model", "input", "output", "read", "write", "ttl", "window", "threshold"
+    )?;
+    for (pattern, price) in settings.models.entries() {
+        let (for_model, ..) = settings.for_model(Some(pattern));
+        writeln!(
+            out,
+            "{:<22} {:>8.2} {:>8.2} {:>6.2} {:>6.2} {:>5} {:>9} {:>10}",
+            pattern,
+            price.input,
+            price.output,
+            price.cache_read,
+            price.write(),
+            ttl_text(price.cache_ttl_seconds),
+            price.context_window,
+            for_model.core.token_threshold
+        )?;
+    }
+    writeln!(
+        out,
+        "\ninput and output: USD per million tokens; read and write: shares of the input price \
+         (cached reads, cache writes at the TTL the requests use); threshold: where its \
+         requests are compacted (the model's own, else the agent's held to 80% of the window)."
+    )?;
+    Ok(())
+}
+
+/// `300` as `5m`, `3600` as `1h`, `90` as `90s`.
+fn ttl_text(seconds: u32) -> String {
+    match seconds {
+        s if s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
 }

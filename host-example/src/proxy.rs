@@ -29,7 +29,6 @@ pub struct ProxyRun {
     /// The environment variable holding the proxy's own token.
     pub token_env: Option<String>,
     /// USD per million input tokens (`/metrics`' estimate of what was saved).
-    pub input_price: f64,
     /// Log what each compressed request is sent upstream with.
     pub log_bodies: bool,
     /// Append each compaction to this file as a JSON line.
@@ -104,12 +103,6 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         ),
         None => None,
     };
-    if !(run.input_price.is_finite() && run.input_price >= 0.0) {
-        bail!(
-            "--input-price {}: not a price (USD per million tokens, 0 or more)",
-            run.input_price
-        );
-    }
     for (flag, url) in [
         ("--anthropic-upstream", &run.anthropic_upstream),
         ("--openai-upstream", &run.openai_upstream),
@@ -135,7 +128,6 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         },
         max_request_bytes,
         compress_slots: std::thread::available_parallelism().map_or(2, |n| n.get()),
-        input_price: run.input_price,
         log_bodies: run.log_bodies,
         events: crate::session::events_log(run.events.as_deref())?,
     };
@@ -215,10 +207,6 @@ pub struct ProxyArgs {
     /// Bearer TOKEN` (their own Authorization header is the provider's).
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,
-    /// USD per million input tokens, for the estimate of what condense saved in GET
-    /// /metrics (condense_proxy_estimated_cost_saved_usd_total).
-    #[arg(long, value_name = "USD", default_value_t = condense_proxy::DEFAULT_INPUT_PRICE)]
-    pub input_price: f64,
     /// Log the body each compressed request is sent upstream with (your users' words and
     /// their tools' output). Headers, API keys among them, are never logged.
     #[arg(long)]

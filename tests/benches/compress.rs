@@ -164,6 +164,7 @@ fn bench(c: &mut Criterion) {
                 let body_config = BodyConfig {
                     core: config.core,
                     settings: json.clone(),
+                    cold: None,
                 };
                 let call = || {
                     let mut store = MemoryStore(Some(stored.clone()));

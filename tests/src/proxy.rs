@@ -53,7 +53,6 @@ impl RunningProxy {
             },
             max_request_bytes: 64 << 20,
             compress_slots: 2,
-            input_price: condense_proxy::DEFAULT_INPUT_PRICE,
             log_bodies: false,
             events: None,
         }
@@ -382,4 +381,14 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// condense's estimate of a request body's tokens (its messages, system
+/// included, and its tools), as the proxy's threshold counts them.
+pub fn request_tokens(body: &Value) -> u32 {
+    let parsed = condense_host::body::parse_body(body.to_string().as_bytes(), None).unwrap();
+    let messages: u32 = condense_model::tokens::estimate_messages(parsed.messages())
+        .iter()
+        .sum();
+    messages + condense_host::body::tools_tokens(parsed.body())
 }

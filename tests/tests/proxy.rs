@@ -1144,3 +1144,144 @@ fn codex_works_through_the_proxy() {
     let bodies: Vec<Value> = requests.into_iter().map(|r| r.body).collect();
     assert_breaks_only_at_compactions(&bodies, continues_input, &metrics);
 }
+
+/// The upstream bodies of the requests tagged `x-test-session: session`.
+fn sent_in(upstream: &TestServer, session: &str) -> Vec<Value> {
+    upstream
+        .requests()
+        .into_iter()
+        .filter(|r| r.header("x-test-session") == Some(session))
+        .map(|r| r.body)
+        .collect()
+}
+
+/// Each request is compressed for its `model`: the same call is compacted
+/// for a model whose window is small (its threshold is 80% of it) and left
+/// whole for one priced by `*` (the agent's 100k threshold); what the proxy
+/// says it saved is priced by the model's own prices.
+#[test]
+fn each_request_is_compressed_for_its_model_and_priced_by_it() {
+    // At the threshold alone: the cost rule would compact a long call for
+    // either model.
+    let config = r#"
+token_threshold = 100000
+compact_when = "threshold"
+[models."small-*"]
+context_window = 20000
+input_price = 2.0
+cache_read = 0.5
+"#;
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let proxy = RunningProxy::in_memory(config, &upstream.url(""));
+    let client = ureq::Agent::new_with_defaults();
+    let calls = session_calls("cc-opus-a");
+    let mut call = calls[calls.len() / 3].clone();
+    assert!(
+        condense_tests::proxy::request_tokens(&call) > 20_000,
+        "a call over the small model's window"
+    );
+    for (model, session) in [("small-coder-7b", "small"), ("big-model", "big")] {
+        call["model"] = json!(model);
+        let headers = [("x-test-session", session), ("x-condense-session", session)];
+        assert_eq!(
+            post(&client, &proxy.url("/v1/messages"), &call, &headers),
+            200
+        );
+    }
+    let (small, big) = (sent_in(&upstream, "small"), sent_in(&upstream, "big"));
+    assert_eq!(
+        compacted(&small),
+        1,
+        "compacted for the small model's window"
+    );
+    let small_tokens = condense_tests::proxy::request_tokens(&small[0]);
+    assert!(small_tokens <= 16_000, "{small_tokens} over 80% of 20k");
+    call["model"] = json!("big-model");
+    assert!(big[0] == call, "whole under the agent's threshold");
+
+    let text = scrape(&proxy.url("/metrics"));
+    let taken_out = metric(&text, "condense_proxy_tokens_before_total")
+        - metric(&text, "condense_proxy_tokens_after_total");
+    assert!(taken_out > 0.0);
+    let saved = metric(&text, "condense_proxy_estimated_cost_saved_usd_total");
+    // The small model's prices: $2 per million, cached reads at half.
+    let expected = taken_out * 0.5 * 2.0 / 1e6;
+    assert!((saved - expected).abs() < 1e-9, "{saved} vs {expected}");
+}
+
+/// A request that comes after the model's cache TTL finds the provider's
+/// prompt cache expired: the store kept when the session's last request
+/// came, and the compaction the cost rule would have made a few calls later
+/// is made then, at no break of its own. A session sent the same calls
+/// without the pause compacts later. The event says `cold`.
+#[test]
+fn a_request_after_the_cache_expired_compacts_then() {
+    let config = "token_threshold = 60000\n[models.\"claude-opus-4*\"]\ncache_ttl = \"1s\"\n";
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.jsonl");
+    let mut settings = RunningProxy::settings(
+        config,
+        &upstream.url(""),
+        Arc::new(MemorySessions::default()),
+    );
+    settings.events = Some(condense_host::events::EventLog::open(&events).unwrap());
+    let proxy = RunningProxy::serve(settings);
+    let client = ureq::Agent::new_with_defaults();
+    let calls = session_calls("cc-opus-a");
+    let send = |call: &Value, session: &str| {
+        let headers = [("x-test-session", session), ("x-condense-session", session)];
+        assert_eq!(
+            post(&client, &proxy.url("/v1/messages"), call, &headers),
+            200
+        );
+    };
+    // Without a pause: the first compaction, by the cost rule.
+    let mut first = None;
+    for (i, call) in calls.iter().enumerate() {
+        send(call, "warm");
+        if compacted(&sent_in(&upstream, "warm")) > 0 {
+            first = Some(i);
+            break;
+        }
+    }
+    let first = first.expect("the warm session compacts");
+    assert!(first > 2, "compacted at call {first}");
+    // The same calls up to two before it, then a pause past the TTL.
+    let paused = first - 2;
+    for call in &calls[..paused] {
+        send(call, "cold");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1_300));
+    send(&calls[paused], "cold");
+    let (warm, cold) = (sent_in(&upstream, "warm"), sent_in(&upstream, "cold"));
+    assert_eq!(
+        cold[..paused],
+        warm[..paused],
+        "the same calls before the pause"
+    );
+    assert_eq!(compacted(&cold[..paused]), 0);
+    assert_eq!(compacted(&cold[paused..]), 1, "compacted after the pause");
+    drop(proxy);
+    let events: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let triggers: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["session"].as_str().unwrap(),
+                e["trigger"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        triggers,
+        [
+            ("default/session/warm", "cost"),
+            ("default/session/cold", "cold")
+        ]
+    );
+}

@@ -86,7 +86,7 @@ impl Settings {
             let Some(settings) = self.summarizer_json(name) else {
                 continue;
             };
-            let at = format!("summarizers.{}", crate::file::key_text(name));
+            let at = format!("summarizers.{}", crate::path::key_text(name));
             match runtime.validate_summarizer_settings(index, &settings) {
                 Ok(Ok(())) => {}
                 Ok(Err(why)) => bail!("{at}: {why} (summarizer `{name}`)"),

@@ -2,6 +2,8 @@
 //! unknown key is named by its full path, and each `[agents.NAME]` table
 //! merged over the top level and validated on its own.
 
+use crate::models::ModelTables;
+use crate::path::key_text;
 use crate::sections::is_builtin;
 use crate::{CoreKeys, Settings};
 use anyhow::{Context, Result, bail};
@@ -171,19 +173,6 @@ impl ConfigFile {
     }
 }
 
-/// A table key as written in a dotted path: bare when TOML allows it.
-pub(crate) fn key_text(key: &str) -> String {
-    let bare = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if bare {
-        key.to_owned()
-    } else {
-        toml::Value::from(key).to_string()
-    }
-}
-
 /// Merges `overrides` into `base`: a table merges key by key, any other value
 /// (a list included) replaces the base value.
 fn merge(base: &mut toml::Table, overrides: toml::Table) {
@@ -203,7 +192,14 @@ fn merge(base: &mut toml::Table, overrides: toml::Table) {
 fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     // A scalar or list where a table belongs would otherwise be reported as
     // a struct decoded from a sequence: say plainly what is expected.
-    for key in ["components", "limits", "runtime", "llm", "summarizers"] {
+    for key in [
+        "components",
+        "limits",
+        "runtime",
+        "llm",
+        "summarizers",
+        "models",
+    ] {
         if let Some(value) = table.get(key).filter(|v| !v.is_table()) {
             bail!(
                 "{at}{key}: must be a table ([{at}{key}]), not {}",
@@ -235,6 +231,18 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
         };
         summarizers.insert(name, toml_to_json(table)?);
     }
+    let mut model_tables = ModelTables::new();
+    for (pattern, table) in sub_table("models") {
+        let at = format!("{at}models.{}", key_text(&pattern));
+        let toml::Value::Table(table) = table else {
+            bail!(
+                "{at}: must be a table ([{at}]) of that model's prices, not {}",
+                table.type_str()
+            );
+        };
+        model_tables.insert(pattern, decode_table(table, &format!("{at}."))?);
+    }
+    let models = crate::models::price_table(&model_tables, at)?;
     let mut core = toml::Table::new();
     for key in CORE_KEYS {
         if let Some(value) = table.remove(*key) {
@@ -252,6 +260,8 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
         runtime,
         llm,
         summarizers,
+        model_tables,
+        models,
     })
 }
 

@@ -45,6 +45,8 @@
 //! - [`validate`]: the ranges and the checks run on every agent at load;
 //! - [`schema`]: the JSON Schema (`condense config --schema`);
 //! - [`write`]: the settings as a file (`condense config --show`);
+//! - [`models`]: what each model costs and holds, and the settings a
+//!   request to it is compressed with;
 //! - [`assemble`]: the middleware a file describes, from the caller's
 //!   embedded components and model client.
 //!
@@ -53,6 +55,8 @@
 
 pub mod assemble;
 pub mod file;
+pub mod models;
+mod path;
 #[cfg(test)]
 mod readme;
 pub mod schema;

@@ -16,10 +16,17 @@ use std::path::Path;
 /// the host's tables.
 const GROUPS: [&str; 4] = ["fold", "passes", "tools", "host"];
 
-/// The host's tables (each a row per key, `[table]` `key`), and
-/// `summarizers`, a table of tables by summarizer (one row,
-/// `[summarizers.NAME]`).
-const HOST_TABLES: [&str; 5] = ["components", "limits", "runtime", "llm", "summarizers"];
+/// The host's tables (each a row per key, `[table]` `key`), and the tables
+/// of tables: `summarizers`, by summarizer (one row, `[summarizers.NAME]`),
+/// and `models`, by model pattern (a row per key, `[models.NAME]` `key`).
+const HOST_TABLES: [&str; 6] = [
+    "components",
+    "limits",
+    "runtime",
+    "llm",
+    "summarizers",
+    "models",
+];
 
 /// The group of a top-level key; `None` for `agents` (prose of its own).
 fn group_of(key: &str, core: &[String]) -> Option<&'static str> {
@@ -55,9 +62,16 @@ fn tables(schema: &Value) -> Vec<(&'static str, String)> {
                     rows.push((group, row(&format!("`[{key}]` `{inner}`"), p, def(p))));
                 }
             }
-            None if group == "host" => {
-                rows.push((group, row(&format!("`[{key}.NAME]`"), property, None)));
-            }
+            None if group == "host" => match def(&property["additionalProperties"])
+                .and_then(|d| d["properties"].as_object())
+            {
+                Some(table) => {
+                    for (inner, p) in table {
+                        rows.push((group, row(&format!("`[{key}.NAME]` `{inner}`"), p, def(p))));
+                    }
+                }
+                None => rows.push((group, row(&format!("`[{key}.NAME]`"), property, None))),
+            },
             None => rows.push((group, row(&format!("`{key}`"), property, def(property)))),
         }
     }

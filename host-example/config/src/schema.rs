@@ -32,6 +32,16 @@ struct HostKeys {
     /// `context_tokens` and `cache_friendly` from `[llm]`, not from here.
     #[schemars(default)]
     summarizers: std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    /// What each model costs and holds, by model pattern (`*` any run, `?`
+    /// one character), quoted: `[models."claude-sonnet-4*"]`. The most
+    /// specific pattern a request's `model` matches prices it: the cost rule
+    /// weighs compactions with its cache prices, the proxy's metrics price
+    /// what was saved, and its window caps the threshold. Over the embedded
+    /// table of the common models (`condense config --models` lists it): a
+    /// table of the same pattern overrides it key by key, a new pattern adds
+    /// a model whose unset keys are those of `"*"`.
+    #[schemars(default)]
+    models: std::collections::BTreeMap<String, crate::models::ModelKeys>,
 }
 
 /// The JSON Schema (draft 2020-12) of the config file, generated from the

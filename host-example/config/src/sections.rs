@@ -2,10 +2,12 @@
 //! ([`CoreKeys`]), `[components]`, `[limits]`, `[runtime]`, `[llm]`, and the
 //! compressor's own keys, kept as written for the compressor to check.
 
+use crate::models::{ModelTables, PRICE_KEYS, scaled};
 use crate::{LIMIT_RANGES, LLM_RANGES};
 use condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES;
+use condense_host::pricing::{ModelPrice, PriceTable};
 use condense_host::replay::Prices;
-use condense_host::{BodyConfig, Limits};
+use condense_host::{BodyConfig, ColdSettings, Limits};
 use condense_model::{CORE_RANGES, CoreConfig, range};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -240,7 +242,7 @@ impl Default for RuntimeSettings {
 /// compressor shares ([`CoreConfig`]), and any other key, which belongs to the
 /// compressor: it is handed to it as its settings JSON, and the compressor
 /// checks and documents it (the embedded one: `condense_compressor::Settings`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub core: CoreConfig,
     /// The compressor's own keys, as written (after an agent's overrides).
@@ -258,6 +260,27 @@ pub struct Settings {
     /// file name. Handed to it as its settings JSON; it checks them itself
     /// when the middleware is built ([`Settings::middleware`]).
     pub summarizers: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+    /// The `[models."PATTERN"]` tables as written.
+    pub model_tables: ModelTables,
+    /// What each model costs and holds: the written tables over the
+    /// embedded ones ([`Settings::for_model`]).
+    pub models: PriceTable,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            core: CoreConfig::default(),
+            compressor: serde_json::Map::new(),
+            components: Components::default(),
+            limits: LimitSettings::default(),
+            runtime: RuntimeSettings::default(),
+            llm: LlmSettings::default(),
+            summarizers: BTreeMap::new(),
+            model_tables: ModelTables::new(),
+            models: crate::models::embedded_table(),
+        }
+    }
 }
 
 /// The core keys as a file gives them: each one unset falls back to its
@@ -348,7 +371,19 @@ impl Settings {
         BodyConfig {
             core: self.core,
             settings: self.compressor_json(),
+            cold: self.cold_settings(),
         }
+    }
+
+    /// How the embedded compressor is told that a request found the cache
+    /// expired (`cache_cold`), past its `cache_ttl_seconds`; `None` for a
+    /// compressor from a path, whose keys this host cannot know.
+    pub fn cold_settings(&self) -> Option<ColdSettings> {
+        let embedded = self.embedded_compressor()?.ok()?;
+        Some(ColdSettings {
+            ttl: std::time::Duration::from_secs(u64::from(embedded.cache_ttl_seconds)),
+            settings: embedded.with_cache_cold().to_json(),
+        })
     }
 
     /// The compressor's settings JSON, as the compress call hands it over.
@@ -381,6 +416,35 @@ impl Settings {
             },
             _ => Prices::DEFAULT,
         }
+    }
+
+    /// These settings for the requests to `model` (`None`: a request that
+    /// names none): the price model's threshold (its own, else this one held
+    /// to 80% of its window), the other fold keys scaled with it; and for the
+    /// embedded compressor, the model's cache prices and TTL, where the file
+    /// does not set them. The pattern that priced it, and its prices.
+    pub fn for_model(&self, model: Option<&str>) -> (Settings, &str, &ModelPrice) {
+        let (pattern, price) = self.models.lookup(model);
+        let mut settings = self.clone();
+        let threshold = price.threshold(self.core.token_threshold);
+        if threshold != self.core.token_threshold {
+            settings.core = scaled(&self.core, threshold);
+        }
+        if self.components.compressor.is_none() {
+            let prices = price.prices(0.0);
+            let values = [
+                (prices.read * 1000.0).round() as u32,
+                (prices.write * 1000.0).round() as u32,
+                prices.ttl_seconds,
+            ];
+            for (key, value) in PRICE_KEYS.into_iter().zip(values) {
+                settings
+                    .compressor
+                    .entry(key)
+                    .or_insert_with(|| value.into());
+            }
+        }
+        (settings, pattern, price)
     }
 
     /// The summarizer chain these settings load, each by its name: the

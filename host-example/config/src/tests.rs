@@ -615,3 +615,86 @@ fn a_summarizers_settings_are_checked_by_it_at_start() {
         .middleware(&EMBEDDED, &no_model_client)
         .unwrap_or_else(|e| panic!("{e:#}"));
 }
+
+#[test]
+fn a_models_table_overrides_the_embedded_one_key_by_key_and_adds_models() {
+    let s = Settings::parse(
+        r#"
+cache_write_permille = 2000
+[models."claude-sonnet-4*"]
+token_threshold = 60000
+[models."qwen3-coder*"]
+input_price = 0.0
+context_window = 32768
+[agents.sub.models."gpt-4o-mini*"]
+token_threshold = 20000
+"#,
+    )
+    .unwrap();
+    // The embedded entry's keys stay; the file's threshold is the model's,
+    // the other fold keys scaled with it.
+    let (sonnet, pattern, price) = s.for_model(Some("claude-sonnet-4-5-20250929"));
+    assert_eq!((pattern, price.input), ("claude-sonnet-4*", 3.0));
+    assert_eq!(sonnet.core.token_threshold, 60_000);
+    assert_eq!(sonnet.core.target_tokens, s.core.target_tokens * 6 / 10);
+    // A new model: its unset keys are "*"'s, its window caps the threshold.
+    let (qwen, _, price) = s.for_model(Some("qwen3-coder:30b"));
+    assert_eq!((price.input, price.cache_read), (0.0, 0.1));
+    assert_eq!(qwen.core.token_threshold, 26_214);
+    assert!(qwen.core.validate().is_ok());
+    // The model's cache prices reach the embedded compressor, unless the
+    // file sets the key itself.
+    let (gpt, ..) = s.for_model(Some("gpt-4o-2024-08-06"));
+    let compressor = passes(&gpt);
+    assert_eq!(compressor.cache_read_permille, 500);
+    assert_eq!(compressor.cache_write_permille, 2000, "the file's own key");
+    assert_eq!(
+        passes(&s).cache_read_permille,
+        100,
+        "no model: the defaults"
+    );
+    // An agent's models table merges over the top level's.
+    let file = ConfigFile::parse(
+        "[models.\"gpt-4o-mini*\"]\ncache_read = 0.4\n[agents.sub.models.\"gpt-4o-mini*\"]\ntoken_threshold = 20000\n",
+    )
+    .unwrap();
+    let (sub, _, price) = file.agents["sub"].for_model(Some("gpt-4o-mini"));
+    assert_eq!((sub.core.token_threshold, price.cache_read), (20_000, 0.4));
+    let (top, ..) = file.base.for_model(Some("gpt-4o-mini"));
+    assert_eq!(top.core.token_threshold, 100_000);
+}
+
+#[test]
+fn a_bad_models_key_is_named_with_its_pattern() {
+    for (text, named) in [
+        (
+            "[models.\"gpt-4o*\"]\ncache_read = 2.0",
+            "models.\"gpt-4o*\".cache_read = 2: must be between 0 and 1",
+        ),
+        (
+            "[models.\"x*\"]\ninput = 1.0",
+            "models.\"x*\".input: unknown field `input`",
+        ),
+        (
+            "[models.\"x*\"]\ncache_ttl = \"5 minutes\"",
+            "models.\"x*\".cache_ttl: `5 minutes`: expected a duration",
+        ),
+        (
+            "[models.\"x*\"]\ncache_write = { \"5m\" = 20.0 }",
+            "models.\"x*\".cache_write.5m = 20: must be between 0 and 10",
+        ),
+        (
+            "[models.\"x*\"]\ncontext_window = 50000\ntoken_threshold = 60000",
+            "models.\"x*\".token_threshold = 60000: must be between 1000 and the model's \
+             context_window (50000)",
+        ),
+        ("models = 3", "models: must be a table"),
+        (
+            "[agents.a.models.\"x*\"]\ninput_price = -1.0",
+            "agents.a.models.\"x*\".input_price = -1: must be between 0 and 1000",
+        ),
+    ] {
+        let e = err(text);
+        assert!(e.contains(named), "{text}: {e}");
+    }
+}

@@ -66,6 +66,7 @@ impl Settings {
                         "runtime",
                         "llm",
                         "summarizers",
+                        "models",
                         "agents",
                     ])
                     .map(|k| format!("`{k}`"))
@@ -78,6 +79,7 @@ impl Settings {
             bail!("{e}");
         }
         self.validate_summarizer_tables()?;
+        self.validate_models()?;
         check_table("limits", LIMIT_RANGES, &self.limits)?;
         check_table("llm", LLM_RANGES, &self.llm)?;
         if let Some(t) = self.llm.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
@@ -103,7 +105,7 @@ impl Settings {
             .map(|(name, _)| name)
             .collect();
         for (name, table) in &self.summarizers {
-            let at = format!("summarizers.{}", crate::file::key_text(name));
+            let at = format!("summarizers.{}", crate::path::key_text(name));
             if !chain.contains(name) {
                 let known: Vec<String> = chain.iter().map(|n| format!("`{n}`")).collect();
                 bail!(
@@ -118,6 +120,25 @@ impl Settings {
                     .find(|k| table.contains_key(**k))
             {
                 bail!("{at}.{key}: the LLM summarizer takes `{key}` from [llm]; set it there");
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that every model's settings are valid: a model's threshold
+    /// with the fold keys the file sets.
+    pub(crate) fn validate_models(&self) -> Result<()> {
+        for (pattern, _) in self.models.entries() {
+            let (settings, ..) = self.for_model(Some(pattern));
+            if let Err(e) = settings.core.validate() {
+                bail!(
+                    "models.{}: with its threshold ({}), {e}",
+                    crate::path::key_text(pattern),
+                    settings.core.token_threshold
+                );
+            }
+            if let Some(Err(e)) = settings.embedded_compressor() {
+                bail!("models.{}: {e}", crate::path::key_text(pattern));
             }
         }
         Ok(())

@@ -107,9 +107,19 @@ impl Settings {
                 "\n# [summarizers.NAME]  (a summarizer's own settings; unset: its defaults)\n",
             );
         }
+        if self.model_tables.is_empty() {
+            out.push_str(
+                "\n# [models.\"PATTERN\"]  (a model's prices and window; unset: the embedded \
+                 table, `condense config --models`)\n",
+            );
+        }
+        for (pattern, keys) in &self.model_tables {
+            let pattern = crate::path::key_text(pattern);
+            out.push_str(&format!("\n[models.{pattern}]\n{}", toml::to_string(keys)?));
+        }
         for (name, settings) in &self.summarizers {
             let table: toml::Table = serde_json::from_value(settings.clone().into())?;
-            let name = crate::file::key_text(name);
+            let name = crate::path::key_text(name);
             out.push_str(&format!(
                 "\n[summarizers.{name}]\n{}",
                 toml::to_string(&table)?

@@ -14,17 +14,31 @@
 //! a fold it could not keep.
 
 use crate::formats::{self, Format, Parsed};
-use crate::middleware::Middleware;
-use crate::report::HostReport;
+use crate::middleware::{Middleware, compress_attributed};
+use crate::report::{Cause, HostReport};
 use crate::store::{CheckpointStore, StoreError};
-use condense_model::CoreConfig;
 use condense_model::tokens::estimate_text;
+use condense_model::{CoreConfig, Message};
 
 /// What [`compress_body`] compresses with, configured once.
 #[derive(Clone, Debug)]
 pub struct BodyConfig {
     pub core: CoreConfig,
     /// The compressor's settings JSON.
+    pub settings: String,
+    /// For a store that knows when each session's requests came
+    /// ([`CheckpointStore::touch`]), how a request finding the provider's
+    /// prompt cache expired is compressed.
+    pub cold: Option<ColdSettings>,
+}
+
+/// A request sent more than `ttl` after its session's previous one finds
+/// the provider's prompt cache expired: it is compressed with `settings`,
+/// which tell the compressor so (the embedded one: `cache_cold = true`), and
+/// a compaction due soon is made then, at no break of its own.
+#[derive(Clone, Debug)]
+pub struct ColdSettings {
+    pub ttl: std::time::Duration,
     pub settings: String,
 }
 
@@ -35,6 +49,10 @@ pub struct CompressedBody {
     pub body: Vec<u8>,
     pub format: Format,
     pub report: HostReport,
+    /// What set a compaction off, should the request have been compacted:
+    /// the threshold, or the compressor's own rule (`cost`; `cold` when the
+    /// request found the cache expired).
+    pub cause: Cause,
 }
 
 /// A request body condense cannot read: it is malformed, and the provider
@@ -159,7 +177,20 @@ pub fn compress_body(
         Err(e) => (None, Some(format!("{e}: ignored"))),
     };
     let core = with_overhead(&config.core, tools_tokens(parsed.body()));
-    let mut sent = middleware.compress(history, &core, &config.settings, stored.as_ref());
+    let cold = config
+        .cold
+        .as_ref()
+        .filter(|cold| expired(store, history, cold.ttl));
+    let (settings, own_rule) = match cold {
+        Some(cold) => (&cold.settings, Cause::Cold),
+        None => (&config.settings, Cause::Cost),
+    };
+    let (mut sent, cause) = compress_attributed(
+        &core,
+        own_rule,
+        |core| middleware.compress(history, core, settings, stored.as_ref()),
+        |_| true,
+    );
     if let Some(why) = unreadable {
         tracing::warn!("{why}");
         sent.report.checkpoint_ignored = Some(why);
@@ -183,7 +214,26 @@ pub fn compress_body(
         body: rendered,
         format: parsed.format(),
         report: sent.report,
+        cause,
     })
+}
+
+/// Whether the session's previous request, as `store` knows it, came more
+/// than `ttl` ago; it records this one. A store that cannot say (or is down:
+/// the time is condense's own state, which never stops a model call) counts
+/// as a warm cache, the case that costs a break if wrong.
+fn expired(store: &mut dyn CheckpointStore, history: &[Message], ttl: std::time::Duration) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    match store.touch(history, now) {
+        Ok(Some(previous)) => u128::from(now.saturating_sub(previous)) > ttl.as_millis(),
+        Ok(None) => false,
+        Err(e) => {
+            tracing::warn!("{e}");
+            false
+        }
+    }
 }
 
 /// Tokens of the body's tool definitions, which the model is sent with every

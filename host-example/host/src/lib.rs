@@ -24,7 +24,8 @@
 //!   database), each request's found again from its own messages;
 //! - [`replay`]: replaying a recorded session and measuring cost and cache breaks,
 //!   [`optimal`]: the cheapest schedule of compactions for it, found
-//!   offline, and [`timing`]: when its calls happened (the cache expiring).
+//!   offline, and [`timing`]: when its calls happened (the cache expiring);
+//! - [`pricing`]: what a model costs and holds, found by its name.
 //!
 //! ```no_run
 //! use condense_host::{BodyConfig, ComponentSource, FileStore, Limits, Middleware, Runtime};
@@ -37,6 +38,7 @@
 //! let config = BodyConfig {
 //!     core: condense_model::CoreConfig::for_threshold(100_000),
 //!     settings: "{}".into(),
+//!     cold: None,
 //! };
 //! # let request_body = b"{\"messages\": []}";
 //! let mut session = FileStore::new("session.ckpt");
@@ -56,6 +58,7 @@ pub mod llm;
 mod llm_import;
 pub mod middleware;
 pub mod optimal;
+pub mod pricing;
 pub mod replay;
 pub mod report;
 pub mod runtime;
@@ -68,7 +71,7 @@ pub mod transcript;
 
 pub use condense_formats as formats;
 
-pub use body::{BodyConfig, BodyError, CompressedBody, compress_body};
+pub use body::{BodyConfig, BodyError, ColdSettings, CompressedBody, compress_body};
 pub use component::{CONTRACT_VERSION, ComponentSource, Embedded};
 pub use failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure};
 pub use middleware::{Compressed, Middleware, SessionCheckpoint};

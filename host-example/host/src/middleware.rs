@@ -3,7 +3,7 @@
 //! model gets the original messages and the report says why.
 
 use crate::failure::{FailureKind, GuestFailure};
-use crate::report::{HostReport, Verdict};
+use crate::report::{Cause, HostReport, Status, Verdict};
 use crate::runtime::Runtime;
 use crate::transcript::{Transcript, message_bytes, request_bytes};
 use condense_model::hash::prefix_hash;
@@ -346,6 +346,35 @@ impl Middleware {
             ))),
         }
     }
+}
+
+/// Compresses in two steps, so that the host knows what set a compaction
+/// off (the compressor's report does not say): `compress` first with no
+/// threshold (`u32::MAX`), where only the compressor's own rule can compact
+/// (`own_rule`: condense's `cost` rule, or `cold` when it was told the cache
+/// expired); then, when that request is over `core`'s threshold and
+/// `allow` lets it (a runtime's policy), with the threshold. The first
+/// step runs no summarizer unless the compressor's own rule compacts, so a
+/// compaction a policy refuses costs nothing.
+pub fn compress_attributed(
+    core: &CoreConfig,
+    own_rule: Cause,
+    compress: impl Fn(&CoreConfig) -> Compressed,
+    allow: impl FnOnce(u32) -> bool,
+) -> (Compressed, Cause) {
+    let standing = CoreConfig {
+        token_threshold: u32::MAX,
+        ..*core
+    };
+    let sent = compress(&standing);
+    let request_tokens = match sent.report.guest() {
+        Some(r) if sent.report.status() != Status::FailedOpen => r.tokens_after,
+        _ => return (sent, own_rule),
+    };
+    if request_tokens <= core.token_threshold || !allow(request_tokens) {
+        return (sent, own_rule);
+    }
+    (compress(core), Cause::Threshold)
 }
 
 /// Where the call starts: the checkpoint's boundary when the messages before

@@ -26,6 +26,12 @@
 //! saving it twice is saving it once) and pruned, oldest first, past
 //! [`MAX_PER_GROUP`].
 //!
+//! Beside its checkpoints, a group has the time of its latest request
+//! ([`SessionStore::touch`]): how long a session was idle tells whether the
+//! provider's prompt cache (five minutes or an hour) has expired since, and
+//! a store that several hosts share tells it whichever host served the
+//! request before.
+//!
 //! Three stores: [`MemorySessions`] (tests, and hosts whose sessions need not
 //! outlive them), [`DbSessions`] (an embedded database file, durable across a
 //! crash) and [`RedisSessions`] (a Redis or Valkey server that several hosts
@@ -80,6 +86,23 @@ pub trait SessionStore: Send + Sync {
     /// Adds `entry` to `group` (the same [`StoredCheckpoint::id`] again
     /// replaces it), dropping the oldest past [`MAX_PER_GROUP`].
     fn put(&self, group: &str, entry: &StoredCheckpoint) -> Result<(), StoreError>;
+    /// Records that `group` was sent a request at `now_ms` (ms since the
+    /// Unix epoch) and returns the time of the one before, if the store has
+    /// it: `None` for a group's first request, or one the store no longer
+    /// remembers (Redis forgets after a day); either way, not a sign that
+    /// the provider's cache is warm. Reading the old time and writing the new one are one step,
+    /// so of two requests at once each sees the other's time or the one
+    /// before both, never the same time twice.
+    ///
+    /// Returns what was stored, whatever it is: hosts sharing a store have
+    /// clocks of their own, so it may be later than `now_ms`; the caller
+    /// takes `now_ms.saturating_sub(previous)` (no time passed). `now_ms`
+    /// replaces it all the same, not the later of the two (the last writer
+    /// wins, as one Redis `SET … GET` does).
+    ///
+    /// No default: a store that kept no times would make every request look
+    /// like its session's first.
+    fn touch(&self, group: &str, now_ms: u64) -> Result<Option<u64>, StoreError>;
 }
 
 /// The group of a request: `session` when the client named it
@@ -182,6 +205,18 @@ impl CheckpointStore for Lookup<'_> {
         store.put(self.group_for(history), &entry)
     }
 
+    /// Records that the request of `history` was sent at `now_ms` (ms since
+    /// the Unix epoch) and returns when its group's previous one was
+    /// ([`SessionStore::touch`], which says what to make of a time later
+    /// than `now_ms`). Once per request, before compressing it: a second
+    /// call would return this request's own time. A side request (another
+    /// system prompt or first message, so another group) leaves the main
+    /// session's time alone.
+    fn touch(&mut self, history: &[Message], now_ms: u64) -> Result<Option<u64>, StoreError> {
+        let store = self.store;
+        store.touch(self.group_for(history), now_ms)
+    }
+
     /// Nothing to clear: an entry that cannot be read is skipped by every
     /// lookup, and pruned in its turn.
     fn clear(&mut self) -> Result<(), StoreError> {
@@ -208,6 +243,8 @@ fn add(entries: &mut Vec<StoredCheckpoint>, entry: &StoredCheckpoint) -> Vec<Str
 #[derive(Debug, Default)]
 pub struct MemorySessions {
     groups: Mutex<HashMap<String, Vec<StoredCheckpoint>>>,
+    /// Each group's latest request ([`SessionStore::touch`]).
+    touched: Mutex<HashMap<String, u64>>,
 }
 
 impl SessionStore for MemorySessions {
@@ -220,6 +257,11 @@ impl SessionStore for MemorySessions {
         let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
         add(groups.entry(group.to_owned()).or_default(), entry);
         Ok(())
+    }
+
+    fn touch(&self, group: &str, now_ms: u64) -> Result<Option<u64>, StoreError> {
+        let mut touched = self.touched.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(touched.insert(group.to_owned(), now_ms))
     }
 }
 
@@ -281,9 +323,40 @@ pub(crate) mod tests {
         assert_eq!(lookup.load(&title).unwrap(), None);
     }
 
+    /// Each group's first request has no time before it, its second the
+    /// first's; two groups never see each other's times; a time earlier
+    /// than the one stored (another host's clock) is returned as stored and
+    /// replaces it.
+    pub(crate) fn touches_are_per_group(store: &dyn SessionStore) {
+        let a = history(&["task", "a1", "a2"]);
+        let title = history(&["title?"]);
+        let mut lookup = Lookup::new(store, Format::OpenAi, "default", None);
+        assert_eq!(lookup.touch(&a, 1_000).unwrap(), None);
+        let group = group_of(Format::OpenAi, "default", None, &a);
+        assert_eq!(lookup.group(), Some(group.as_str()));
+        // The next request of the session, longer, is the same group.
+        assert_eq!(lookup.touch(&a[..2], 61_000).unwrap(), Some(1_000));
+        // A side request: a group of its own, which the session's times
+        // neither show through nor move.
+        assert_eq!(lookup.touch(&title, 62_000).unwrap(), None);
+        assert_ne!(lookup.group(), Some(group.as_str()));
+        assert_eq!(store.touch(&group, 400_000).unwrap(), Some(61_000));
+        assert_eq!(lookup.touch(&title, 70_000).unwrap(), Some(62_000));
+        // Another host's clock behind: what was stored comes back, and the
+        // earlier time is the one kept.
+        assert_eq!(store.touch(&group, 300_000).unwrap(), Some(400_000));
+        assert_eq!(store.touch(&group, 300_500).unwrap(), Some(300_000));
+        assert_eq!(store.touch("never-sent", 1).unwrap(), None);
+    }
+
     #[test]
     fn in_memory_sessions_keep_their_own_checkpoints() {
         sessions_keep_their_own(&MemorySessions::default());
+    }
+
+    #[test]
+    fn in_memory_touches_are_per_group() {
+        touches_are_per_group(&MemorySessions::default());
     }
 
     #[test]

@@ -26,6 +26,14 @@ pub trait CheckpointStore {
     /// Removes the stored checkpoint (one that could not be read, when the
     /// call made none to replace it).
     fn clear(&mut self) -> Result<(), StoreError>;
+    /// Records that the session of `history` was sent a request at `now_ms`
+    /// (ms since the Unix epoch), and returns when its previous one was, if
+    /// this store keeps that: a store shared by many sessions and hosts
+    /// (the proxy's) does. One session's store keeps nothing by default: its
+    /// host knows its own calls.
+    fn touch(&mut self, _history: &[Message], _now_ms: u64) -> Result<Option<u64>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// A checkpoint store that failed.

@@ -12,8 +12,9 @@
 use crate::Agent;
 use crate::route::Route;
 use bytes::Bytes;
-use condense_host::events::{Cause, Compaction};
+use condense_host::events::Compaction;
 use condense_host::formats::Format;
+use condense_host::pricing::ModelPrice;
 use condense_host::sessions::{Lookup, SessionStore};
 use condense_host::{BodyError, Status, compress_body};
 use serde::Serialize;
@@ -22,17 +23,19 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 /// What condense did to one request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     /// Not a request condense compresses (another path).
     NotCompressed,
     /// Compressed: tokens before and after, and the compaction if this
     /// request compacted (a new fold: one cache break of its session) rather
-    /// than reuse the session's checkpoint.
+    /// than reuse the session's checkpoint; `price`, what the request's
+    /// model costs.
     Compressed {
         before: u32,
         after: u32,
         compacted: Option<Box<Compacted>>,
+        price: Box<ModelPrice>,
     },
     /// Read and kept whole (under the threshold).
     Unchanged,
@@ -78,6 +81,7 @@ impl fmt::Display for Outcome {
                 before,
                 after,
                 compacted,
+                ..
             } => {
                 let how = if compacted.is_some() {
                     "compacted"
@@ -112,7 +116,8 @@ pub async fn compress(
     // Never closed: `acquire` only waits for a turn.
     let _slot = slots.acquire().await.expect("the slots are never closed");
     let middleware = agent.middleware.clone();
-    let config = agent.config.clone();
+    let for_model = agent.for_model(model_of(&body).as_deref());
+    let (config, price) = (for_model.config.clone(), for_model.price.clone());
     let (agent_name, session) = (route.agent.clone(), route.session.clone());
     let original = body.clone();
     let task = tokio::task::spawn_blocking(move || {
@@ -144,15 +149,14 @@ pub async fn compress(
                 Outcome::Compressed {
                     before: report.tokens_before,
                     after: report.tokens_after,
-                    compacted: Compaction::of(&sent.report, 0, Cause::Threshold, 0).map(
-                        |compaction| {
-                            Box::new(Compacted {
-                                agent: agent_name.clone(),
-                                session: group,
-                                compaction,
-                            })
-                        },
-                    ),
+                    price: Box::new(price),
+                    compacted: Compaction::of(&sent.report, 0, sent.cause, 0).map(|compaction| {
+                        Box::new(Compacted {
+                            agent: agent_name.clone(),
+                            session: group,
+                            compaction,
+                        })
+                    }),
                 },
             ),
             (Status::FailedOpen, _) => failed(
@@ -172,4 +176,15 @@ pub async fn compress(
             },
         ),
     }
+}
+
+/// The request's `model`, read without keeping the rest of the body (it is
+/// parsed again, whole, by `compress_body`); `None` when it names none or
+/// is not JSON (which `compress_body` then says).
+fn model_of(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Model {
+        model: Option<String>,
+    }
+    serde_json::from_slice::<Model>(body).ok()?.model
 }

@@ -33,6 +33,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use condense_config::{ConfigFile, ModelClient, Settings};
 use condense_host::events::EventLog;
+use condense_host::pricing::{ModelPrice, PriceTable};
 use condense_host::sessions::SessionStore;
 use condense_host::{BodyConfig, Embedded, Middleware};
 use metrics::Metrics;
@@ -48,11 +49,54 @@ pub use route::Routes;
 /// The agent name of requests that name none.
 pub const DEFAULT_AGENT: &str = "default";
 
-/// One agent's condense: the middleware and the fold settings its requests
-/// are compressed with.
+/// One agent's condense: the middleware, and what the requests to each
+/// model are compressed with.
 pub struct Agent {
     pub middleware: Arc<Middleware>,
+    /// Which pattern prices a request's `model`.
+    prices: PriceTable,
+    /// By the pattern of [`Agent::prices`].
+    models: BTreeMap<String, ForModel>,
+}
+
+/// What the requests to one model (pattern) are compressed with: its
+/// threshold and cache prices ([`Settings::for_model`]), and what it costs.
+pub struct ForModel {
     pub config: BodyConfig,
+    pub price: ModelPrice,
+}
+
+impl Agent {
+    /// `settings`' condense, its settings made once per model pattern.
+    pub fn new(middleware: Arc<Middleware>, settings: &Settings) -> Agent {
+        let models = settings
+            .models
+            .entries()
+            .map(|(pattern, _)| {
+                let (for_model, _, price) = settings.for_model(Some(pattern));
+                let config = for_model.body_config();
+                (
+                    pattern.to_owned(),
+                    ForModel {
+                        config,
+                        price: price.clone(),
+                    },
+                )
+            })
+            .collect();
+        Agent {
+            middleware,
+            prices: settings.models.clone(),
+            models,
+        }
+    }
+
+    /// What a request to `model` is compressed with (`None`: a request that
+    /// names no model).
+    pub fn for_model(&self, model: Option<&str>) -> &ForModel {
+        let (pattern, _) = self.prices.lookup(model);
+        &self.models[pattern]
+    }
 }
 
 /// The agents of a config file, or the defaults alone without one: its
@@ -72,14 +116,7 @@ pub fn agents(
             let middleware = settings
                 .middleware(embedded, client)
                 .with_context(|| format!("agent {name}"))?;
-            let config = settings.body_config();
-            Ok((
-                name,
-                Agent {
-                    middleware: Arc::new(middleware),
-                    config,
-                },
-            ))
+            Ok((name, Agent::new(Arc::new(middleware), &settings)))
         })
         .collect()
 }
@@ -94,9 +131,6 @@ pub struct Proxy {
     pub max_request_bytes: usize,
     /// Compressions run at once; more wait for a turn (backpressure).
     pub compress_slots: usize,
-    /// USD per million uncached input tokens: what `/metrics` prices the
-    /// tokens condense saved at.
-    pub input_price: f64,
     /// Log the body each compressed route sends upstream (the users' words
     /// and their tools' output: off unless asked for). Headers, the keys
     /// among them, are never logged.
@@ -105,10 +139,6 @@ pub struct Proxy {
     /// event, with the agent and session), if anywhere.
     pub events: Option<EventLog>,
 }
-
-/// The price [`Proxy::input_price`] defaults to: USD per million input
-/// tokens of a mid-range model (Claude Sonnet's list price).
-pub const DEFAULT_INPUT_PRICE: f64 = 3.0;
 
 /// What the handlers share.
 struct Shared {
@@ -132,7 +162,7 @@ pub async fn serve(
         agents: proxy.agents.keys().cloned().collect(),
         slots: Semaphore::new(proxy.compress_slots.max(1)),
         client: upstream::client(),
-        metrics: Metrics::new(proxy.input_price),
+        metrics: Metrics::new(),
         events: proxy.events.take().map(Mutex::new),
         proxy,
     });

@@ -43,17 +43,21 @@ pub struct Metrics {
     tokens_before: Counter,
     tokens_after: Counter,
     cost_saved: Counter<f64, AtomicU64>,
+    rewrite_cost: Counter<f64, AtomicU64>,
     cache_breaks: Counter,
     fail_opens: Family<KindLabels, Counter>,
     condense_seconds: Histogram,
-    /// USD per million input tokens, for the estimate of what was saved.
-    input_price: f64,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
 }
 
 impl Metrics {
-    /// Counters starting at zero; `input_price` is in USD per million
-    /// uncached input tokens.
-    pub fn new(input_price: f64) -> Metrics {
+    /// Counters starting at zero.
+    pub fn new() -> Metrics {
         let mut registry = Registry::with_prefix("condense_proxy");
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
@@ -90,10 +94,18 @@ impl Metrics {
         let cost_saved = Counter::<f64, AtomicU64>::default();
         registry.register(
             "estimated_cost_saved_usd",
-            "Tokens condense took out of the requests, at --input-price per million uncached \
-             input tokens: an upper bound where the provider would have served them from its \
-             prompt cache",
+            "What the tokens condense took out of the requests would have cost, priced by each \
+             request's model (`condense config --models`) at its cached-read price, at which \
+             the provider would have served most of them; what condense saved is this less \
+             estimated_cache_rewrite_usd",
             cost_saved.clone(),
+        );
+        let rewrite_cost = Counter::<f64, AtomicU64>::default();
+        registry.register(
+            "estimated_cache_rewrite_usd",
+            "What condense's compactions cost: each compacted request written to the prompt \
+             cache (the model's cache-write price) instead of read from it",
+            rewrite_cost.clone(),
         );
         let cache_breaks = Counter::default();
         registry.register(
@@ -126,10 +138,10 @@ impl Metrics {
             tokens_before,
             tokens_after,
             cost_saved,
+            rewrite_cost,
             cache_breaks,
             fail_opens,
             condense_seconds,
-            input_price,
         }
     }
 
@@ -151,13 +163,16 @@ impl Metrics {
                 before,
                 after,
                 compacted,
+                price,
             } => {
                 self.tokens_before.inc_by(u64::from(*before));
                 self.tokens_after.inc_by(u64::from(*after));
-                let saved = before.saturating_sub(*after);
+                let taken_out = f64::from(before.saturating_sub(*after));
                 self.cost_saved
-                    .inc_by(f64::from(saved) * self.input_price / 1e6);
+                    .inc_by(price.input_usd(taken_out * price.cache_read));
                 if compacted.is_some() {
+                    let rewrite = f64::from(*after) * (price.write() - price.cache_read);
+                    self.rewrite_cost.inc_by(price.input_usd(rewrite.max(0.0)));
                     self.compactions.inc();
                     self.cache_breaks.inc();
                 }
@@ -198,10 +213,24 @@ impl Metrics {
 mod tests {
     use super::*;
     use condense_host::events::{Cause, Compaction};
+    use condense_host::pricing::ModelPrice;
+
+    /// A model at $3 per million input tokens, reads 0.1, writes 1.25.
+    fn price() -> ModelPrice {
+        ModelPrice {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.1,
+            cache_write: [(300, 1.25)].into(),
+            cache_ttl_seconds: 300,
+            context_window: 2_000_000,
+            token_threshold: None,
+        }
+    }
 
     #[test]
     fn what_condense_did_is_counted() {
-        let metrics = Metrics::new(3.0);
+        let metrics = Metrics::new();
         metrics.request("anthropic", 200);
         metrics.request("anthropic", 200);
         metrics.request("forwarded", 404);
@@ -225,8 +254,17 @@ mod tests {
                 session: "g".into(),
                 compaction,
             })),
+            price: Box::new(price()),
         };
         metrics.condensed(&compacted, Duration::from_millis(3));
+        // The next call keeps the fold: 1M tokens taken out at 0.1 of $3.
+        let kept = Outcome::Compressed {
+            before: 1_300_000,
+            after: 300_000,
+            compacted: None,
+            price: Box::new(price()),
+        };
+        metrics.condensed(&kept, Duration::from_millis(1));
         let store = FailedOpen::Store("down".into());
         let failed = Outcome::FailedOpen {
             why: store,
@@ -239,14 +277,22 @@ mod tests {
             "condense_proxy_requests_total{route=\"forwarded\",status=\"404\"} 1",
             "condense_proxy_compactions_total 1",
             "condense_proxy_cache_breaks_total 1",
-            "condense_proxy_tokens_before_total 1200000",
-            "condense_proxy_tokens_after_total 200000",
-            "condense_proxy_estimated_cost_saved_usd_total 3.0",
+            "condense_proxy_tokens_before_total 2500000",
+            "condense_proxy_tokens_after_total 500000",
+            // Twice 1M tokens out at 0.1 of $3 per million; 200k
+            // rewritten at 1.25 - 0.1 of it.
+            "condense_proxy_estimated_cost_saved_usd_total 0.6",
             "condense_proxy_fail_opens_total{kind=\"store\"} 1",
             "condense_proxy_condensed_total{outcome=\"failed_open\"} 1",
-            "condense_proxy_condense_seconds_count 2",
+            "condense_proxy_condense_seconds_count 3",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
         }
+        let rewrite: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("condense_proxy_estimated_cache_rewrite_usd_total "))
+            .and_then(|v| v.parse().ok())
+            .expect("the rewrite counter");
+        assert!((rewrite - 0.69).abs() < 1e-9, "{rewrite}");
     }
 }

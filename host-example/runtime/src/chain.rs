@@ -19,8 +19,9 @@ use crate::tools::ToolSpec;
 pub use condense_config::SummaryPlacement;
 use condense_host::body::with_overhead;
 use condense_host::events::{Cause, Compaction};
+use condense_host::middleware::compress_attributed;
 use condense_host::replay::{ReplayStats, StatsMeter};
-use condense_host::{CheckpointStore, Compressed, SessionCheckpoint, Status, Transcript};
+use condense_host::{CheckpointStore, Compressed, SessionCheckpoint, Transcript};
 use condense_model::hash::message_digest;
 use condense_model::tokens::{estimate_message, estimate_messages};
 use condense_model::{CoreConfig, Item, Message, Role};
@@ -213,15 +214,11 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
 
     /// The request as condense makes it of `history`: the checkpoint's fold
     /// as it stands and, when a compaction is due and the policy allows it,
-    /// the compaction. The first call crosses no threshold (`u32::MAX`): it
-    /// tells whether one is due without running the summarizer, which a
-    /// refused compaction then never costs. Only the compressor's own rule
-    /// can compact in it (condense's `cost` rule, when compacting already
-    /// pays before the threshold); `condense agent` turns that rule off
-    /// when a policy must allow each compaction. Returns what set a
-    /// compaction off, should the request be compacted: the compressor's own
-    /// rule in the first call (`cost`, or `cold` when it was told the cache
-    /// had expired), the threshold in the second.
+    /// the compaction, in [`compress_attributed`]'s two steps: the policy is
+    /// asked only of a compaction the threshold makes due, and one it
+    /// refuses never costs a summary. `condense agent` turns the
+    /// compressor's own rule off when a policy must allow each compaction.
+    /// Returns what set a compaction off, should the request be compacted.
     fn compress(
         &mut self,
         history: &Transcript,
@@ -251,38 +248,29 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
         };
         let settings = cold.unwrap_or(&self.settings);
         self.last_call = Some(now);
-        let standing = CoreConfig {
-            token_threshold: u32::MAX,
-            ..*core
-        };
-        let sent =
-            self.middleware
-                .compress_transcript(history, &standing, settings, stored.as_ref());
-        let request_tokens = match sent.report.guest() {
-            Some(r) if sent.report.status() != Status::FailedOpen => r.tokens_after,
-            _ => return (sent, own_rule),
-        };
-        if request_tokens <= core.token_threshold {
-            return (sent, own_rule);
-        }
-        let due = Due {
-            call: number,
-            request_tokens: u64::from(request_tokens) + u64::from(overhead),
-            threshold: u64::from(core.token_threshold) + u64::from(overhead),
-            at: Instant::now(),
-        };
-        if !self.policy.allow(&due) {
-            tracing::info!(
-                call = number,
-                request_tokens = due.request_tokens,
-                "compaction deferred by the policy"
-            );
-            return (sent, own_rule);
-        }
-        let sent = self
-            .middleware
-            .compress_transcript(history, core, settings, stored.as_ref());
-        (sent, Cause::Threshold)
+        let (middleware, policy) = (&self.middleware, &mut self.policy);
+        compress_attributed(
+            core,
+            own_rule,
+            |core| middleware.compress_transcript(history, core, settings, stored.as_ref()),
+            |request_tokens| {
+                let due = Due {
+                    call: number,
+                    request_tokens: u64::from(request_tokens) + u64::from(overhead),
+                    threshold: u64::from(core.token_threshold) + u64::from(overhead),
+                    at: Instant::now(),
+                };
+                let allowed = policy.allow(&due);
+                if !allowed {
+                    tracing::info!(
+                        call = number,
+                        request_tokens = due.request_tokens,
+                        "compaction deferred by the policy"
+                    );
+                }
+                allowed
+            },
+        )
     }
 }
 

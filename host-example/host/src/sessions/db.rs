@@ -9,6 +9,11 @@ use std::path::Path;
 /// entries are one range of keys.
 const TABLE: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("checkpoints");
 
+/// The times table: `group` → its latest request, ms since the Unix epoch
+/// ([`SessionStore::touch`]). One row per group, never dropped (nor are a
+/// group's checkpoints).
+const TOUCHED: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("touched");
+
 /// Checkpoints in an embedded database file (redb): every `put` is one
 /// transaction, committed durably before it returns, so a host killed at any
 /// moment finds every checkpoint it had saved.
@@ -88,6 +93,23 @@ impl SessionStore for DbSessions {
         }
         txn.commit().map_err(backend)
     }
+
+    /// One write transaction: the old time read and the new one written
+    /// at once (redb has one writer at a time, so two requests at once
+    /// each see the other's time or the one before). Committed durably like
+    /// `put`: a restarted host still knows how long its sessions were idle.
+    fn touch(&self, group: &str, now_ms: u64) -> Result<Option<u64>, StoreError> {
+        let txn = self.db.begin_write().map_err(backend)?;
+        let previous = {
+            let mut table = txn.open_table(TOUCHED).map_err(backend)?;
+            table
+                .insert(group, now_ms)
+                .map_err(backend)?
+                .map(|old| old.value())
+        };
+        txn.commit().map_err(backend)?;
+        Ok(previous)
+    }
 }
 
 #[cfg(test)]
@@ -95,7 +117,7 @@ mod tests {
     use super::*;
     use crate::formats::Format;
     use crate::sessions::group_of;
-    use crate::sessions::tests::{history, sessions_keep_their_own};
+    use crate::sessions::tests::{history, sessions_keep_their_own, touches_are_per_group};
 
     #[test]
     fn in_the_database_sessions_keep_their_own_checkpoints_across_a_reopen() {
@@ -106,5 +128,16 @@ mod tests {
         let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
         let group = group_of(Format::OpenAi, "default", None, &a);
         assert_eq!(reopened.entries(&group).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn in_the_database_touches_are_per_group_and_outlive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoints.redb");
+        touches_are_per_group(&DbSessions::open(&path).unwrap());
+        let reopened = DbSessions::open(&path).unwrap();
+        let a = history(&["task", "a1", "a2"]);
+        let group = group_of(Format::OpenAi, "default", None, &a);
+        assert_eq!(reopened.touch(&group, 400_000).unwrap(), Some(300_500));
     }
 }

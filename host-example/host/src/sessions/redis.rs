@@ -7,6 +7,13 @@
 //! refreshes the hash's expiry ([`EXPIRY_SECS`]), so the sessions nobody
 //! continues go away by themselves.
 //!
+//! A group's latest request ([`SessionStore::touch`]) is one string,
+//! `condense-touched:<group>`, ms since the Unix epoch, set and read back in
+//! one `SET … GET` (Redis 6.2 or later, or Valkey; an older server fails the
+//! call) with an expiry of its own ([`TOUCH_EXPIRY_SECS`]). Every host
+//! sharing the server sets it, so each sees how long ago any of them served
+//! the session.
+//!
 //! Every call is bounded by [`TIMEOUT`]: a server that is down or slow makes
 //! a lookup fail fast, and the host fails open (the request goes on as the
 //! client sent it) rather than keep the request waiting.
@@ -21,6 +28,13 @@ pub const TIMEOUT: Duration = Duration::from_millis(500);
 
 /// How long a group nobody adds to is kept: 30 days.
 pub const EXPIRY_SECS: u64 = 30 * 24 * 3600;
+
+/// How long a group's latest request time is kept: a day. The longest
+/// prompt cache (an hour) has expired long before, so a session idle for
+/// longer is cold whatever time was kept: forgetting it loses nothing (its
+/// next `touch` returns `None`, as for a session never seen), and the
+/// server does not keep a key for every session it ever served.
+pub const TOUCH_EXPIRY_SECS: u64 = 24 * 3600;
 
 /// Idle connections kept for the next calls; more calls at once open more.
 const IDLE: usize = 16;
@@ -121,6 +135,14 @@ fn key(group: &str) -> String {
     format!("condense:{group}")
 }
 
+/// The key of a group's latest request time: a prefix of its own, not a
+/// suffix to [`key`]. A client names its session (`x-condense-session`), so
+/// `condense:<group>:touched` could be another group's checkpoint hash;
+/// no group's [`key`] starts `condense-`.
+fn touched_key(group: &str) -> String {
+    format!("condense-touched:{group}")
+}
+
 /// The entries of a hash's values; one this condense cannot read is
 /// skipped, never an error.
 fn parse(values: Vec<Vec<u8>>) -> Vec<StoredCheckpoint> {
@@ -167,11 +189,125 @@ impl SessionStore for RedisSessions {
             Ok(())
         })
     }
+
+    /// One atomic round trip: `SET key now EX … GET` writes the new time and
+    /// answers the old one, so two hosts serving the session at once each
+    /// see the other's time or the one before, never the same one twice.
+    fn touch(&self, group: &str, now_ms: u64) -> Result<Option<u64>, StoreError> {
+        let previous: Option<String> = self.with(|con| {
+            redis::cmd("SET")
+                .arg(touched_key(group))
+                .arg(now_ms)
+                .arg("EX")
+                .arg(TOUCH_EXPIRY_SECS)
+                .arg("GET")
+                .query(con)
+        })?;
+        // A value this condense did not write (not a number) is no time.
+        Ok(previous.and_then(|v| v.parse().ok()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::Format;
+    use crate::sessions::group_of;
+    use crate::sessions::tests::{history, sessions_keep_their_own, touches_are_per_group};
+    use std::process::{Child, Command, Stdio};
+
+    /// A `redis-server` of the test's own on 127.0.0.1, stopped when
+    /// dropped: the integration tests' `RedisServer` (tests/src/proxy.rs),
+    /// which this crate cannot depend on.
+    struct Server {
+        child: Child,
+        url: String,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Server {
+        /// `None` (the test then passes saying so) when there is no
+        /// redis-server, unless `CONDENSE_REQUIRE_REDIS=1` (CI).
+        fn start() -> Option<Server> {
+            let found = Command::new("redis-server").arg("--version").output();
+            if !found.is_ok_and(|o| o.status.success()) {
+                assert!(
+                    std::env::var("CONDENSE_REQUIRE_REDIS").as_deref() != Ok("1"),
+                    "CONDENSE_REQUIRE_REDIS=1, but there is no redis-server"
+                );
+                eprintln!("skipped: no redis-server (apt-get install redis-server)");
+                return None;
+            }
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let dir = tempfile::tempdir().unwrap();
+            let child = Command::new("redis-server")
+                .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+                .args(["--save", "", "--appendonly", "no"])
+                .arg("--dir")
+                .arg(dir.path())
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("redis-server starts");
+            let server = Server {
+                child,
+                url: format!("redis://127.0.0.1:{port}"),
+                _dir: dir,
+            };
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "redis-server did not start"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Some(server)
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    #[test]
+    fn on_a_redis_server_sessions_keep_their_own_checkpoints() {
+        let Some(server) = Server::start() else {
+            return;
+        };
+        sessions_keep_their_own(&RedisSessions::open(&server.url).unwrap());
+    }
+
+    /// Two hosts on one server (two proxies): each sees the other's
+    /// requests, and a time is kept for a day, not for ever.
+    #[test]
+    fn on_a_redis_server_touches_are_per_group_and_shared_by_hosts() {
+        let Some(server) = Server::start() else {
+            return;
+        };
+        let one = RedisSessions::open(&server.url).unwrap();
+        touches_are_per_group(&one);
+        let other = RedisSessions::open(&server.url).unwrap();
+        let a = history(&["task", "a1", "a2"]);
+        let group = group_of(Format::OpenAi, "default", None, &a);
+        assert_eq!(other.touch(&group, 400_000).unwrap(), Some(300_500));
+        assert_eq!(one.touch(&group, 401_000).unwrap(), Some(400_000));
+        let ttl: i64 = one
+            .with(|con| redis::cmd("TTL").arg(touched_key(&group)).query(con))
+            .unwrap();
+        assert!(
+            (1..=TOUCH_EXPIRY_SECS as i64).contains(&ttl),
+            "expires in {ttl} s"
+        );
+        // The times are not in the group's checkpoint hash.
+        assert!(one.entries(&group).unwrap().is_empty());
+    }
 
     #[test]
     fn a_password_is_never_shown() {
