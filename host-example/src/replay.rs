@@ -37,6 +37,11 @@ pub struct ReplayArgs {
     /// alike. Printed beside condense's cost, with condense's cost as a multiple of it.
     #[arg(long)]
     pub optimal: bool,
+    /// Replay as requests to MODEL: priced by its price model (`condense config --models`),
+    /// compacted at its threshold (its own, else the config's held to 80% of its window),
+    /// as the proxy compresses a request naming it. Unset: the config's keys as they are.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
     /// Session files: a bare message list or a request body, in either format, or a
     /// journal of `condense agent` (.jsonl).
     #[arg(required = true, value_name = "SESSION")]
@@ -45,6 +50,10 @@ pub struct ReplayArgs {
 
 pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     let settings = args.common.settings(Settings::for_replay())?;
+    let settings = match &args.model {
+        Some(model) => settings.for_model(Some(model)).0,
+        None => settings,
+    };
     // Priced as the settings weigh compactions.
     let prices = settings.prices();
     // Parse every session (and its timing) before running any, so a bad

@@ -62,6 +62,18 @@ pub enum Cause {
     Manual,
 }
 
+impl Cause {
+    /// Its name, as events write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Threshold => "threshold",
+            Cause::Cost => "cost",
+            Cause::Cold => "cold",
+            Cause::Manual => "manual",
+        }
+    }
+}
+
 /// What happened in one call, for logs and metrics.
 #[derive(Clone, Debug, Serialize)]
 pub struct HostReport {
@@ -136,6 +148,18 @@ impl HostReport {
         match &self.verdict {
             Verdict::FailedOpen { component, .. } => component.as_ref(),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cause;
+
+    #[test]
+    fn a_causes_name_is_the_one_events_write() {
+        for cause in [Cause::Threshold, Cause::Cost, Cause::Cold, Cause::Manual] {
+            assert_eq!(serde_json::to_value(cause).unwrap(), cause.name());
         }
     }
 }

@@ -82,14 +82,14 @@ impl fmt::Display for Outcome {
                 after,
                 compacted,
                 ..
-            } => {
-                let how = if compacted.is_some() {
-                    "compacted"
-                } else {
-                    "compressed"
-                };
-                write!(f, "{how} {before} → {after}")
-            }
+            } => match compacted {
+                Some(event) => write!(
+                    f,
+                    "compacted ({}) {before} → {after}",
+                    event.compaction.trigger.name()
+                ),
+                None => write!(f, "compressed {before} → {after}"),
+            },
             Outcome::Unchanged => f.write_str("unchanged"),
             Outcome::FailedOpen { why, .. } => {
                 let (kind, reason) = match why {

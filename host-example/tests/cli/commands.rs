@@ -1027,6 +1027,66 @@ fn replay_optimal_prints_the_optimum_beside_condense() {
     assert!(plain[0].get("optimal").is_none(), "{plain}");
 }
 
+/// `--model` replays as requests to a model: its prices and its window's
+/// threshold; `config --models` lists the table it comes from.
+#[test]
+fn replay_model_prices_and_caps_as_the_models_table_says() {
+    let session = corpus_dir().join("sessions").join("cc-opus-b.json");
+    let session = session.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("condense.toml");
+    std::fs::write(
+        &config,
+        "[models.\"tiny-*\"]\ncontext_window = 20000\ncache_read = 0.25\ncache_write = {}\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let replay = |model: &str| -> Value {
+        let args = [
+            "replay", "--json", "--config", config, "--model", model, session,
+        ];
+        let rows: Value = serde_json::from_str(&condense(&args, "").unwrap()).unwrap();
+        rows[0]["stats"].clone()
+    };
+    let gpt = replay("gpt-4o-2024-08-06");
+    assert_eq!(
+        (
+            gpt["prices"]["read"].as_f64(),
+            gpt["prices"]["write"].as_f64()
+        ),
+        (Some(0.5), Some(1.0))
+    );
+    let tiny = replay("tiny-coder");
+    assert_eq!(tiny["prices"]["read"].as_f64(), Some(0.25));
+    // Its window caps the threshold at 16k (the replay's is 40k): more
+    // compactions, a lower peak.
+    let count = |s: &Value, key: &str| s[key].as_u64().unwrap();
+    assert!(
+        count(&tiny, "compactions") > count(&gpt, "compactions"),
+        "{tiny}\n{gpt}"
+    );
+    assert!(
+        count(&tiny, "peak_request_tokens") < count(&gpt, "peak_request_tokens"),
+        "{tiny}\n{gpt}"
+    );
+
+    let table = condense(&["config", "--models", "--config", config], "").unwrap();
+    let row = |pattern: &str| {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(pattern))
+            .unwrap_or_else(|| panic!("no {pattern} in\n{table}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("tiny-*")[3..], ["0.25", "1.00", "5m", "20000", "16000"]);
+    assert_eq!(
+        row("gpt-4o*")[3..],
+        ["0.50", "1.00", "5m", "128000", "100000"]
+    );
+}
+
 #[test]
 fn replay_timing_models_the_cache_expiring() {
     let sessions = corpus_dir().join("sessions");
