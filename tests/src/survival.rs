@@ -45,6 +45,41 @@
 //! cut point (see [`round_config`]), with a summary budget of
 //! `budget_percent` of the tokens of every message folded so far.
 //!
+//! # More rounds at a fixed token budget
+//!
+//! The default run is the one above. A [`Schedule`] changes two things, for
+//! [`run_with_schedule`]:
+//!
+//! - **the number of rounds.** A case is generated once, its canaries planned
+//!   on the [`ROUNDS`] segments of [`Case::segment_ends`]; a run of another
+//!   number of rounds cuts the same messages differently
+//!   ([`Case::round_ends`]), at turn boundaries. At a multiple of [`ROUNDS`]
+//!   the cut refines the default one: at 10 rounds, round `2r` sees what
+//!   round `r` of the default run sees, and each odd round compacts once more
+//!   half-way through a segment.
+//! - **the budget** ([`BudgetMode`]). The cost-aware compaction trigger
+//!   compacts more often (7–10 times in a long session where the threshold
+//!   compacts 4–5 times), and however often it compacts, each summary gets
+//!   the same `summary_max_tokens`: the budget does not grow with the folded
+//!   text. [`BudgetMode::FixedTokens`] measures that: every round's budget is
+//!   `budget_percent` of the tokens of the whole conversation (every message)
+//!   divided by [`ROUNDS`] ([`fixed_budget`]), held the same in every round:
+//!   the default run's budget at its last round (`budget_percent` of about
+//!   the whole conversation) shared evenly among its [`ROUNDS`] rounds, one
+//!   share per compaction. It is divided by the default run's [`ROUNDS`], not
+//!   by the run's own number of rounds: the cost rule keeps the
+//!   `summary_max_tokens` it was given however often it compacts, it does not
+//!   shrink it, so a 10-round run gets the same share per round as a 5-round
+//!   one would and compacts twice as often with it. (The default run's own
+//!   budgets grow from about a fifth of that last budget to all of it, so on
+//!   average they are larger than this share: the fixed budget is the
+//!   harder test.)
+//!
+//! A round whose request is under the least threshold the compressor takes
+//! (1,000 tokens) cannot compact: small cases cut into many rounds with a
+//! small fixed summary can have one. The report names it among its problems
+//! and its canaries count as verbatim, as for any round that did not compact.
+//!
 //! # Honesty rules
 //!
 //! - **Exact values only.** A canary survives a round only if its value is in
@@ -73,7 +108,9 @@
 //! # Use
 //!
 //! ```no_run
-//! use condense_tests::survival::{CanaryKind, chat_cases, corpus_cases, run};
+//! use condense_tests::survival::{
+//!     CanaryKind, Schedule, chat_cases, corpus_cases, run, run_with_schedule,
+//! };
 //!
 //! let mut cases = chat_cases(0..8);
 //! cases.extend(corpus_cases(0));
@@ -82,12 +119,18 @@
 //! let rules_at_round_5 = report.survival(CanaryKind::Rule, 5);
 //! report.meets(0.9, 5).unwrap(); // names every kind under 90%
 //! assert_eq!(report.stale_carried(), 0);
+//!
+//! // The same cases in 10 rounds, each with the same summary budget in tokens.
+//! let middleware = condense_tests::embedded_middleware();
+//! let ten = run_with_schedule(middleware, &cases, 20, Schedule::fixed(10));
+//! let all_at_round_10 = ten.overall(10);
 //! ```
 //!
 //! The tests (`tests/tests/survival.rs`) check that the cases are what this
 //! says; the bench (`cargo bench -p condense-tests --bench survival`) prints
 //! the full set at 10%, 20% and 30%, the untuned and held-back families in
-//! tables of their own ([`budget_table`]).
+//! tables of their own ([`budget_table`]), then every family again in 10
+//! rounds at a fixed token budget.
 
 use crate::{embedded_middleware, session, summary_of};
 use condense_compressor::Settings;
@@ -98,7 +141,8 @@ use condense_model::{CoreConfig, Message, Part, Role, ToolCall, ToolResult, Trig
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-/// Compactions per case: the conversation is cut into this many segments.
+/// Compactions per case by default: the conversation is generated in this
+/// many segments, and the default run compacts once per segment.
 pub const ROUNDS: usize = 5;
 
 /// The summary budgets the benchmark runs at, in percent of the folded text.
@@ -250,8 +294,10 @@ pub struct Case {
     /// `chat-SEED` or the recorded session's name.
     pub name: String,
     pub messages: Vec<Message>,
-    /// `messages[..segment_ends[r - 1]]` is the conversation at round `r`;
-    /// the last is `messages.len()`.
+    /// The segments the case was generated in and its canaries planned on:
+    /// `messages[..segment_ends[r - 1]]` is the conversation at round `r` of
+    /// the default run; the last is `messages.len()`. A run of another number
+    /// of rounds cuts the same messages at [`Case::round_ends`].
     pub segment_ends: [usize; ROUNDS],
     pub canaries: Vec<Canary>,
     /// Near-duplicate pairs, as indices into `canaries`.
@@ -261,11 +307,83 @@ pub struct Case {
 impl Case {
     /// The segment (1-based) holding message `index`.
     pub fn segment_of(&self, index: usize) -> usize {
-        1 + self
-            .segment_ends
-            .iter()
-            .take_while(|&&e| e <= index)
-            .count()
+        segment_in(&self.segment_ends, index)
+    }
+
+    /// Where a run of `rounds` compactions cuts the conversation:
+    /// `messages[..ends[r - 1]]` is the conversation at round `r`, the last
+    /// end is `messages.len()`. The messages are the same whatever `rounds`
+    /// is; only the cut differs.
+    ///
+    /// Cut `k` lies `k * ROUNDS / rounds` generated segments in: where that
+    /// is a whole number of segments, at the end of that segment
+    /// ([`Case::segment_ends`]), so `rounds == ROUNDS` is the default cut and
+    /// a multiple of [`ROUNDS`] refines it; otherwise, in the segment it
+    /// falls in, after the previous cut, at the turn boundary
+    /// ([`turn_boundaries`]) nearest that share of the segment's tokens (the
+    /// earlier of two as near) that leaves one for each later cut in the
+    /// segment.
+    ///
+    /// Panics when a segment has no turn boundary left for a cut (more rounds
+    /// than the conversation has turns).
+    pub fn round_ends(&self, rounds: usize) -> Vec<usize> {
+        assert!(rounds > 0, "{}: a run of no rounds", self.name);
+        // before[p]: the tokens of messages[..p].
+        let before: Vec<u64> = std::iter::once(0)
+            .chain(
+                estimate_messages(&self.messages)
+                    .iter()
+                    .scan(0u64, |sum, &t| {
+                        *sum += u64::from(t);
+                        Some(*sum)
+                    }),
+            )
+            .collect();
+        let boundaries = turn_boundaries(&self.messages);
+        let mut ends: Vec<usize> = Vec::with_capacity(rounds);
+        for k in 1..=rounds {
+            let (whole, part) = (k * ROUNDS / rounds, k * ROUNDS % rounds);
+            let previous = ends.last().copied().unwrap_or(0);
+            let end = if part == 0 {
+                self.segment_ends[whole - 1]
+            } else {
+                let start = if whole == 0 {
+                    0
+                } else {
+                    self.segment_ends[whole - 1]
+                };
+                let stop = self.segment_ends[whole];
+                let target =
+                    before[start] + (before[stop] - before[start]) * part as u64 / rounds as u64;
+                let inside: Vec<usize> = boundaries
+                    .iter()
+                    .copied()
+                    .filter(|&p| p > previous && p < stop)
+                    .collect();
+                // A boundary left for each later cut inside this segment.
+                let later = (k + 1..=rounds)
+                    .take_while(|&j| j * ROUNDS / rounds == whole)
+                    .count();
+                inside[..inside.len().saturating_sub(later)]
+                    .iter()
+                    .copied()
+                    .min_by_key(|&p| before[p].abs_diff(target))
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "{}: no turn boundary for cut {k} of {rounds} in segment {}",
+                            self.name,
+                            whole + 1
+                        )
+                    })
+            };
+            assert!(
+                end > previous,
+                "{}: round {k} of {rounds} would be empty",
+                self.name
+            );
+            ends.push(end);
+        }
+        ends
     }
 
     /// Indices of the messages in which `value` occurs (as a whole token).
@@ -289,6 +407,31 @@ impl Case {
         let canary = planted.iter().map(|&i| u64::from(tokens[i])).sum();
         (canary, tokens.iter().map(|&t| u64::from(t)).sum())
     }
+}
+
+/// The segment (1-based) holding message `index`, the segments ending at
+/// `ends`.
+fn segment_in(ends: &[usize], index: usize) -> usize {
+    1 + ends.iter().take_while(|&&e| e <= index).count()
+}
+
+/// The turn boundaries of a conversation: the positions `p` where a person
+/// opens a turn (`messages[p]` is a user message that is not a tool result)
+/// and no tool call made before `p` is unanswered. Ending a round's
+/// conversation before one leaves it valid and ends it where a turn ended.
+pub fn turn_boundaries(messages: &[Message]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut open: HashSet<&str> = HashSet::new();
+    for (p, m) in messages.iter().enumerate() {
+        if p > 0 && open.is_empty() && m.opens_turn() {
+            out.push(p);
+        }
+        for r in m.tool_results() {
+            open.remove(r.call_id.as_str());
+        }
+        open.extend(m.tool_calls().map(|c| c.id.as_str()));
+    }
+    out
 }
 
 /// Everything a model reads of a message: text, reasoning, tool calls (name
@@ -1417,12 +1560,13 @@ impl Tally {
 }
 
 /// Everything measured in one round, summed over the cases.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RoundFigures {
     /// Indexed by [`CanaryKind`] (`kind as usize`).
     pub kinds: [Tally; 5],
-    /// By the segment (1-based, index `s - 1`) the canary's statement is in.
-    pub by_segment: [Tally; ROUNDS],
+    /// By the segment (1-based, index `s - 1`) of the run's cut that the
+    /// canary's statement is in: one per round.
+    pub by_segment: Vec<Tally>,
     /// Compress calls made, and those that compacted at the planned boundary.
     pub calls: usize,
     pub compacted: usize,
@@ -1447,7 +1591,30 @@ pub struct RoundFigures {
 }
 
 impl RoundFigures {
+    /// Nothing yet, in a run of `rounds` rounds.
+    fn new(rounds: usize) -> RoundFigures {
+        RoundFigures {
+            kinds: [Tally::default(); 5],
+            by_segment: vec![Tally::default(); rounds],
+            calls: 0,
+            compacted: 0,
+            budget_capped: 0,
+            summary_budget: 0,
+            summary_tokens: 0,
+            stale_checked: 0,
+            stale_carried: 0,
+            pairs_folded: 0,
+            pairs_kept: 0,
+            dropped: 0,
+        }
+    }
+
     fn add(&mut self, other: &RoundFigures) {
+        assert_eq!(
+            self.by_segment.len(),
+            other.by_segment.len(),
+            "adding runs of other rounds"
+        );
         for (a, b) in self.kinds.iter_mut().zip(&other.kinds) {
             a.add(b);
         }
@@ -1489,10 +1656,13 @@ pub struct Lost {
     pub segment: usize,
 }
 
-/// The figures of [`run`]: per round (1..=[`ROUNDS`]) and kind.
+/// The figures of [`run`]: per round (1..=`schedule.rounds`) and kind.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     pub budget_percent: u32,
+    /// How many rounds, and how each round's budget follows from
+    /// `budget_percent`.
+    pub schedule: Schedule,
     pub cases: usize,
     /// `rounds[r - 1]` is round `r`.
     pub rounds: Vec<RoundFigures>,
@@ -1508,11 +1678,12 @@ pub struct Report {
 }
 
 impl Report {
-    fn empty(budget_percent: u32) -> Report {
+    fn empty(budget_percent: u32, schedule: Schedule) -> Report {
         Report {
             budget_percent,
+            schedule,
             cases: 0,
-            rounds: vec![RoundFigures::default(); ROUNDS],
+            rounds: vec![RoundFigures::new(schedule.rounds); schedule.rounds],
             lost: Vec::new(),
             stale: Vec::new(),
             problems: Vec::new(),
@@ -1522,6 +1693,7 @@ impl Report {
     /// Adds another report's figures (of the same budget) to these.
     pub fn merge(&mut self, other: &Report) {
         assert_eq!(self.budget_percent, other.budget_percent, "merging budgets");
+        assert_eq!(self.schedule, other.schedule, "merging schedules");
         self.cases += other.cases;
         for (a, b) in self.rounds.iter_mut().zip(&other.rounds) {
             a.add(b);
@@ -1532,9 +1704,10 @@ impl Report {
     }
 
     fn round(&self, round: usize) -> &RoundFigures {
+        let rounds = self.rounds.len();
         assert!(
-            (1..=ROUNDS).contains(&round),
-            "round {round} is not in 1..={ROUNDS}"
+            (1..=rounds).contains(&round),
+            "round {round} is not in 1..={rounds}"
         );
         &self.rounds[round - 1]
     }
@@ -1593,6 +1766,18 @@ impl Report {
         (r.pairs_kept, r.pairs_folded)
     }
 
+    /// The summary budget a round was given, in tokens (after capping), on
+    /// average over every round run; NaN when none ran.
+    pub fn mean_summary_budget(&self) -> f64 {
+        let (_, calls) = self.rounds_compacted();
+        let given: u64 = self.rounds.iter().map(|r| r.summary_budget).sum();
+        if calls == 0 {
+            f64::NAN
+        } else {
+            given as f64 / calls as f64
+        }
+    }
+
     /// (rounds that compacted as planned, rounds run).
     pub fn rounds_compacted(&self) -> (usize, usize) {
         let compacted = self.rounds.iter().map(|r| r.compacted).sum();
@@ -1634,14 +1819,15 @@ impl Report {
     /// A one-line summary: every round's overall survival, stale and
     /// near-duplicate figures.
     pub fn summary_line(&self) -> String {
-        let rounds: Vec<String> = (1..=ROUNDS).map(|r| percent(self.overall(r))).collect();
+        let last = self.rounds.len();
+        let rounds: Vec<String> = (1..=last).map(|r| percent(self.overall(r))).collect();
         let (compacted, calls) = self.rounds_compacted();
         format!(
-            "budget {:>2}%: folded canaries surviving by round {}; min kind at round {ROUNDS} {}; \
+            "budget {:>2}%: folded canaries surviving by round {}; min kind at round {last} {}; \
              stale carried {}/{}; near-duplicates kept {}; {compacted}/{calls} rounds compacted",
             self.budget_percent,
             rounds.join(" "),
-            percent(self.min_survival_at_round(ROUNDS)),
+            percent(self.min_survival_at_round(last)),
             self.stale_carried(),
             self.stale_checked(),
             percent(self.near_duplicates_kept()),
@@ -1657,9 +1843,10 @@ impl Report {
         let capped: usize = self.rounds.iter().map(|r| r.budget_capped).sum();
         let _ = writeln!(
             out,
-            "Survival at a summary budget of {}% of the folded text: {} case(s), \
+            "Survival at {}: {} case(s), \
              {compacted}/{calls} rounds compacted as planned, budget capped by the request in {capped}.",
-            self.budget_percent, self.cases
+            self.schedule.describe(self.budget_percent),
+            self.cases
         );
         let _ = writeln!(
             out,
@@ -1679,10 +1866,11 @@ impl Report {
             }
             out.push('\n');
         };
+        let rounds = self.rounds.len();
         row(
             &mut out,
             "",
-            (1..=ROUNDS).map(|r| format!("round {r}")).collect(),
+            (1..=rounds).map(|r| format!("round {r}")).collect(),
         );
         for kind in CanaryKind::ALL {
             row(
@@ -1753,10 +1941,10 @@ impl Report {
                 })
                 .collect(),
         );
-        let last = &self.rounds[ROUNDS - 1];
+        let last = &self.rounds[rounds - 1];
         let _ = writeln!(
             out,
-            "  at round {ROUNDS}, by segment planted: {}",
+            "  at round {rounds}, by segment planted: {}",
             last.by_segment
                 .iter()
                 .enumerate()
@@ -1793,10 +1981,16 @@ pub fn budget_table(reports: &[Report], round: usize) -> String {
         }
     };
     let cases = reports.first().map_or(0, |r| r.cases);
+    let budget = match reports.first().map(|r| r.schedule.budget) {
+        Some(BudgetMode::FixedTokens) => format!(
+            "fixed summary budget (percent of the whole conversation / {ROUNDS}, every round)"
+        ),
+        Some(BudgetMode::Folded) | None => "summary budget".to_owned(),
+    };
     let _ = writeln!(
         out,
         "At round {round}, {cases} case(s): folded canaries whose exact value the model sees \
-         (survived/folded), by summary budget:"
+         (survived/folded), by {budget}:"
     );
     row(
         &mut out,
@@ -1892,6 +2086,93 @@ fn percent(share: f64) -> String {
     }
 }
 
+/// How a run compacts a case: in how many rounds, and how each round's
+/// summary budget follows from the run's `budget_percent` (see the module
+/// doc, "More rounds at a fixed token budget").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// Compactions per case; the conversation is cut at
+    /// [`Case::round_ends`].
+    pub rounds: usize,
+    pub budget: BudgetMode,
+}
+
+/// How a round's summary budget follows from the run's `budget_percent`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetMode {
+    /// `budget_percent` of the tokens of every message folded so far: the
+    /// budget grows with the conversation (the default).
+    Folded,
+    /// The same number of tokens every round, [`fixed_budget`]: what a fixed
+    /// `summary_max_tokens` gives a trigger that compacts more often.
+    FixedTokens,
+}
+
+impl Schedule {
+    /// The default run: [`ROUNDS`] rounds, the budget a share of the folded
+    /// text.
+    pub const DEFAULT: Schedule = Schedule {
+        rounds: ROUNDS,
+        budget: BudgetMode::Folded,
+    };
+
+    /// `rounds` rounds at a fixed token budget.
+    pub fn fixed(rounds: usize) -> Schedule {
+        Schedule {
+            rounds,
+            budget: BudgetMode::FixedTokens,
+        }
+    }
+
+    /// The budget of a round of `case` given `budget_percent`, before the
+    /// request's room caps it.
+    pub fn round_budget(&self, case: &Case, budget_percent: u32) -> RoundBudget {
+        match self.budget {
+            BudgetMode::Folded => RoundBudget::PercentOfFolded(budget_percent),
+            BudgetMode::FixedTokens => RoundBudget::Tokens(fixed_budget(case, budget_percent)),
+        }
+    }
+
+    /// "a summary budget of 20% of the folded text", as a report's title
+    /// says it.
+    fn describe(&self, budget_percent: u32) -> String {
+        let budget = match self.budget {
+            BudgetMode::Folded => {
+                format!("a summary budget of {budget_percent}% of the folded text")
+            }
+            BudgetMode::FixedTokens => format!(
+                "a fixed summary budget of {budget_percent}% of the whole conversation / {ROUNDS} \
+                 every round"
+            ),
+        };
+        if self.rounds == ROUNDS {
+            budget
+        } else {
+            format!("{budget}, {} rounds", self.rounds)
+        }
+    }
+}
+
+impl Default for Schedule {
+    fn default() -> Schedule {
+        Schedule::DEFAULT
+    }
+}
+
+/// The summary budget of every round of `case` in [`BudgetMode::FixedTokens`]:
+/// `budget_percent` of the tokens of all its messages, divided by [`ROUNDS`]
+/// (whatever the run's number of rounds: see the module doc), at least 64
+/// as in [`round_config`].
+pub fn fixed_budget(case: &Case, budget_percent: u32) -> u32 {
+    let whole: u64 = estimate_messages(&case.messages)
+        .iter()
+        .map(|&t| u64::from(t))
+        .sum();
+    u32::try_from(whole * u64::from(budget_percent) / (100 * ROUNDS as u64))
+        .unwrap_or(u32::MAX)
+        .max(64)
+}
+
 /// Runs every case's rounds through the embedded host components at a
 /// summary budget of `budget_percent` of the folded text. Cases run in
 /// parallel; the report is the same whatever the order.
@@ -1901,6 +2182,16 @@ pub fn run(cases: &[Case], budget_percent: u32) -> Report {
 
 /// [`run`] through another middleware (another summarizer, say).
 pub fn run_with(middleware: &Middleware, cases: &[Case], budget_percent: u32) -> Report {
+    run_with_schedule(middleware, cases, budget_percent, Schedule::DEFAULT)
+}
+
+/// [`run_with`] in another number of rounds or at another kind of budget.
+pub fn run_with_schedule(
+    middleware: &Middleware,
+    cases: &[Case],
+    budget_percent: u32,
+    schedule: Schedule,
+) -> Report {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(cases.len())
@@ -1914,7 +2205,7 @@ pub fn run_with(middleware: &Middleware, cases: &[Case], budget_percent: u32) ->
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(case) = cases.get(i) else { break };
-                        done.push((i, run_case(middleware, case, budget_percent)));
+                        done.push((i, run_case(middleware, case, budget_percent, schedule)));
                     }
                     done
                 })
@@ -1926,7 +2217,7 @@ pub fn run_with(middleware: &Middleware, cases: &[Case], budget_percent: u32) ->
             .collect()
     });
     reports.sort_by_key(|(i, _)| *i);
-    let mut report = Report::empty(budget_percent);
+    let mut report = Report::empty(budget_percent, schedule);
     for (_, r) in &reports {
         report.merge(r);
     }
@@ -1939,10 +2230,19 @@ pub struct RoundConfig {
     pub core: CoreConfig,
     /// The boundary the config makes the compressor choose: the last safe cut.
     pub boundary: usize,
-    /// `budget_percent` of the folded tokens, before capping.
+    /// The round's budget ([`RoundBudget`]), before capping.
     pub budget: u32,
     /// The budget was lowered to the room the request had.
     pub capped: bool,
+}
+
+/// What one round's summary may spend, before the request's room caps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundBudget {
+    /// This percent of the tokens of every message the round folds.
+    PercentOfFolded(u32),
+    /// This many tokens.
+    Tokens(u32),
 }
 
 /// The config that makes a round compact and fold everything up to the last
@@ -1954,12 +2254,13 @@ pub struct RoundConfig {
 ///   request with a summary can fit (one above the summary budget): no cut
 ///   fits the target, so the compressor takes the latest cut keeping its
 ///   1-token floor, which is the last safe cut;
-/// - `summary_max_tokens` `budget_percent` of the tokens of every message
-///   folded by that cut (the pinned opener and system messages are not
-///   folded), at least 64 — lowered, when it does not fit, to the room the
-///   request has under the threshold with the pair's framing, the pinned
-///   opener and the tail: a larger budget could not be spent anyway, and the
-///   compressor would otherwise cut elsewhere to stay under the threshold.
+/// - `summary_max_tokens` the round's `budget`: a percent of the tokens of
+///   every message folded by that cut (the pinned opener and system messages
+///   are not folded), or a number of tokens; at least 64 — lowered, when it
+///   does not fit, to the room the request has under the threshold with the
+///   pair's framing, the pinned opener and the tail: a larger budget could
+///   not be spent anyway, and the compressor would otherwise cut elsewhere to
+///   stay under the threshold.
 ///
 /// `None` when `history` has no safe cut after `previous_boundary` or no room
 /// for a 64-token summary.
@@ -1967,7 +2268,7 @@ pub fn round_config(
     history: &[Message],
     previous_boundary: usize,
     current: u32,
-    budget_percent: u32,
+    budget: RoundBudget,
 ) -> Option<RoundConfig> {
     let boundary = *segment::safe_cut_points(history)
         .last()
@@ -1984,9 +2285,13 @@ pub fn round_config(
         }
     }
     let tail: u64 = tokens[boundary..].iter().map(|&t| u64::from(t)).sum();
-    let budget = u32::try_from(folded * u64::from(budget_percent) / 100)
-        .unwrap_or(u32::MAX)
-        .max(64);
+    let budget = match budget {
+        RoundBudget::PercentOfFolded(percent) => {
+            u32::try_from(folded * u64::from(percent) / 100).unwrap_or(u32::MAX)
+        }
+        RoundBudget::Tokens(tokens) => tokens,
+    }
+    .max(64);
     // What the compressor adds to the summary budget for the pair (the
     // longest framing and its join slack), plus a margin of our own.
     let framing = condense_compressor::max_pair_tokens(0) + 8;
@@ -2035,9 +2340,16 @@ fn current_tokens(
     }
 }
 
-fn run_case(middleware: &Middleware, case: &Case, budget_percent: u32) -> Report {
-    let mut report = Report::empty(budget_percent);
+fn run_case(
+    middleware: &Middleware,
+    case: &Case,
+    budget_percent: u32,
+    schedule: Schedule,
+) -> Report {
+    let mut report = Report::empty(budget_percent, schedule);
     report.cases = 1;
+    let ends = case.round_ends(schedule.rounds);
+    let budget = schedule.round_budget(case, budget_percent);
     // The passes stay off: this measures the summary, and the passes never
     // touch a person's words anyway. Each round's config places the fold
     // with the threshold, so the `cost` rule is off.
@@ -2051,8 +2363,8 @@ fn run_case(middleware: &Middleware, case: &Case, budget_percent: u32) -> Report
     // round, to tell a value dropped when the summary was rewritten from one
     // lost at its first fold.
     let mut survived_before: Vec<Option<usize>> = vec![None; case.canaries.len()];
-    for round in 1..=ROUNDS {
-        let history = &case.messages[..case.segment_ends[round - 1]];
+    for round in 1..=schedule.rounds {
+        let history = &case.messages[..ends[round - 1]];
         let len = history.len();
         let figures = &mut report.rounds[round - 1];
         figures.calls += 1;
@@ -2063,7 +2375,7 @@ fn run_case(middleware: &Middleware, case: &Case, budget_percent: u32) -> Report
 
         let planned = current_tokens(middleware, history, &settings, checkpoint.as_ref()).and_then(
             |current| {
-                round_config(history, previous_boundary, current, budget_percent)
+                round_config(history, previous_boundary, current, budget)
                     .ok_or_else(|| format!("no config compacts a request of {current} tokens"))
             },
         );
@@ -2119,7 +2431,7 @@ fn run_case(middleware: &Middleware, case: &Case, budget_percent: u32) -> Report
             };
             let folded = !kept.contains(&current.message);
             let present = contains_value(&seen, &current.value);
-            let segment = case.segment_of(current.message);
+            let segment = segment_in(&ends, current.message);
             for tally in [
                 &mut figures.kinds[canary.kind.index()],
                 &mut figures.by_segment[segment - 1],
@@ -2163,7 +2475,7 @@ fn run_case(middleware: &Middleware, case: &Case, budget_percent: u32) -> Report
                             .find(|l| contains_value(l, &stale.value))
                             .unwrap_or_default()
                             .to_owned(),
-                        segment: case.segment_of(stale.message),
+                        segment: segment_in(&ends, stale.message),
                     });
                 }
             }

@@ -8,12 +8,14 @@
 
 use condense_model::Role;
 use condense_model::invariants::check_pairs;
+use condense_model::tokens::estimate_messages;
 use condense_tests::survival::{
-    Bank, CORPUS_SESSIONS, Canary, CanaryKind, Case, HELD_BACK, PER_KIND, ROUNDS, Report,
+    Bank, CORPUS_SESSIONS, Canary, CanaryKind, Case, HELD_BACK, PER_KIND, ROUNDS, Report, Schedule,
     Statement, Tally, UNTUNED, budget_table, chat_cases, contains_value, corpus_case, corpus_cases,
-    held_back_cases, message_text, run, run_with, talk_cases, terse_cases, untuned_cases,
+    fixed_budget, held_back_cases, message_text, run, run_with, run_with_schedule, talk_cases,
+    terse_cases, turn_boundaries, untuned_cases,
 };
-use condense_tests::{custom_summarizer_middleware, session};
+use condense_tests::{custom_summarizer_middleware, embedded_middleware, session};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -202,6 +204,140 @@ fn check_sound(case: &Case) {
         canary * share <= total,
         "{name}: canaries are {canary} of {total} tokens (over 1/{share})"
     );
+}
+
+/// A run of 10 rounds cuts the very messages the default run cuts in
+/// [`ROUNDS`]: every other cut is a default one, so rounds `2r - 1` and `2r`
+/// together are segment `r`, and each cut in between is a turn boundary
+/// inside its segment (a person opens a turn, no call in flight) with a
+/// valid conversation before it.
+#[test]
+fn ten_rounds_cut_the_same_messages_at_turn_boundaries() {
+    let mut cases = chat_cases(0..2);
+    cases.extend(talk_cases(0..1));
+    cases.extend(terse_cases(0..1));
+    cases.extend(untuned_cases(0..1));
+    cases.extend(held_back_cases(0..1));
+    cases.push(corpus_case("cc-opus-c", 0));
+    for case in &cases {
+        let name = &case.name;
+        assert_eq!(
+            case.round_ends(ROUNDS),
+            case.segment_ends,
+            "{name}: the default run's cut changed"
+        );
+        let ends = case.round_ends(10);
+        assert_eq!(ends.len(), 10, "{name}");
+        assert_eq!(ends[9], case.messages.len(), "{name}: the last round");
+        let boundaries = turn_boundaries(&case.messages);
+        let mut previous = 0;
+        for (k, &end) in ends.iter().enumerate() {
+            let round = k + 1;
+            let segment = round.div_ceil(2);
+            assert!(end > previous, "{name}: round {round} is empty");
+            if round % 2 == 0 {
+                assert_eq!(
+                    end,
+                    case.segment_ends[segment - 1],
+                    "{name}: round {round} does not end where segment {segment} does"
+                );
+            } else {
+                assert!(
+                    end < case.segment_ends[segment - 1],
+                    "{name}: round {round} is not inside segment {segment}"
+                );
+                assert!(
+                    boundaries.contains(&end) && case.messages[end].opens_turn(),
+                    "{name}: round {round} ends at {end}, not at a turn boundary"
+                );
+            }
+            let open = check_pairs(&case.messages[..end]).unwrap_or_else(|p| panic!("{name}: {p}"));
+            assert!(
+                open.is_empty(),
+                "{name}: calls in flight after round {round}"
+            );
+            previous = end;
+        }
+        // Each segment is split at the turn boundary nearest its middle in
+        // tokens: halves where turns are short (the generated families);
+        // where a person speaks rarely (the recorded sessions), as near as
+        // their turns allow.
+        let tokens: Vec<u64> = estimate_messages(&case.messages)
+            .into_iter()
+            .map(u64::from)
+            .collect();
+        let sum = |a: usize, b: usize| tokens[a..b].iter().sum::<u64>();
+        let generated = !CORPUS_SESSIONS.contains(&name.as_str());
+        for s in 0..ROUNDS {
+            let start = if s == 0 { 0 } else { case.segment_ends[s - 1] };
+            let (middle, stop) = (ends[2 * s], case.segment_ends[s]);
+            let off = |p: usize| (2 * sum(start, p)).abs_diff(sum(start, stop));
+            let nearer: Vec<usize> = boundaries
+                .iter()
+                .copied()
+                .filter(|&p| p > start && p < stop && off(p) < off(middle))
+                .collect();
+            assert!(
+                nearer.is_empty(),
+                "{name}: segment {} is cut at {middle}, the boundaries {nearer:?} are nearer its middle",
+                s + 1
+            );
+            let (first, second) = (sum(start, middle), sum(middle, stop));
+            assert!(
+                !generated || (first * 4 >= second && second * 4 >= first),
+                "{name}: segment {} split {first}/{second} tokens",
+                s + 1
+            );
+        }
+    }
+}
+
+/// At a fixed token budget every round gets the same budget: a fifth of the
+/// budget percent of the whole conversation, in all 10 rounds; and the
+/// rounds see the same conversations as the default run's (the even ones
+/// the same canaries planted).
+#[test]
+fn fixed_budget_rounds_all_get_the_same_budget() {
+    let cases = chat_cases(0..1);
+    let case = &cases[0];
+    let whole: u64 = estimate_messages(&case.messages)
+        .iter()
+        .map(|&t| u64::from(t))
+        .sum();
+    let expected = u32::try_from(whole * 20 / 100 / ROUNDS as u64).unwrap();
+    assert_eq!(fixed_budget(case, 20), expected);
+
+    let fixed = run_with_schedule(embedded_middleware(), &cases, 20, Schedule::fixed(10));
+    println!("{}", fixed.table());
+    assert!(fixed.problems.is_empty(), "{:#?}", fixed.problems);
+    assert_eq!(fixed.rounds.len(), 10);
+    assert_eq!(fixed.rounds_compacted(), (10, 10));
+    for (r, figures) in fixed.rounds.iter().enumerate() {
+        assert_eq!(figures.budget_capped, 0, "round {}: budget capped", r + 1);
+        assert_eq!(
+            figures.summary_budget,
+            u64::from(expected),
+            "round {}: another budget",
+            r + 1
+        );
+    }
+
+    // The default run's budgets grow with the folded text instead, and its
+    // round r sees what round 2r of the 10 sees.
+    let default = run(&cases, 20);
+    let budgets: Vec<u64> = default.rounds.iter().map(|f| f.summary_budget).collect();
+    assert!(
+        budgets.windows(2).all(|w| w[0] < w[1]),
+        "the default budgets do not grow: {budgets:?}"
+    );
+    for r in 1..=ROUNDS {
+        assert_eq!(
+            fixed.rounds[2 * r - 1].all().planted,
+            default.rounds[r - 1].all().planted,
+            "round {} of 10 and {r} of {ROUNDS} plant different canaries",
+            2 * r
+        );
+    }
 }
 
 /// In the corpus cases the values are absent from the recorded sessions
