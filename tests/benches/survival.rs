@@ -30,7 +30,7 @@
 use condense_host::Middleware;
 use condense_tests::summarizer_from_env;
 use condense_tests::survival::{
-    BUDGET_PERCENTS, Case, ROUNDS, Report, Schedule, budget_table, chat_cases, corpus_cases,
+    BUDGET_PERCENTS, Case, Lost, ROUNDS, Report, Schedule, budget_table, chat_cases, corpus_cases,
     held_back_cases, run_with, run_with_schedule, talk_cases, terse_cases, untuned_cases,
 };
 use std::time::Instant;
@@ -64,6 +64,11 @@ fn show(label: &str, report: &Report) {
             l.statement
         );
     }
+    print_lost(&lost);
+}
+
+/// The first [`LOST_SHOWN`] of `lost`, a line each.
+fn print_lost(lost: &[&Lost]) {
     for l in lost.iter().take(LOST_SHOWN) {
         println!(
             "    {} {} `{}` (segment {}): {}",
@@ -267,16 +272,7 @@ fn fixed_budget_tables(
                     lost.len()
                 );
             }
-            for l in lost.iter().take(LOST_SHOWN) {
-                println!(
-                    "    {} {} `{}` (segment {}): {}",
-                    l.case,
-                    l.kind.name(),
-                    l.value,
-                    l.segment,
-                    l.statement
-                );
-            }
+            print_lost(&lost);
         }
         for (i, report) in reports.into_iter().enumerate() {
             match all.get_mut(i) {

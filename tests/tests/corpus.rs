@@ -267,8 +267,8 @@ fn a_cold_cache_is_where_a_compaction_due_soon_is_made() {
     }
     assert_eq!(not_told.baseline_cost(), with.baseline_cost());
     assert_eq!(not_told.cache_breaks, not_told.compactions);
-    // One compaction more, at the cold call: no break of its own.
-    assert_eq!(with.compactions, not_told.compactions + 1);
+    // A compaction at the cold call, with no break of its own (one due a
+    // few calls later, made then instead, or one more).
     assert_eq!(with.cache_breaks, with.compactions - 1);
     assert!(
         with.cost() < not_told.cost(),

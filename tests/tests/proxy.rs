@@ -1285,3 +1285,40 @@ fn a_request_after_the_cache_expired_compacts_then() {
         ]
     );
 }
+
+/// The Redis store passes the checks every session store passes, against a
+/// real server; two hosts on it (two proxies) see each other's requests,
+/// and a request time is kept for a day, not for ever.
+#[test]
+fn the_redis_store_passes_the_store_checks_and_is_shared_by_hosts() {
+    use condense_host::sessions::{RedisSessions, TOUCH_EXPIRY_SECS, conformance, touched_key};
+    let Some(server) = condense_tests::proxy::RedisServer::start() else {
+        return;
+    };
+    let url = server.url.as_str();
+    conformance::sessions_keep_their_own(&RedisSessions::open(url).unwrap());
+    let one = RedisSessions::open(url).unwrap();
+    let a = conformance::history(&["task", "a1", "a2"]);
+    let group = condense_host::sessions::group_of(
+        condense_host::formats::Format::OpenAi,
+        "default",
+        None,
+        &a,
+    );
+    let checkpoints = one.entries(&group).unwrap();
+    conformance::touches_are_per_group(&one);
+    let other = RedisSessions::open(url).unwrap();
+    assert_eq!(other.touch(&group, 400_000).unwrap(), Some(300_500));
+    assert_eq!(one.touch(&group, 401_000).unwrap(), Some(400_000));
+    let out = Command::new("redis-cli")
+        .args(["-u", url, "TTL", &touched_key(&group)])
+        .output()
+        .expect("redis-cli runs");
+    let ttl: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(
+        (1..=TOUCH_EXPIRY_SECS as i64).contains(&ttl),
+        "expires in {ttl} s"
+    );
+    // The times are not among the group's checkpoints.
+    assert_eq!(one.entries(&group).unwrap().len(), checkpoints.len());
+}

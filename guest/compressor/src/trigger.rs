@@ -9,16 +9,20 @@
 //! (the request's tokens over what a compaction would leave) reaches
 //!
 //! ```text
-//! E* = sqrt(2 · K · g / read),    K = write · A + summary_cost
+//! E* = sqrt(2 · K · g / read),    K = (write − read) · A + summary_cost
 //! ```
 //!
 //! where `A` is the request a compaction leaves (the summary pair and the
 //! verbatim tail of `keep_recent_tokens`), `g` the tokens a call adds (the
 //! mean over the window: the session so far since the last fold), and
-//! `read`, `write` the cache prices. Compacting at `E*` makes the cost per
-//! call, `K / n + read · (A + g · n / 2) + write · g` over a cycle of `n`
-//! calls, least; a larger `K` (a costly LLM summary, a 1-hour cache's write
-//! price) compacts less often, a cheaper read (0.05×) less often too.
+//! `read`, `write` the cache prices. The compaction's rewrite is priced over
+//! a read: the call that compacts would otherwise have read a prefix of at
+//! least `A` from the cache, so writing `A` costs `write − read` more per
+//! token (nearly all of it at Anthropic's 1.25 and 0.1; half of it at
+//! OpenAI's 1 and 0.5). Compacting at `E*` makes the cost per call,
+//! `K / n + read · (A + g · n / 2) + write · g` over a cycle of `n` calls,
+//! least; a larger `K` (a costly LLM summary, a 1-hour cache's write price)
+//! compacts less often, a cheaper read (0.05×) less often too.
 //!
 //! A session that ends soon never earns a compaction back. The cycle pays
 //! for itself only if the session lasts `(√2 − 1) · n*` more calls; the
@@ -55,7 +59,7 @@ pub fn compact_now(carry: Carry, settings: &Settings) -> bool {
     let growth = carry.window_tokens as f64 / carry.window_calls as f64;
     let summary = f64::from(settings.summary_cost_tokens);
     let order = |fixed: f64| (2.0 * fixed * growth / read).sqrt();
-    let warm = order(write * carry.after as f64 + summary);
+    let warm = order((write - read).max(0.0) * carry.after as f64 + summary);
     let excess = (carry.request - carry.after) as f64;
     if settings.cache_cold {
         // The cache expired: this call rewrites its whole request anyway,
@@ -84,9 +88,10 @@ mod tests {
     #[test]
     fn compacts_once_the_excess_reaches_the_order_size() {
         let settings = Settings::default();
-        // K = 1.25 · 12000 = 15000, g = 500: E* = sqrt(2 · 15000 · 500 / 0.1) ≈ 12247.
-        assert!(!compact_now(carry(24_000, 40), &settings));
-        assert!(compact_now(carry(24_300, 40), &settings));
+        // K = (1.25 − 0.1) · 12000 = 13800, g = 500:
+        // E* = sqrt(2 · 13800 · 500 / 0.1) ≈ 11747.
+        assert!(!compact_now(carry(23_700, 40), &settings));
+        assert!(compact_now(carry(23_800, 40), &settings));
     }
 
     #[test]
@@ -108,28 +113,28 @@ mod tests {
 
     #[test]
     fn a_cold_cache_compacts_what_is_due_soon() {
-        // E* ≈ 12247 warm; half of it cold.
+        // E* ≈ 11747 warm; half of it cold.
         let cold = Settings {
             cache_cold: true,
             ..Settings::default()
         };
-        assert!(!compact_now(carry(18_000, 40), &cold));
-        assert!(compact_now(carry(18_200, 40), &cold));
-        assert!(!compact_now(carry(18_200, 40), &Settings::default()));
+        assert!(!compact_now(carry(17_800, 40), &cold));
+        assert!(compact_now(carry(17_900, 40), &cold));
+        assert!(!compact_now(carry(17_900, 40), &Settings::default()));
         // A dear summary is still paid for.
         let dear = Settings {
             summary_cost_tokens: 40_000,
             ..cold
         };
-        assert!(!compact_now(carry(18_200, 40), &dear));
+        assert!(!compact_now(carry(17_900, 40), &dear));
     }
 
     #[test]
     fn a_session_too_young_to_earn_it_back_carries_on() {
-        // n* ≈ 24.5 calls; a cycle pays for itself after ≈ 10.1.
+        // n* ≈ 23.5 calls; a cycle pays for itself after ≈ 9.7.
         let settings = Settings::default();
-        assert!(!compact_now(carry(24_300, 10), &settings));
-        assert!(compact_now(carry(24_300, 11), &settings));
+        assert!(!compact_now(carry(23_800, 9), &settings));
+        assert!(compact_now(carry(23_800, 10), &settings));
         assert!(!compact_now(carry(12_000, 40), &settings));
     }
 }

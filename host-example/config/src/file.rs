@@ -4,6 +4,7 @@
 
 use crate::models::ModelTables;
 use crate::path::key_text;
+use crate::sections::HOST_TABLES;
 use crate::sections::is_builtin;
 use crate::{CoreKeys, Settings};
 use anyhow::{Context, Result, bail};
@@ -192,14 +193,7 @@ fn merge(base: &mut toml::Table, overrides: toml::Table) {
 fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     // A scalar or list where a table belongs would otherwise be reported as
     // a struct decoded from a sequence: say plainly what is expected.
-    for key in [
-        "components",
-        "limits",
-        "runtime",
-        "llm",
-        "summarizers",
-        "models",
-    ] {
+    for key in HOST_TABLES {
         if let Some(value) = table.get(key).filter(|v| !v.is_table()) {
             bail!(
                 "{at}{key}: must be a table ([{at}{key}]), not {}",

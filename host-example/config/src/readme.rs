@@ -8,6 +8,7 @@
 //! first line that is not a table row.
 
 use crate::schema::json_schema;
+use crate::sections::HOST_TABLES;
 use serde_json::Value;
 use std::path::Path;
 
@@ -16,19 +17,10 @@ use std::path::Path;
 /// the host's tables.
 const GROUPS: [&str; 4] = ["fold", "passes", "tools", "host"];
 
-/// The host's tables (each a row per key, `[table]` `key`), and the tables
-/// of tables: `summarizers`, by summarizer (one row, `[summarizers.NAME]`),
-/// and `models`, by model pattern (a row per key, `[models.NAME]` `key`).
-const HOST_TABLES: [&str; 6] = [
-    "components",
-    "limits",
-    "runtime",
-    "llm",
-    "summarizers",
-    "models",
-];
-
 /// The group of a top-level key; `None` for `agents` (prose of its own).
+/// The host's tables get a row per key (`[table]` `key`); of the tables of
+/// tables, `summarizers` one row (`[summarizers.NAME]`), `models` a row per
+/// key (`[models.NAME]` `key`).
 fn group_of(key: &str, core: &[String]) -> Option<&'static str> {
     match key {
         "agents" => None,

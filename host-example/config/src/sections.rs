@@ -14,6 +14,18 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The host's tables of the file, beside the fold knobs and the
+/// compressor's keys; `summarizers` and `models` are tables of tables (by
+/// summarizer, by model pattern).
+pub(crate) const HOST_TABLES: [&str; 6] = [
+    "components",
+    "limits",
+    "runtime",
+    "llm",
+    "summarizers",
+    "models",
+];
+
 /// Components to load instead of the ones embedded in the binary.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]

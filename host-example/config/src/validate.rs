@@ -3,7 +3,7 @@
 //! embedded compressor's keys (checked by its own code, natively).
 
 use crate::file::CORE_KEYS;
-use crate::sections::LLM_KEYS_FROM_LLM_TABLE;
+use crate::sections::{HOST_TABLES, LLM_KEYS_FROM_LLM_TABLE};
 use crate::{LLM_SUMMARIZER, Settings};
 use anyhow::{Result, anyhow, bail};
 use condense_model::{Range, range};
@@ -60,15 +60,8 @@ impl Settings {
             {
                 let host: Vec<String> = CORE_KEYS
                     .iter()
-                    .chain(&[
-                        "components",
-                        "limits",
-                        "runtime",
-                        "llm",
-                        "summarizers",
-                        "models",
-                        "agents",
-                    ])
+                    .chain(&HOST_TABLES)
+                    .chain(&["agents"])
                     .map(|k| format!("`{k}`"))
                     .collect();
                 bail!(

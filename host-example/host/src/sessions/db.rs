@@ -116,8 +116,8 @@ impl SessionStore for DbSessions {
 mod tests {
     use super::*;
     use crate::formats::Format;
+    use crate::sessions::conformance::{history, sessions_keep_their_own, touches_are_per_group};
     use crate::sessions::group_of;
-    use crate::sessions::tests::{history, sessions_keep_their_own, touches_are_per_group};
 
     #[test]
     fn in_the_database_sessions_keep_their_own_checkpoints_across_a_reopen() {

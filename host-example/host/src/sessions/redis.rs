@@ -135,11 +135,12 @@ fn key(group: &str) -> String {
     format!("condense:{group}")
 }
 
-/// The key of a group's latest request time: a prefix of its own, not a
+/// The key of a group's latest request time (for an operator looking at
+/// the server): a prefix of its own, not a
 /// suffix to [`key`]. A client names its session (`x-condense-session`), so
 /// `condense:<group>:touched` could be another group's checkpoint hash;
 /// no group's [`key`] starts `condense-`.
-fn touched_key(group: &str) -> String {
+pub fn touched_key(group: &str) -> String {
     format!("condense-touched:{group}")
 }
 
@@ -211,103 +212,6 @@ impl SessionStore for RedisSessions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::Format;
-    use crate::sessions::group_of;
-    use crate::sessions::tests::{history, sessions_keep_their_own, touches_are_per_group};
-    use std::process::{Child, Command, Stdio};
-
-    /// A `redis-server` of the test's own on 127.0.0.1, stopped when
-    /// dropped: the integration tests' `RedisServer` (tests/src/proxy.rs),
-    /// which this crate cannot depend on.
-    struct Server {
-        child: Child,
-        url: String,
-        _dir: tempfile::TempDir,
-    }
-
-    impl Server {
-        /// `None` (the test then passes saying so) when there is no
-        /// redis-server, unless `CONDENSE_REQUIRE_REDIS=1` (CI).
-        fn start() -> Option<Server> {
-            let found = Command::new("redis-server").arg("--version").output();
-            if !found.is_ok_and(|o| o.status.success()) {
-                assert!(
-                    std::env::var("CONDENSE_REQUIRE_REDIS").as_deref() != Ok("1"),
-                    "CONDENSE_REQUIRE_REDIS=1, but there is no redis-server"
-                );
-                eprintln!("skipped: no redis-server (apt-get install redis-server)");
-                return None;
-            }
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let dir = tempfile::tempdir().unwrap();
-            let child = Command::new("redis-server")
-                .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-                .args(["--save", "", "--appendonly", "no"])
-                .arg("--dir")
-                .arg(dir.path())
-                .stdout(Stdio::null())
-                .spawn()
-                .expect("redis-server starts");
-            let server = Server {
-                child,
-                url: format!("redis://127.0.0.1:{port}"),
-                _dir: dir,
-            };
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "redis-server did not start"
-                );
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Some(server)
-        }
-    }
-
-    impl Drop for Server {
-        fn drop(&mut self) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-
-    #[test]
-    fn on_a_redis_server_sessions_keep_their_own_checkpoints() {
-        let Some(server) = Server::start() else {
-            return;
-        };
-        sessions_keep_their_own(&RedisSessions::open(&server.url).unwrap());
-    }
-
-    /// Two hosts on one server (two proxies): each sees the other's
-    /// requests, and a time is kept for a day, not for ever.
-    #[test]
-    fn on_a_redis_server_touches_are_per_group_and_shared_by_hosts() {
-        let Some(server) = Server::start() else {
-            return;
-        };
-        let one = RedisSessions::open(&server.url).unwrap();
-        touches_are_per_group(&one);
-        let other = RedisSessions::open(&server.url).unwrap();
-        let a = history(&["task", "a1", "a2"]);
-        let group = group_of(Format::OpenAi, "default", None, &a);
-        assert_eq!(other.touch(&group, 400_000).unwrap(), Some(300_500));
-        assert_eq!(one.touch(&group, 401_000).unwrap(), Some(400_000));
-        let ttl: i64 = one
-            .with(|con| redis::cmd("TTL").arg(touched_key(&group)).query(con))
-            .unwrap();
-        assert!(
-            (1..=TOUCH_EXPIRY_SECS as i64).contains(&ttl),
-            "expires in {ttl} s"
-        );
-        // The times are not in the group's checkpoint hash.
-        assert!(one.entries(&group).unwrap().is_empty());
-    }
 
     #[test]
     fn a_password_is_never_shown() {

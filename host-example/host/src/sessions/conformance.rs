@@ -1,0 +1,93 @@
+//! The checks every [`SessionStore`] passes, for a store's own tests (the
+//! memory and database stores run them here, the Redis store against a
+//! real server in the integration tests; a store of another kind can run
+//! them too). Each panics, naming what failed.
+
+use super::{Lookup, SessionStore, group_of};
+use crate::formats::Format;
+use crate::middleware::SessionCheckpoint;
+use crate::store::CheckpointStore;
+use condense_model::hash::prefix_hash;
+use condense_model::{Checkpoint, Message, Role};
+
+/// A history: the system message `rules`, then `words` as user and
+/// assistant messages in turn.
+pub fn history(words: &[&str]) -> Vec<Message> {
+    std::iter::once(Message::text(Role::System, "rules"))
+        .chain(words.iter().enumerate().map(|(i, w)| {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            Message::text(role, *w)
+        }))
+        .collect()
+}
+
+/// A checkpoint of `history` folded up to `boundary`, with the host's
+/// prefix hash of what it folded.
+pub fn checkpoint_of(history: &[Message], boundary: usize) -> SessionCheckpoint {
+    SessionCheckpoint {
+        checkpoint: Checkpoint {
+            version: 1,
+            boundary: boundary as u32,
+            state: vec![boundary as u8],
+        },
+        prefix_hash: format!("{:032x}", prefix_hash(&history[..boundary])),
+    }
+}
+
+/// Two sessions with the same start, interleaved: each finds its own
+/// checkpoint; a shorter request of the group does not pick up one made
+/// further on.
+pub fn sessions_keep_their_own(store: &dyn SessionStore) {
+    let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
+    let b = history(&["task", "b1", "b2", "b3", "b4", "b5", "b6"]);
+    let group = group_of(Format::OpenAi, "default", None, &a);
+    assert_eq!(group, group_of(Format::OpenAi, "default", None, &b));
+    let mut lookup = Lookup::new(store, Format::OpenAi, "default", None);
+    assert_eq!(lookup.load(&a[..5]).unwrap(), None);
+    assert!(!lookup.found());
+    assert_eq!(lookup.group(), Some(group.as_str()));
+    lookup.save(&a[..5], &checkpoint_of(&a, 3)).unwrap();
+    lookup.save(&b[..6], &checkpoint_of(&b, 4)).unwrap();
+    assert_eq!(lookup.load(&a[..7]).unwrap(), Some(checkpoint_of(&a, 3)));
+    assert!(lookup.found());
+    assert_eq!(lookup.load(&b[..8]).unwrap(), Some(checkpoint_of(&b, 4)));
+    // Session a's later checkpoint wins for a, and is not for a request
+    // shorter than the one it was made for.
+    lookup.save(&a[..7], &checkpoint_of(&a, 5)).unwrap();
+    assert_eq!(lookup.load(&a[..8]).unwrap(), Some(checkpoint_of(&a, 5)));
+    assert_eq!(lookup.load(&a[..6]).unwrap(), Some(checkpoint_of(&a, 3)));
+    // Another start, another group: nothing found there.
+    let title = history(&["title?"]);
+    assert_ne!(group_of(Format::OpenAi, "default", None, &title), group);
+    assert_eq!(lookup.load(&title).unwrap(), None);
+}
+
+/// Each group's first request has no time before it, its second the
+/// first's; two groups never see each other's times; a time earlier
+/// than the one stored (another host's clock) is returned as stored and
+/// replaces it.
+pub fn touches_are_per_group(store: &dyn SessionStore) {
+    let a = history(&["task", "a1", "a2"]);
+    let title = history(&["title?"]);
+    let mut lookup = Lookup::new(store, Format::OpenAi, "default", None);
+    assert_eq!(lookup.touch(&a, 1_000).unwrap(), None);
+    let group = group_of(Format::OpenAi, "default", None, &a);
+    assert_eq!(lookup.group(), Some(group.as_str()));
+    // The next request of the session, longer, is the same group.
+    assert_eq!(lookup.touch(&a[..2], 61_000).unwrap(), Some(1_000));
+    // A side request: a group of its own, which the session's times
+    // neither show through nor move.
+    assert_eq!(lookup.touch(&title, 62_000).unwrap(), None);
+    assert_ne!(lookup.group(), Some(group.as_str()));
+    assert_eq!(store.touch(&group, 400_000).unwrap(), Some(61_000));
+    assert_eq!(lookup.touch(&title, 70_000).unwrap(), Some(62_000));
+    // Another host's clock behind: what was stored comes back, and the
+    // earlier time is the one kept.
+    assert_eq!(store.touch(&group, 300_000).unwrap(), Some(400_000));
+    assert_eq!(store.touch(&group, 300_500).unwrap(), Some(300_000));
+    assert_eq!(store.touch("never-sent", 1).unwrap(), None);
+}
