@@ -111,6 +111,45 @@ fn both(config: TestConfig) -> [(&'static str, TestConfig); 2] {
     ]
 }
 
+/// The long sessions at other cache prices: a 1-hour cache (writes 2×),
+/// cheaper reads (0.05×), and OpenAI's (reads 0.5×, writes at the input
+/// price). Every call is checked as at the defaults, and the `cost` rule
+/// stays within 15% of the optimum at the same prices.
+#[test]
+fn the_long_sessions_meet_the_cost_target_at_other_cache_prices() {
+    let middleware = embedded_middleware();
+    for (read, write) in [(100, 2000), (50, 1250), (500, 1000)] {
+        let mut config = config_40k();
+        config.settings.cache_read_permille = read;
+        config.settings.cache_write_permille = write;
+        let prices = Prices {
+            read: config.settings.read_price(),
+            write: config.settings.write_price(),
+            ..Prices::DEFAULT
+        };
+        for name in session_names() {
+            let history = session(&name);
+            let (stats, _) = replay_checked(&name, &history, &config, middleware);
+            let stats = stats.with_prices(prices);
+            if stats.calls < LONG_SESSION_CALLS {
+                continue;
+            }
+            let summary = stats.mean_summary_tokens().unwrap_or(0);
+            let optimal = optimum(&history, &config.core, summary, prices, &[])
+                .unwrap_or_else(|| panic!("{name}: no schedule fits the threshold"));
+            let at = format!("{name} at reads {read}‰, writes {write}‰");
+            assert!(optimal.cost <= stats.cost() * (1.0 + 1e-9), "{at}");
+            assert!(
+                stats.cost() <= 1.15 * optimal.cost,
+                "{at}: condense {:.3} is {:.2}x the optimum {:.3}",
+                stats.cost_ratio(),
+                stats.cost() / optimal.cost,
+                optimal.cost_ratio()
+            );
+        }
+    }
+}
+
 /// A threshold at a quarter of the session, so that even the short sessions
 /// compact several times.
 fn config_forcing(history: &[Message]) -> TestConfig {
