@@ -101,6 +101,10 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     if let Some((ttl, cold)) = cold {
         condense = condense.with_cold_settings(ttl, cold);
     }
+    // A resumed session's cache has been idle since its last model call.
+    if let Some(at_ms) = journaled.last_model_call_ms() {
+        condense = condense.with_last_call(std::time::UNIX_EPOCH + Duration::from_millis(at_ms));
+    }
     let meter = UsageMeter::new();
     let chain = Chain::new().with(condense).with(meter.clone());
     let mut agent = Agent::new(

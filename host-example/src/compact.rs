@@ -221,6 +221,7 @@ fn write_journal(path: &Path, messages: &[Message], compaction: &Compaction) -> 
             Role::Assistant => Event::ModelResponse {
                 message,
                 usage: None,
+                at_ms: None,
             },
             _ if message.is_result_carrier() => Event::ToolResult { message },
             _ => Event::User { message },

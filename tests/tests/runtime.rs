@@ -267,6 +267,70 @@ fn a_cold_cache_is_told_to_the_compressor() {
     assert_eq!(cold.failed_open, 0);
 }
 
+/// A session resumed an hour after its last model call finds its prompt
+/// cache expired: the journal recorded when each answer came, and the
+/// first call after the resume tells the compressor, which makes the
+/// compaction due a few calls later right then, as `cold`.
+#[test]
+fn a_session_resumed_after_the_cache_expired_compacts_then() {
+    let recording = session("cc-opus-c");
+    let ttl = Duration::from_secs(300);
+    let told = config_40k().settings.with_cache_cold().to_json();
+    let (_, warm) =
+        run_cc_opus_c(|path| condense_at_40k(path).with_cold_settings(ttl, told.clone()));
+    let first = warm.first().expect("the warm session compacts");
+    assert_eq!(first.trigger, Cause::Cost, "{first:?}");
+    // Stopped two calls before it.
+    let answered = first.call as usize - 3;
+    let split = recording
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::Assistant)
+        .nth(answered)
+        .map(|(i, _)| i)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let mut before = replaying(&recording, &path, 0);
+    replay_recording(&mut before, &recording[..split], |_| {}).unwrap();
+    drop(before);
+    let read = journal::read(&path).unwrap();
+    assert_eq!(compactions(&read.events), 0);
+    let last = read
+        .last_model_call_ms()
+        .expect("the journal records when answers came");
+    assert!(last.abs_diff(journal::now_ms()) < 600_000, "{last}");
+    // The stop lasted an hour: the journal's times moved back by one.
+    let hour = 3_600_000;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let moved: String = text
+        .lines()
+        .map(|line| {
+            let mut event: serde_json::Value = serde_json::from_str(line).unwrap();
+            if let Some(at) = event.get_mut("at_ms") {
+                *at = (at.as_u64().unwrap() - hour).into();
+            }
+            format!("{event}\n")
+        })
+        .collect();
+    std::fs::write(&path, moved).unwrap();
+    let resumed_at = journal::read(&path).unwrap().last_model_call_ms().unwrap();
+    assert_eq!(resumed_at, last - hour);
+
+    let condense = condense_at_40k(&path)
+        .with_cold_settings(ttl, told)
+        .with_last_call(std::time::UNIX_EPOCH + Duration::from_millis(resumed_at));
+    let meter = RequestMeter::new();
+    let mut resumed = replaying_with(&recording, &path, answered, meter, condense);
+    replay_recording(&mut resumed, &recording[split..], |_| {}).unwrap();
+    drop(resumed);
+    let events = journal::read(&path).unwrap().events;
+    let cold = compaction_events(&events)[0].clone();
+    assert_eq!(cold.trigger, Cause::Cold, "{cold:?}");
+    // Calls are numbered from the resume on.
+    assert_eq!(cold.call, 1, "the first call after the resume");
+}
+
 /// What a policy was asked, and what it answered.
 type Asked = Arc<Mutex<Vec<(Due, bool)>>>;
 

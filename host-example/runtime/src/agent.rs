@@ -234,6 +234,7 @@ impl Agent {
         self.append(Event::ModelResponse {
             message: response.message.clone(),
             usage: response.usage,
+            at_ms: Some(crate::journal::now_ms()),
         })?;
         Ok(response)
     }
@@ -394,6 +395,7 @@ mod tests {
                     parts: vec![Part::ToolCall(call.clone())],
                 },
                 usage: None,
+                at_ms: None,
             })
             .unwrap();
         journal

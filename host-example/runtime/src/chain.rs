@@ -27,7 +27,7 @@ use condense_model::tokens::{estimate_message, estimate_messages};
 use condense_model::{CoreConfig, Item, Message, Role};
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// One model call as the middlewares see it.
 pub struct ModelCall<'h> {
@@ -154,8 +154,9 @@ pub struct Condense<M = Arc<condense_host::Middleware>> {
     /// How long the prompt cache keeps a request, and the settings that
     /// tell the compressor it expired ([`Condense::with_cold_settings`]).
     cold: Option<(Duration, String)>,
-    /// When the last request was compressed.
-    last_call: Option<Instant>,
+    /// When the last request was compressed (wall-clock: a resumed session's
+    /// comes from its journal).
+    last_call: Option<SystemTime>,
 }
 
 impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
@@ -189,6 +190,14 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
     /// compaction due soon is made then, at no break of its own.
     pub fn with_cold_settings(mut self, ttl: Duration, settings: String) -> Condense<M> {
         self.cold = Some((ttl, settings));
+        self
+    }
+
+    /// The session's last model call was at `at` (a resumed session's, from
+    /// its journal): the first call finds the cache expired if that was
+    /// longer ago than the TTL of [`Condense::with_cold_settings`].
+    pub fn with_last_call(mut self, at: SystemTime) -> Condense<M> {
+        self.last_call = Some(at);
         self
     }
 
@@ -236,9 +245,10 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
             })
         });
         // The cache expired since the last call: the compressor is told.
-        let now = Instant::now();
+        let now = SystemTime::now();
+        let idle = |last: SystemTime| now.duration_since(last).unwrap_or_default();
         let cold = match (&self.cold, self.last_call) {
-            (Some((ttl, cold)), Some(last)) if now.duration_since(last) > *ttl => Some(cold),
+            (Some((ttl, cold)), Some(last)) if idle(last) > *ttl => Some(cold),
             _ => None,
         };
         let own_rule = if cold.is_some() {

@@ -37,6 +37,11 @@ pub enum Event {
         /// The provider's token counts for the call, when it reported them.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<Usage>,
+        /// When the answer came (ms since the Unix epoch): a session resumed
+        /// later knows how long its prompt cache has been idle. Absent in
+        /// journals written before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at_ms: Option<u64>,
     },
     /// The runtime is about to run a tool call. A call with no result after
     /// it was interrupted (the runtime stopped while the tool ran).
@@ -111,6 +116,15 @@ impl Contents {
     /// The conversation the events make, oldest first.
     pub fn messages(&self) -> impl Iterator<Item = &Message> {
         self.events.iter().filter_map(Event::message)
+    }
+
+    /// When the latest model call answered (ms since the Unix epoch), if the
+    /// journal recorded it.
+    pub fn last_model_call_ms(&self) -> Option<u64> {
+        self.events.iter().rev().find_map(|e| match e {
+            Event::ModelResponse { at_ms, .. } => Some(*at_ms),
+            _ => None,
+        })?
     }
 
     /// Tool calls that were started and have no result (the runtime stopped
@@ -214,6 +228,13 @@ impl Journal {
     }
 }
 
+/// Now, as the journal records times: ms since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// Reads the journal at `path`.
 pub fn read(path: impl AsRef<Path>) -> Result<Contents, JournalError> {
     let path = path.as_ref();
@@ -312,6 +333,7 @@ mod tests {
                     cached_tokens: 100,
                     output_tokens: 12,
                 }),
+                at_ms: Some(1_700_000_000_000),
             },
             Event::ToolCall {
                 call_id: "c1".into(),

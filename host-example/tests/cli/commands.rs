@@ -1684,6 +1684,7 @@ fn compact_writes_a_compacted_journal_and_a_second_compaction_carries_the_summar
             condense_model::Role::Assistant => Event::ModelResponse {
                 message,
                 usage: None,
+                at_ms: None,
             },
             _ if message.is_result_carrier() => Event::ToolResult { message },
             _ => Event::User { message },
