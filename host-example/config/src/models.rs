@@ -76,9 +76,14 @@ impl ModelKeys {
             }
             Ok(value)
         };
+        // At least a thousandth: the compressor weighs prices in thousandths
+        // of an input token, and a free read would make every excess worth
+        // carrying.
         let share = |key: &str, value: f64, max: f64| -> Result<f64> {
-            if !(0.0..=max).contains(&value) {
-                bail!("{at}{key} = {value}: must be between 0 and {max} (a share of input_price)");
+            if !(0.001..=max).contains(&value) {
+                bail!(
+                    "{at}{key} = {value}: must be between 0.001 and {max} (a share of input_price)"
+                );
             }
             Ok(value)
         };

@@ -669,7 +669,7 @@ fn a_bad_models_key_is_named_with_its_pattern() {
     for (text, named) in [
         (
             "[models.\"gpt-4o*\"]\ncache_read = 2.0",
-            "models.\"gpt-4o*\".cache_read = 2: must be between 0 and 1",
+            "models.\"gpt-4o*\".cache_read = 2: must be between 0.001 and 1",
         ),
         (
             "[models.\"x*\"]\ninput = 1.0",
@@ -681,12 +681,16 @@ fn a_bad_models_key_is_named_with_its_pattern() {
         ),
         (
             "[models.\"x*\"]\ncache_write = { \"5m\" = 20.0 }",
-            "models.\"x*\".cache_write.5m = 20: must be between 0 and 10",
+            "models.\"x*\".cache_write.5m = 20: must be between 0.001 and 10",
         ),
         (
             "[models.\"x*\"]\ncontext_window = 50000\ntoken_threshold = 60000",
             "models.\"x*\".token_threshold = 60000: must be between 1000 and the model's \
              context_window (50000)",
+        ),
+        (
+            "[models.\"x*\"]\ncache_read = 0.0",
+            "models.\"x*\".cache_read = 0: must be between 0.001 and 1",
         ),
         ("models = 3", "models: must be a table"),
         (
