@@ -494,3 +494,155 @@ fn a_summary_placed_in_the_context_block_keeps_the_prefix_stable() {
     let (message_placed, _) = run_cc_opus_c(condense_at_40k);
     assert_eq!(stats.compactions, message_placed.compactions);
 }
+
+/// A model that answers with `answers` in order and records the names of
+/// the tools each request offered.
+struct Scripted {
+    answers: std::collections::VecDeque<Message>,
+    offered: Arc<Mutex<Vec<Vec<String>>>>,
+}
+
+impl condense_runtime::model::Model for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn complete(
+        &mut self,
+        request: &condense_runtime::model::ModelRequest,
+    ) -> Result<ModelResponse, condense_runtime::model::ModelError> {
+        let names = request.tools.iter().map(|t| t.name.clone()).collect();
+        self.offered.lock().unwrap().push(names);
+        Ok(ModelResponse {
+            message: self.answers.pop_front().expect("a scripted answer"),
+            usage: None,
+        })
+    }
+}
+
+/// `condense_recall` in the agent runtime: the model is offered it, and a
+/// call with a fold's handle (narrowed by a query) or a result's handle
+/// gets the original text back from the session's own history, journaled
+/// like any other result; a handle of another conversation is a tool error.
+#[test]
+fn the_model_recalls_what_a_fold_took_out_from_the_journal() {
+    use condense_model::recall::{fold_handle, result_handle};
+    use condense_model::{Part, ToolCall};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let mut journal = Journal::create(&path).unwrap();
+    let read = ToolCall {
+        id: "c1".into(),
+        name: "read_file".into(),
+        arguments: r#"{"path": "config/prod.toml"}"#.into(),
+    };
+    let file = "[db]\nhost = \"pg-eu-central-2.internal\"\nport = 6432\npool = 48\n";
+    let history = vec![
+        Message::text(Role::User, "Move the service to the new database."),
+        Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall(read.clone())],
+        },
+        Message {
+            role: Role::Tool,
+            parts: vec![Part::ToolResult(condense_model::ToolResult {
+                call_id: "c1".into(),
+                content: file.into(),
+                is_error: false,
+            })],
+        },
+        Message::text(Role::Assistant, "Read it."),
+    ];
+    for message in &history {
+        let event = match message.role {
+            Role::User => Event::User {
+                message: message.clone(),
+            },
+            Role::Assistant => Event::ModelResponse {
+                message: message.clone(),
+                usage: None,
+                at_ms: None,
+            },
+            _ => Event::ToolResult {
+                message: message.clone(),
+            },
+        };
+        journal.append(&event).unwrap();
+    }
+    drop(journal);
+    let (journal, journaled) = Journal::resume(&path).unwrap();
+    let call = |id: &str, arguments: String| Message {
+        role: Role::Assistant,
+        parts: vec![Part::ToolCall(ToolCall {
+            id: id.into(),
+            name: "condense_recall".into(),
+            arguments,
+        })],
+    };
+    let fold = fold_handle(&history[..3]);
+    let mut other = history.clone();
+    other[0] = Message::text(Role::User, "Another session.");
+    let foreign = fold_handle(&other[..3]);
+    let answers = [
+        call("r1", format!(r#"{{"handle": "{fold}", "query": "port"}}"#)),
+        call(
+            "r2",
+            format!(r#"{{"handle": "{}"}}"#, result_handle(&history[2])),
+        ),
+        call("r3", format!(r#"{{"handle": "{foreign}"}}"#)),
+        Message::text(Role::Assistant, "The pool is 48 on port 6432."),
+    ];
+    let offered = Arc::new(Mutex::new(Vec::new()));
+    let model = Scripted {
+        answers: answers.into_iter().collect(),
+        offered: offered.clone(),
+    };
+    let mut agent = Agent::new(
+        Box::new(model),
+        Box::new(condense_runtime::tools::ToolRegistry::default()),
+        Chain::new(),
+        journal,
+        &journaled,
+        Vec::new(),
+    )
+    .unwrap()
+    .with_recall(condense_runtime::tools::recall::DEFAULT_BUDGET_TOKENS);
+    agent
+        .run_turn("What port does the new database use?", 10)
+        .unwrap();
+    assert!(
+        offered
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|tools| tools.iter().any(|t| t == "condense_recall")),
+        "every request offers the tool"
+    );
+    drop(agent);
+    let results: Vec<condense_model::ToolResult> = journal::read(&path)
+        .unwrap()
+        .messages()
+        .flat_map(|m| m.tool_results().cloned().collect::<Vec<_>>())
+        .filter(|r| r.call_id.starts_with('r'))
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    let (narrowed, whole, refused) = (&results[0], &results[1], &results[2]);
+    assert!(
+        !narrowed.is_error && narrowed.content.contains("port = 6432"),
+        "{narrowed:?}"
+    );
+    assert!(
+        !narrowed.content.contains("pool = 48"),
+        "the query narrows: {narrowed:?}"
+    );
+    assert!(
+        !whole.is_error && whole.content.contains(file.trim_end()),
+        "{whole:?}"
+    );
+    assert!(refused.is_error, "{refused:?}");
+    assert!(
+        refused.content.contains("no folded messages"),
+        "{refused:?}"
+    );
+    assert!(!refused.content.contains("Another session"), "{refused:?}");
+}

@@ -6,6 +6,7 @@
 pub mod hash;
 pub mod invariants;
 pub mod range;
+pub mod recall;
 pub mod segment;
 pub mod tokens;
 mod wit;

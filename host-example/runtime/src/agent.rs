@@ -7,7 +7,7 @@ use crate::chain::{Chain, ModelCall};
 use crate::context::ContextCompiler;
 use crate::journal::{Contents, Event, Journal, JournalError};
 use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
-use crate::tools::{ToolOutput, ToolRegistry, ToolSpec};
+use crate::tools::{ToolOutput, ToolRegistry, ToolSpec, recall};
 use condense_host::Transcript;
 use condense_host::events::{Compaction, EventLog};
 use condense_model::{Message, Part, Role, ToolCall, ToolResult};
@@ -76,6 +76,8 @@ pub struct Agent {
     calls: u64,
     last_compactions: Vec<Compaction>,
     events: Option<EventLog>,
+    /// The budget of a `condense_recall`, when the model is offered it.
+    recall: Option<u32>,
 }
 
 impl Agent {
@@ -104,6 +106,7 @@ impl Agent {
             calls: 0,
             last_compactions: Vec::new(),
             events: None,
+            recall: None,
         };
         for (call_id, name) in journaled.interrupted_calls() {
             let output = ToolOutput {
@@ -131,6 +134,16 @@ impl Agent {
     /// The context the system prompt is compiled from.
     pub fn context_mut(&mut self) -> &mut ContextCompiler {
         &mut self.context
+    }
+
+    /// Offers the model `condense_recall`: the original text of what a
+    /// compaction folded or cleared, read back from this session's history
+    /// by its handle, at most about `budget_tokens` a call. The agent runs
+    /// it itself (it reads the history, not the world); its calls and
+    /// results are journaled like any other.
+    pub fn with_recall(mut self, budget_tokens: u32) -> Agent {
+        self.recall = Some(budget_tokens);
+        self
     }
 
     /// Also appends each compaction event to `events`.
@@ -201,7 +214,7 @@ impl Agent {
             conversation: None,
             request: ModelRequest {
                 messages: Vec::new(),
-                tools: self.tools.specs(),
+                tools: self.tool_specs(),
                 max_output_tokens: self.max_output_tokens,
             },
             compactions: Vec::new(),
@@ -256,7 +269,13 @@ impl Agent {
                 name: call.name.clone(),
             })?;
             on_step(Step::Calling(call));
-            let message = tool_message(&call.id, self.tools.run(call));
+            let output = match self.recall {
+                Some(budget) if call.name == recall::NAME => {
+                    recall::run(self.history.messages(), &call.arguments, budget)
+                }
+                _ => self.tools.run(call),
+            };
+            let message = tool_message(&call.id, output);
             self.record_result(message)?;
             if let Some(result) = self
                 .history
@@ -278,6 +297,16 @@ impl Agent {
         })?;
         self.history.push(message);
         Ok(())
+    }
+
+    /// The tools the model is sent: the runner's, and `condense_recall` when
+    /// it is offered.
+    fn tool_specs(&self) -> Vec<ToolSpec> {
+        let mut specs = self.tools.specs();
+        if self.recall.is_some() {
+            specs.push(recall::spec());
+        }
+        specs
     }
 
     fn append(&mut self, event: Event) -> Result<(), AgentError> {

@@ -27,6 +27,7 @@
 mod args;
 mod command;
 mod files;
+pub mod recall;
 mod workspace;
 
 pub use command::{CommandPolicy, RunCommand};
@@ -140,6 +141,10 @@ pub enum ToolError {
          surrounding text so that it occurs exactly once"
     )]
     AmbiguousMatch { path: String, count: usize },
+    /// A `condense_recall` the history cannot answer (a handle it does not
+    /// have, a query too long).
+    #[error(transparent)]
+    Recall(#[from] condense_model::recall::RecallError),
     /// `action` is a verb: "cannot read `src/x.rs`: ...".
     #[error("cannot {action} `{target}`: {source}")]
     Io {
