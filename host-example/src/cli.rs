@@ -163,6 +163,16 @@ enum Command {
             base_url = \"http://127.0.0.1:8787/v1\"              # Codex: [model_providers.X] in config.toml"
     )]
     Proxy(crate::proxy::ProxyArgs),
+    /// List the sessions the proxy's checkpoint store holds, or show one: its compactions,
+    /// each with the handle that recalls what it folded, and its current summary.
+    ///
+    /// Read-only, for the proxy's operator: the summaries hold its users' words. The
+    /// embedded database takes one process at a time, so stop the proxy first, or give
+    /// the Redis server the proxies share (--store).
+    #[command(after_help = "Examples:\n  \
+            condense sessions --state-dir /var/lib/condense\n  \
+            condense sessions --store redis://127.0.0.1:6379 'default/session/s-1'")]
+    Sessions(crate::sessions::SessionsArgs),
 }
 
 #[derive(Args)]
@@ -255,6 +265,7 @@ pub fn run_on(
             crate::summarize::run(&settings, &run, stdout)
         }
         Command::Config(args) => crate::config::run(args, stdout),
+        Command::Sessions(args) => crate::sessions::run(args, stdout),
         Command::Proxy(args) => {
             let file = args
                 .config

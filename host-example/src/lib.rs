@@ -8,6 +8,7 @@
 //! - [`agent`]: `condense agent`, the runtime assembled from the command line;
 //! - [`compact`]: `condense compact`, a compaction now, written to a file;
 //! - [`proxy`]: `condense proxy`, the HTTP proxy assembled from the config;
+//! - [`sessions`]: `condense sessions`, what the proxy's store holds;
 //! - [`demo`]: `condense demo`, a real session through the agent runtime;
 //! - [`summarize`]: `condense summarize`, one fold by a summarizer, to try it;
 //! - [`session`]: the session files the commands read (journals, bodies);
@@ -29,4 +30,5 @@ pub mod plot;
 pub mod proxy;
 pub mod replay;
 pub mod session;
+pub mod sessions;
 pub mod summarize;

@@ -12,7 +12,7 @@ use condense_host::sessions::{DbSessions, RedisSessions, SessionStore};
 use condense_proxy::{DEFAULT_AGENT, Proxy, Routes};
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What `condense proxy` was asked for.
@@ -28,7 +28,6 @@ pub struct ProxyRun {
     pub store: Option<String>,
     /// The environment variable holding the proxy's own token.
     pub token_env: Option<String>,
-    /// USD per million input tokens (`/metrics`' estimate of what was saved).
     /// Log what each compressed request is sent upstream with.
     pub log_bodies: bool,
     /// Append each compaction to this file as a JSON line.
@@ -48,11 +47,17 @@ fn default_state_dir() -> Result<PathBuf> {
     }
 }
 
-/// The checkpoint store `run` asks for, and where it keeps them (for the
-/// first line). A Redis server that is down now is a warning, not an error:
-/// the proxy forwards requests unchanged until it is up.
-fn store(run: &ProxyRun) -> Result<(Arc<dyn SessionStore>, String)> {
-    if let Some(url) = &run.store {
+/// The checkpoint store `--state-dir` or `--store` name, and where it keeps
+/// them (for the first line). A Redis server that is down now is a warning,
+/// not an error: the proxy forwards requests unchanged until it is up.
+/// `create`: make the state directory and its database if they are not
+/// there (the proxy); else a missing one is an error (a view of it).
+pub(crate) fn session_store(
+    state_dir: Option<&Path>,
+    url: Option<&str>,
+    create: bool,
+) -> Result<(Arc<dyn SessionStore>, String)> {
+    if let Some(url) = url {
         // Not echoed: a URL may carry a password.
         if url.starts_with("rediss://") {
             bail!(
@@ -73,14 +78,23 @@ fn store(run: &ProxyRun) -> Result<(Arc<dyn SessionStore>, String)> {
         let kept_in = redis.server().to_owned();
         return Ok((Arc::new(redis), kept_in));
     }
-    let state_dir = match &run.state_dir {
-        Some(dir) => dir.clone(),
+    let state_dir = match state_dir {
+        Some(dir) => dir.to_owned(),
         None => default_state_dir()?,
     };
-    std::fs::create_dir_all(&state_dir)
-        .with_context(|| format!("--state-dir {}", state_dir.display()))?;
-    let db = DbSessions::open(&state_dir.join("checkpoints.redb"))
-        .with_context(|| format!("--state-dir {}", state_dir.display()))?;
+    let file = state_dir.join("checkpoints.redb");
+    if create {
+        std::fs::create_dir_all(&state_dir)
+            .with_context(|| format!("--state-dir {}", state_dir.display()))?;
+    } else if !file.exists() {
+        bail!(
+            "--state-dir {}: no checkpoints there (the proxy keeps them in {})",
+            state_dir.display(),
+            file.display()
+        );
+    }
+    let db =
+        DbSessions::open(&file).with_context(|| format!("--state-dir {}", state_dir.display()))?;
     Ok((Arc::new(db), state_dir.display().to_string()))
 }
 
@@ -111,7 +125,7 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
             bail!("{flag} {url}: not an http:// or https:// URL");
         }
     }
-    let (store, kept_in) = store(run)?;
+    let (store, kept_in) = session_store(run.state_dir.as_deref(), run.store.as_deref(), true)?;
     let agents = condense_proxy::agents(file, &condense_embedded::COMPONENTS, &|llm| {
         crate::components::client(llm, None)
     })?;

@@ -28,8 +28,14 @@ pub const MAX_QUERY_CHARS: usize = 1_000;
 
 /// The handle of a fold of `folded`, the history before its boundary.
 pub fn fold_handle(folded: &[Message]) -> String {
-    let digests = folded.iter().map(message_digest);
-    handle('f', chain_digests(0, digests))
+    fold_handle_of(chain_digests(0, folded.iter().map(message_digest)))
+}
+
+/// The handle of a fold whose folded history has `prefix_hash`
+/// ([`crate::hash::prefix_hash`]: the hash a host keeps beside each
+/// checkpoint), for a host that no longer holds the messages.
+pub fn fold_handle_of(prefix_hash: u128) -> String {
+    handle('f', prefix_hash)
 }
 
 /// The handle of `message`, one whose tool result was cleared or cut.
@@ -271,6 +277,7 @@ mod tests {
     fn a_handle_finds_what_it_covers_and_only_that() {
         let h = history();
         let fold = fold_handle(&h[..4]);
+        assert_eq!(fold, fold_handle_of(crate::hash::prefix_hash(&h[..4])));
         assert_eq!(fold.len(), 12);
         assert_eq!(fold, fold_handle(&h[..4]), "deterministic");
         for end in 1..=h.len() {

@@ -104,6 +104,9 @@ pub trait SessionStore: Send + Sync {
     /// No default: a store that kept no times would make every request look
     /// like its session's first.
     fn touch(&self, group: &str, now_ms: u64) -> Result<Option<u64>, StoreError>;
+    /// The groups that have checkpoints, sorted: what an operator's view of
+    /// the store lists (`condense sessions`).
+    fn groups(&self) -> Result<Vec<String>, StoreError>;
 }
 
 /// The group of a request: `session` when the client named it
@@ -263,6 +266,13 @@ impl SessionStore for MemorySessions {
     fn touch(&self, group: &str, now_ms: u64) -> Result<Option<u64>, StoreError> {
         let mut touched = self.touched.lock().unwrap_or_else(|e| e.into_inner());
         Ok(touched.insert(group.to_owned(), now_ms))
+    }
+
+    fn groups(&self) -> Result<Vec<String>, StoreError> {
+        let groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        let mut names: Vec<String> = groups.keys().cloned().collect();
+        names.sort();
+        Ok(names)
     }
 }
 

@@ -87,9 +87,42 @@ fn utc_millis(time: &str) -> Result<i64, String> {
     Ok(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis)
 }
 
+/// `ms` since the Unix epoch as the UTC time [`utc_millis`] reads, to the
+/// second: `2026-12-04T10:12:03Z`.
+pub fn utc_text(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    // The date `days` after 1970-01-01 (Howard Hinnant's civil_from_days,
+    // the inverse of the above).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_times_written_read_back() {
+        assert_eq!(utc_text(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_text(951_782_400_000), "2000-02-29T00:00:00Z");
+        for ms in [0u64, 951_868_800_000, 1_764_843_123_000, 4_102_444_799_000] {
+            assert_eq!(utc_millis(&utc_text(ms)).unwrap(), ms as i64);
+        }
+    }
 
     #[test]
     fn utc_times_read_as_milliseconds() {

@@ -161,3 +161,80 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
     assert_eq!(bodies[..], sent[kill_at..]);
     assert!(!log.contains(KEY));
 }
+
+/// `condense sessions` on a proxy's state directory: the session it served
+/// is listed; shown, each compaction has a handle that recalls what it
+/// folded from the session's own history, and the summary is the one the
+/// upstream was sent. Nothing there: a clear error, nothing created.
+#[test]
+fn sessions_lists_what_the_proxys_store_holds_with_handles_that_recall() {
+    use condense_host::sessions::DbSessions;
+    use condense_tests::proxy::RunningProxy;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().to_str().unwrap();
+    let calls = session_calls("cc-opus-c");
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    {
+        let db = DbSessions::open(&dir.path().join("checkpoints.redb")).unwrap();
+        let proxy = RunningProxy::start(SESSION_CONFIG, &upstream.url(""), std::sync::Arc::new(db));
+        let client = ureq::Agent::new_with_defaults();
+        let headers = [("x-condense-session", "s-1")];
+        for call in &calls {
+            assert_eq!(
+                post(&client, &proxy.url("/v1/messages"), call, &headers),
+                200
+            );
+        }
+    }
+    let listed = crate::condense(&["sessions", "--state-dir", state], "").unwrap();
+    assert!(listed.starts_with("1 session(s) in "), "{listed}");
+    assert!(listed.contains("default/session/s-1"), "{listed}");
+
+    let shown = crate::condense(
+        &["sessions", "--state-dir", state, "default/session/s-1"],
+        "",
+    )
+    .unwrap();
+    let handles: Vec<(String, usize)> = shown
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .map(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            (cells[2].to_owned(), cells[1].parse().unwrap())
+        })
+        .collect();
+    assert!(handles.len() >= 2, "{shown}");
+    let history =
+        condense_host::body::parse_body(calls.last().unwrap().to_string().as_bytes(), None)
+            .unwrap()
+            .messages()
+            .to_vec();
+    for (handle, folded) in &handles {
+        assert_eq!(
+            condense_model::recall::find(&history, handle),
+            Ok(condense_model::recall::Span::Fold { end: *folded }),
+            "{handle}"
+        );
+    }
+    let summary = shown.split("the latest summary:\n").nth(1).unwrap().trim();
+    let last_sent = upstream.requests().last().unwrap().body.to_string();
+    assert!(
+        !summary.is_empty() && last_sent.contains(&serde_json::to_string(summary).unwrap()[1..20]),
+        "{summary}"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let e = crate::condense(
+        &["sessions", "--state-dir", empty.path().to_str().unwrap()],
+        "",
+    )
+    .unwrap_err();
+    assert!(e.contains("no checkpoints there"), "{e}");
+    assert!(
+        std::fs::read_dir(empty.path()).unwrap().next().is_none(),
+        "nothing created"
+    );
+    let e = crate::condense(&["sessions", "--state-dir", state, "nope"], "").unwrap_err();
+    assert!(e.contains("no session nope"), "{e}");
+}

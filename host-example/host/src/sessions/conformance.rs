@@ -62,8 +62,18 @@ pub fn sessions_keep_their_own(store: &dyn SessionStore) {
     assert_eq!(lookup.load(&a[..6]).unwrap(), Some(checkpoint_of(&a, 3)));
     // Another start, another group: nothing found there.
     let title = history(&["title?"]);
-    assert_ne!(group_of(Format::OpenAi, "default", None, &title), group);
+    let side = group_of(Format::OpenAi, "default", None, &title);
+    assert_ne!(side, group);
     assert_eq!(lookup.load(&title).unwrap(), None);
+    // The store lists the group once, and not one that has no checkpoint.
+    let groups = store.groups().unwrap();
+    assert_eq!(
+        groups.iter().filter(|g| **g == group).count(),
+        1,
+        "{groups:?}"
+    );
+    assert!(!groups.contains(&side), "{groups:?}");
+    assert!(groups.windows(2).all(|w| w[0] < w[1]), "sorted: {groups:?}");
 }
 
 /// Each group's first request has no time before it, its second the

@@ -110,6 +110,26 @@ impl SessionStore for DbSessions {
         txn.commit().map_err(backend)?;
         Ok(previous)
     }
+
+    /// The keys are `group \0 id`, sorted: each group once, in order.
+    fn groups(&self) -> Result<Vec<String>, StoreError> {
+        use redb::{ReadableDatabase, ReadableTable};
+        let txn = self.db.begin_read().map_err(backend)?;
+        let table = match txn.open_table(TABLE) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(backend(e)),
+        };
+        let mut groups: Vec<String> = Vec::new();
+        for row in table.iter().map_err(backend)? {
+            let (key, _) = row.map_err(backend)?;
+            let group = key.value().split('\0').next().unwrap_or_default();
+            if groups.last().map(String::as_str) != Some(group) {
+                groups.push(group.to_owned());
+            }
+        }
+        Ok(groups)
+    }
 }
 
 #[cfg(test)]

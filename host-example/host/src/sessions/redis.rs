@@ -207,6 +207,37 @@ impl SessionStore for RedisSessions {
         // A value this condense did not write (not a number) is no time.
         Ok(previous.and_then(|v| v.parse().ok()))
     }
+
+    /// `SCAN`, never `KEYS`: a server shared with other work is not held
+    /// up while its keys are listed. The request times' keys
+    /// (`condense-touched:…`) do not match.
+    fn groups(&self) -> Result<Vec<String>, StoreError> {
+        let keys: Vec<String> = self.with(|con| {
+            let mut keys = Vec::new();
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg("condense:*")
+                    .arg("COUNT")
+                    .arg(500)
+                    .query(con)?;
+                keys.extend(batch);
+                if next == 0 {
+                    return Ok(keys);
+                }
+                cursor = next;
+            }
+        })?;
+        let mut groups: Vec<String> = keys
+            .iter()
+            .filter_map(|k| k.strip_prefix("condense:").map(str::to_owned))
+            .collect();
+        groups.sort();
+        groups.dedup();
+        Ok(groups)
+    }
 }
 
 #[cfg(test)]
