@@ -280,6 +280,7 @@ pub fn run_on(
                 state_dir: args.state_dir,
                 store: args.store,
                 token_env: args.token_env,
+                operator_token_env: args.operator_token_env,
                 log_bodies: args.log_bodies,
                 events: args.events,
             };

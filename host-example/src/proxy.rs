@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use condense_config::ConfigFile;
 use condense_host::sessions::{DbSessions, RedisSessions, SessionStore};
+use condense_proxy::sessions::Access;
 use condense_proxy::{DEFAULT_AGENT, Proxy, Routes};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -28,6 +29,9 @@ pub struct ProxyRun {
     pub store: Option<String>,
     /// The environment variable holding the proxy's own token.
     pub token_env: Option<String>,
+    /// The environment variable holding the operator's token, for the
+    /// sessions view.
+    pub operator_token_env: Option<String>,
     /// Log what each compressed request is sent upstream with.
     pub log_bodies: bool,
     /// Append each compaction to this file as a JSON line.
@@ -108,15 +112,26 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
             run.listen
         );
     }
-    let token = match &run.token_env {
-        Some(var) => Some(
-            std::env::var(var)
-                .ok()
-                .filter(|t| !t.is_empty())
-                .with_context(|| format!("--token-env {var}: the variable is unset or empty"))?,
-        ),
-        None => None,
+    let secret = |flag: &str, var: &Option<String>| -> Result<Option<String>> {
+        var.as_ref()
+            .map(|var| {
+                std::env::var(var)
+                    .ok()
+                    .filter(|t| !t.is_empty())
+                    .with_context(|| format!("{flag} {var}: the variable is unset or empty"))
+            })
+            .transpose()
     };
+    let token = secret("--token-env", &run.token_env)?;
+    let operator = secret("--operator-token-env", &run.operator_token_env)?;
+    if token.is_some() && token == operator {
+        bail!("--operator-token-env: the operator's token must not be the clients' (--token-env)");
+    }
+    let (sessions_view, warning) = exposure(run.listen, token.is_some(), operator);
+    if let Some(warning) = warning {
+        tracing::warn!(target: "condense::proxy", "{warning}");
+        writeln!(out, "{warning}")?;
+    }
     for (flag, url) in [
         ("--anthropic-upstream", &run.anthropic_upstream),
         ("--openai-upstream", &run.openai_upstream),
@@ -144,6 +159,7 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         compress_slots: std::thread::available_parallelism().map_or(2, |n| n.get()),
         log_bodies: run.log_bodies,
         events: crate::session::events_log(run.events.as_deref())?,
+        sessions_view,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -165,6 +181,30 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
             .await
             .context("the proxy stopped")
     })
+}
+
+/// Who may read `GET /sessions` on a proxy listening on `listen` (the
+/// summaries hold the users' words: the operator's token if set, else only
+/// a proxy serving its own machine), and the warning a proxy that serves
+/// other machines without a clients' token must give: it is an open relay.
+fn exposure(
+    listen: SocketAddr,
+    clients_token: bool,
+    operator: Option<String>,
+) -> (Access, Option<String>) {
+    let serves_others = !listen.ip().is_loopback();
+    let access = match operator {
+        Some(token) => Access::Token(token),
+        None if serves_others => Access::Off,
+        None => Access::Loopback,
+    };
+    let warning = (serves_others && !clients_token).then(|| {
+        format!(
+            "WARNING: condense proxy on {listen} asks no token (--token-env): it is an open \
+             relay, and any machine that reaches it sends requests upstream through it"
+        )
+    });
+    (access, warning)
 }
 
 /// Completes on Ctrl-C or SIGTERM.
@@ -221,6 +261,12 @@ pub struct ProxyArgs {
     /// Bearer TOKEN` (their own Authorization header is the provider's).
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,
+    /// Environment variable holding the operator's token: GET /sessions (what the store
+    /// holds, the users' summaries included) then answers only requests that send it as
+    /// `x-condense-operator-token: TOKEN`. Unset: GET /sessions answers only when the proxy
+    /// listens on a loopback address.
+    #[arg(long, value_name = "VAR")]
+    pub operator_token_env: Option<String>,
     /// Log the body each compressed request is sent upstream with (your users' words and
     /// their tools' output). Headers, API keys among them, are never logged.
     #[arg(long)]
@@ -229,4 +275,25 @@ pub struct ProxyArgs {
     /// passes, summarizer, time) to FILE as a JSON line. They are logged too.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_proxy_serving_other_machines_guards_its_sessions_and_warns_when_open() {
+        let local: SocketAddr = "127.0.0.1:8787".parse().unwrap();
+        let remote: SocketAddr = "0.0.0.0:8787".parse().unwrap();
+        assert_eq!(exposure(local, false, None), (Access::Loopback, None));
+        let (access, warning) = exposure(remote, false, None);
+        assert_eq!(access, Access::Off);
+        assert!(warning.unwrap().contains("open relay"));
+        let (access, warning) = exposure(remote, true, Some("op".into()));
+        assert_eq!((access, warning), (Access::Token("op".into()), None));
+        assert_eq!(
+            exposure(local, false, Some("op".into())).0,
+            Access::Token("op".into())
+        );
+    }
 }

@@ -6,8 +6,9 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use condense_host::sessions::{SessionStore, StoredCheckpoint};
+use condense_host::sessions::SessionStore;
 use condense_host::timing::utc_text;
+use condense_proxy::sessions;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -37,19 +38,10 @@ pub fn run(args: SessionsArgs, out: &mut dyn Write) -> Result<()> {
     }
 }
 
-/// A group's checkpoints, the latest (made for the longest request) first.
-fn latest_first(store: &dyn SessionStore, group: &str) -> Result<Vec<StoredCheckpoint>> {
-    let mut entries = store
-        .entries(group)
-        .with_context(|| format!("session {group}"))?;
-    entries.sort_by_key(|e| std::cmp::Reverse((e.len, e.checkpoint.checkpoint.boundary)));
-    Ok(entries)
-}
-
 fn list(store: &dyn SessionStore, kept_in: &str, out: &mut dyn Write) -> Result<()> {
-    let groups = store.groups()?;
-    writeln!(out, "{} session(s) in {kept_in}", groups.len())?;
-    if groups.is_empty() {
+    let rows = sessions::list(store)?;
+    writeln!(out, "{} session(s) in {kept_in}", rows.len())?;
+    if rows.is_empty() {
         return Ok(());
     }
     writeln!(
@@ -57,18 +49,15 @@ fn list(store: &dyn SessionStore, kept_in: &str, out: &mut dyn Write) -> Result<
         "{:<58} {:>11} {:>8} {:>8}  saved",
         "session", "checkpoints", "request", "folded"
     )?;
-    for group in &groups {
-        let entries = latest_first(store, group)?;
-        let Some(latest) = entries.first() else {
-            continue;
-        };
+    for row in &rows {
         writeln!(
             out,
-            "{group:<58} {:>11} {:>8} {:>8}  {}",
-            entries.len(),
-            latest.len,
-            latest.checkpoint.checkpoint.boundary,
-            utc_text(latest.saved_ms)
+            "{:<58} {:>11} {:>8} {:>8}  {}",
+            row.session,
+            row.checkpoints,
+            row.request,
+            row.folded,
+            utc_text(row.saved_ms)
         )?;
     }
     writeln!(
@@ -80,41 +69,38 @@ fn list(store: &dyn SessionStore, kept_in: &str, out: &mut dyn Write) -> Result<
 }
 
 fn show(store: &dyn SessionStore, group: &str, out: &mut dyn Write) -> Result<()> {
-    let entries = latest_first(store, group)?;
-    let Some(latest) = entries.first() else {
+    let Some(view) = sessions::show(store, group).with_context(|| format!("session {group}"))?
+    else {
         bail!("no session {group} in the store (`condense sessions` lists them)");
     };
-    writeln!(out, "session {group}: {} checkpoint(s)", entries.len())?;
+    writeln!(
+        out,
+        "session {group}: {} checkpoint(s)",
+        view.checkpoints.len()
+    )?;
     writeln!(
         out,
         "{:>8} {:>8}  {:<12}  saved",
         "request", "folded", "handle"
     )?;
-    for entry in &entries {
+    for row in &view.checkpoints {
         writeln!(
             out,
             "{:>8} {:>8}  {:<12}  {}",
-            entry.len,
-            entry.checkpoint.checkpoint.boundary,
-            handle(entry),
-            utc_text(entry.saved_ms)
+            row.request,
+            row.folded,
+            row.handle,
+            utc_text(row.saved_ms)
         )?;
     }
     writeln!(out, "\nthe latest summary:")?;
-    match condense_compressor::state::State::read(&latest.checkpoint.checkpoint) {
-        Ok(state) => writeln!(out, "{}", state.summary)?,
-        Err(e) => writeln!(
+    match (&view.summary, &view.summary_unreadable) {
+        (Some(summary), _) => writeln!(out, "{summary}")?,
+        (None, why) => writeln!(
             out,
-            "(not the embedded compressor's checkpoint, so its summary cannot be read here: {e})"
+            "(cannot be read here: {})",
+            why.as_deref().unwrap_or("?")
         )?,
     }
     Ok(())
-}
-
-/// The `condense_recall` handle of what a checkpoint folded, from the
-/// host's prefix hash of the history before its boundary, which it keeps
-/// beside the checkpoint.
-fn handle(entry: &StoredCheckpoint) -> String {
-    u128::from_str_radix(&entry.checkpoint.prefix_hash, 16)
-        .map_or_else(|_| "?".to_owned(), condense_model::recall::fold_handle_of)
 }

@@ -55,6 +55,7 @@ impl RunningProxy {
             compress_slots: 2,
             log_bodies: false,
             events: None,
+            sessions_view: condense_proxy::sessions::Access::Loopback,
         }
     }
 

@@ -1322,3 +1322,80 @@ fn the_redis_store_passes_the_store_checks_and_is_shared_by_hosts() {
     // The times are not among the group's checkpoints.
     assert_eq!(one.entries(&group).unwrap().len(), checkpoints.len());
 }
+
+/// `GET /sessions` on a proxy: the sessions it served, one of them with the
+/// handles that recall what each compaction folded (they resolve against
+/// the session's own history) and its summary. Only the operator reads it
+/// when an operator token is set; nobody when the proxy serves other
+/// machines without one.
+#[test]
+fn the_sessions_view_shows_what_was_folded_to_the_operator_only() {
+    use condense_proxy::sessions::{Access, OPERATOR_HEADER};
+    let calls = session_calls("cc-opus-c");
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let store: Arc<dyn SessionStore> = Arc::new(MemorySessions::default());
+    let serve = |access: Access| {
+        let mut settings = RunningProxy::settings(SESSION_CONFIG, &upstream.url(""), store.clone());
+        settings.sessions_view = access;
+        RunningProxy::serve(settings)
+    };
+    let get = |proxy: &RunningProxy, path: &str, token: Option<&str>| {
+        let mut request = ureq::get(&proxy.url(path))
+            .config()
+            .http_status_as_error(false)
+            .build();
+        if let Some(token) = token {
+            request = request.header(OPERATOR_HEADER, token);
+        }
+        let mut answer = request.call().unwrap();
+        let status = answer.status().as_u16();
+        (status, answer.body_mut().read_to_string().unwrap())
+    };
+    {
+        let proxy = serve(Access::Loopback);
+        let client = ureq::Agent::new_with_defaults();
+        for call in &calls {
+            let headers = [("x-condense-session", "s-1")];
+            assert_eq!(
+                post(&client, &proxy.url("/v1/messages"), call, &headers),
+                200
+            );
+        }
+        let (status, body) = get(&proxy, "/sessions", None);
+        assert_eq!(status, 200, "{body}");
+        let list: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(list[0]["session"], "default/session/s-1", "{list}");
+        let (status, body) = get(&proxy, "/sessions/default/session/s-1", None);
+        assert_eq!(status, 200, "{body}");
+        let view: Value = serde_json::from_str(&body).unwrap();
+        let history =
+            condense_host::body::parse_body(calls.last().unwrap().to_string().as_bytes(), None)
+                .unwrap()
+                .messages()
+                .to_vec();
+        let checkpoints = view["checkpoints"].as_array().unwrap();
+        assert!(checkpoints.len() >= 2, "{view}");
+        for checkpoint in checkpoints {
+            let handle = checkpoint["handle"].as_str().unwrap();
+            let folded = checkpoint["folded"].as_u64().unwrap() as usize;
+            let recalled =
+                condense_model::recall::recall(&history, handle, None, 1_000_000).unwrap();
+            assert_eq!(
+                condense_model::recall::find(&history, handle),
+                Ok(condense_model::recall::Span::Fold { end: folded })
+            );
+            assert!(recalled.text.contains("--- message"), "{handle}");
+        }
+        assert!(!view["summary"].as_str().unwrap().is_empty(), "{view}");
+        assert_eq!(get(&proxy, "/sessions/default/session/nope", None).0, 404);
+    }
+    let guarded = serve(Access::Token("op-7f3a".into()));
+    assert_eq!(get(&guarded, "/sessions", None).0, 401);
+    assert_eq!(get(&guarded, "/sessions", Some("op-7f3b")).0, 401);
+    assert_eq!(get(&guarded, "/sessions/default/session/s-1", None).0, 401);
+    assert_eq!(get(&guarded, "/sessions", Some("op-7f3a")).0, 200);
+    drop(guarded);
+    let off = serve(Access::Off);
+    assert_eq!(get(&off, "/sessions", Some("op-7f3a")).0, 403);
+    assert_eq!(get(&off, "/sessions/default/session/s-1", None).0, 403);
+}

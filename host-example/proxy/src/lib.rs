@@ -24,11 +24,13 @@
 pub mod compress;
 pub mod metrics;
 pub mod route;
+pub mod sessions;
 pub mod upstream;
 
 use anyhow::Context;
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{Path, Request, State};
+use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use condense_config::{ConfigFile, ModelClient, Settings};
@@ -138,6 +140,8 @@ pub struct Proxy {
     /// Where each compaction is appended as a JSON line (the runtime's
     /// event, with the agent and session), if anywhere.
     pub events: Option<EventLog>,
+    /// Who may read `GET /sessions`.
+    pub sessions_view: sessions::Access,
 }
 
 /// What the handlers share.
@@ -169,6 +173,8 @@ pub async fn serve(
     let app = Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok\n" }))
         .route("/metrics", axum::routing::get(render_metrics))
+        .route("/sessions", axum::routing::get(list_sessions))
+        .route("/sessions/{*session}", axum::routing::get(show_session))
         .fallback(handle)
         .with_state(shared);
     axum::serve(listener, app)
@@ -182,6 +188,54 @@ async fn render_metrics(State(shared): State<Arc<Shared>>) -> Response {
         shared.metrics.render(),
     )
         .into_response()
+}
+
+/// `GET /sessions`: the store's sessions, JSON.
+async fn list_sessions(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if let Err(refused) = shared.proxy.sessions_view.check(&headers) {
+        return refused.into_response();
+    }
+    let store = shared.proxy.store.clone();
+    view(tokio::task::spawn_blocking(move || sessions::list(&*store).map(Some)).await)
+}
+
+/// `GET /sessions/{session}`: one session, JSON; 404 when it has none.
+async fn show_session(
+    State(shared): State<Arc<Shared>>,
+    Path(session): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(refused) = shared.proxy.sessions_view.check(&headers) {
+        return refused.into_response();
+    }
+    let store = shared.proxy.store.clone();
+    view(tokio::task::spawn_blocking(move || sessions::show(&*store, &session)).await)
+}
+
+/// A view as JSON: 404 for nothing, 503 for a store that cannot be read.
+fn view<T: serde::Serialize>(
+    result: Result<Result<Option<T>, condense_host::StoreError>, tokio::task::JoinError>,
+) -> Response {
+    match result {
+        Ok(Ok(Some(view))) => (
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            serde_json::to_string(&view).expect("a view serialises"),
+        )
+            .into_response(),
+        Ok(Ok(None)) => {
+            (StatusCode::NOT_FOUND, "condense proxy: no such session\n").into_response()
+        }
+        Ok(Err(e)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("condense proxy: {e}\n"),
+        )
+            .into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("condense proxy: {e}\n"),
+        )
+            .into_response(),
+    }
 }
 
 impl Shared {

@@ -1,0 +1,194 @@
+//! What a checkpoint store holds, for the proxy's operator: its sessions
+//! (checkpoint groups), and for one of them each compaction's checkpoint
+//! with the handle that recalls what it folded, and the current summary.
+//! Served read-only as `GET /sessions` and `GET /sessions/{session}`, and
+//! printed by `condense sessions`.
+//!
+//! Summaries hold the users' words, so the view is the operator's: it is
+//! served only to a request with the operator's token
+//! ([`OPERATOR_HEADER`]), or, without one set, only by a proxy that serves
+//! its own machine alone ([`Access`]).
+
+use axum::http::{HeaderMap, StatusCode};
+use condense_host::sessions::{SessionStore, StoredCheckpoint};
+use condense_host::store::StoreError;
+use serde::Serialize;
+
+/// The header the operator's token goes in: not `Authorization` (the
+/// provider key of OpenAI clients) nor `Proxy-Authorization` (the clients'
+/// proxy token).
+pub const OPERATOR_HEADER: &str = "x-condense-operator-token";
+
+/// Who may read the view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A request carrying this token.
+    Token(String),
+    /// Any request: the proxy serves loopback addresses only.
+    Loopback,
+    /// Nobody: the proxy serves other machines and has no operator token.
+    Off,
+}
+
+impl Access {
+    /// Whether a request with `headers` may read the view; the refusal
+    /// (status and why) if not.
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), (StatusCode, String)> {
+        match self {
+            Access::Loopback => Ok(()),
+            Access::Off => Err((
+                StatusCode::FORBIDDEN,
+                "condense proxy: the sessions view is off: this proxy serves other machines and \
+                 has no operator token (start it with --operator-token-env VAR)\n"
+                    .into(),
+            )),
+            Access::Token(token) => {
+                let given = headers.get(OPERATOR_HEADER).and_then(|v| v.to_str().ok());
+                if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+                    Ok(())
+                } else {
+                    Err((
+                        StatusCode::UNAUTHORIZED,
+                        format!(
+                            "condense proxy: the sessions view needs the {OPERATOR_HEADER} header\n"
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// Equal, in a time that does not tell how much of a guess was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// One session of the list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SessionRow {
+    pub session: String,
+    pub checkpoints: usize,
+    /// Messages of the request the latest checkpoint was made for.
+    pub request: u32,
+    /// Messages before its boundary.
+    pub folded: u32,
+    /// When it was saved, ms since the Unix epoch.
+    pub saved_ms: u64,
+}
+
+/// One compaction's checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CheckpointRow {
+    pub request: u32,
+    pub folded: u32,
+    /// The `condense_recall` handle of what it folded.
+    pub handle: String,
+    pub saved_ms: u64,
+}
+
+/// One session: its checkpoints, the latest first, and the latest summary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SessionView {
+    pub session: String,
+    pub checkpoints: Vec<CheckpointRow>,
+    /// The latest summary, when the checkpoint is the embedded compressor's.
+    pub summary: Option<String>,
+    /// Why the summary cannot be read here, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_unreadable: Option<String>,
+}
+
+/// A group's checkpoints, the latest (made for the longest request) first.
+fn latest_first(
+    store: &dyn SessionStore,
+    group: &str,
+) -> Result<Vec<StoredCheckpoint>, StoreError> {
+    let mut entries = store.entries(group)?;
+    entries.sort_by_key(|e| std::cmp::Reverse((e.len, e.checkpoint.checkpoint.boundary)));
+    Ok(entries)
+}
+
+/// Every session of `store`, sorted.
+pub fn list(store: &dyn SessionStore) -> Result<Vec<SessionRow>, StoreError> {
+    let mut rows = Vec::new();
+    for group in store.groups()? {
+        let entries = latest_first(store, &group)?;
+        if let Some(latest) = entries.first() {
+            rows.push(SessionRow {
+                checkpoints: entries.len(),
+                request: latest.len,
+                folded: latest.checkpoint.checkpoint.boundary,
+                saved_ms: latest.saved_ms,
+                session: group,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Session `group` of `store`, or `None` when it has no checkpoint.
+pub fn show(store: &dyn SessionStore, group: &str) -> Result<Option<SessionView>, StoreError> {
+    let entries = latest_first(store, group)?;
+    let Some(latest) = entries.first() else {
+        return Ok(None);
+    };
+    let (summary, summary_unreadable) =
+        match condense_compressor::state::State::read(&latest.checkpoint.checkpoint) {
+            Ok(state) => (Some(state.summary), None),
+            Err(e) => (
+                None,
+                Some(format!("not the embedded compressor's checkpoint: {e}")),
+            ),
+        };
+    Ok(Some(SessionView {
+        session: group.to_owned(),
+        checkpoints: entries
+            .iter()
+            .map(|e| CheckpointRow {
+                request: e.len,
+                folded: e.checkpoint.checkpoint.boundary,
+                handle: handle(e),
+                saved_ms: e.saved_ms,
+            })
+            .collect(),
+        summary,
+        summary_unreadable,
+    }))
+}
+
+/// The `condense_recall` handle of what a checkpoint folded, from the
+/// host's prefix hash of the history before its boundary, which it keeps
+/// beside the checkpoint.
+fn handle(entry: &StoredCheckpoint) -> String {
+    u128::from_str_radix(&entry.checkpoint.prefix_hash, 16)
+        .map_or_else(|_| "?".to_owned(), condense_model::recall::fold_handle_of)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_operator_reads_the_view_of_a_proxy_other_machines_reach() {
+        let mut headers = HeaderMap::new();
+        assert!(Access::Loopback.check(&headers).is_ok());
+        assert_eq!(
+            Access::Off.check(&headers).unwrap_err().0,
+            StatusCode::FORBIDDEN
+        );
+        let token = Access::Token("op-secret".into());
+        assert_eq!(
+            token.check(&headers).unwrap_err().0,
+            StatusCode::UNAUTHORIZED
+        );
+        headers.insert(OPERATOR_HEADER, "op-secreT".parse().unwrap());
+        assert!(token.check(&headers).is_err());
+        headers.insert(OPERATOR_HEADER, "op-secret".parse().unwrap());
+        assert!(token.check(&headers).is_ok());
+        assert!(
+            Access::Off.check(&headers).is_err(),
+            "no token set: off whatever is sent"
+        );
+    }
+}
