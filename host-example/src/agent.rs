@@ -7,7 +7,8 @@ use crate::common::Common;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use condense_compressor::settings::CompactWhen;
-use condense_config::{CompactionPolicy, RuntimeSettings, Settings};
+use condense_config::{CompactionPolicy, RuntimeSettings, Settings, cold_settings_of};
+use condense_host::ColdSettings;
 use condense_host::FileStore;
 use condense_runtime::agent::{Agent, Step};
 use condense_runtime::chain::{Chain, Condense, UsageMeter};
@@ -98,8 +99,8 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     .with_placement(settings.runtime.summary_placement)
     .with_policy(policy(&settings.runtime, compaction))
     .with_frame(frame);
-    if let Some((ttl, cold)) = cold {
-        condense = condense.with_cold_settings(ttl, cold);
+    if let Some(cold) = cold {
+        condense = condense.with_cold_settings(cold.ttl, cold.settings);
     }
     // A resumed session's cache has been idle since its last model call.
     if let Some(at_ms) = journaled.last_model_call_ms() {
@@ -175,15 +176,13 @@ fn model(run: &AgentRun) -> Result<Box<dyn Model>> {
 /// tools do, so the config file needs no `[tools]` patterns for them. A
 /// compressor loaded from a path gets its settings as written, untouched:
 /// its keys are its own, and this host cannot know where it keeps its tool
-/// classes, or whether it has any.
-/// The compressor's settings JSON for the agent, and for the embedded
-/// compressor how long its cache lives and the settings that tell it the
-/// cache expired.
+/// classes, or whether it has any. For the embedded compressor, also how
+/// long its cache lives and the settings that tell it the cache expired.
 fn compressor_settings(
     settings: &Settings,
     tools: &ToolRegistry,
     compaction: CompactionPolicy,
-) -> Result<(String, Option<(Duration, String)>)> {
+) -> Result<(String, Option<ColdSettings>)> {
     let Some(embedded) = settings.embedded_compressor() else {
         return Ok((settings.compressor_json(), None));
     };
@@ -197,9 +196,8 @@ fn compressor_settings(
     if compaction != CompactionPolicy::Automatic {
         embedded.compact_when = CompactWhen::Threshold;
     }
-    let ttl = Duration::from_secs(u64::from(embedded.cache_ttl_seconds));
-    let cold = embedded.clone().with_cache_cold().to_json();
-    Ok((embedded.to_json(), Some((ttl, cold))))
+    let json = embedded.to_json();
+    Ok((json, Some(cold_settings_of(embedded))))
 }
 
 /// The system prompt's blocks: the configured persona (or condense

@@ -84,10 +84,9 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     let json = settings.compressor_json();
     // How the embedded compressor is told its cache is cold; a compressor
     // from a path is not told.
-    let cold_json = match settings.embedded_compressor() {
-        Some(Ok(embedded)) => embedded.with_cache_cold().to_json(),
-        _ => json.clone(),
-    };
+    let cold_json = settings
+        .cold_settings()
+        .map_or_else(|| json.clone(), |cold| cold.settings);
     let results: Vec<(String, ReplayStats)> = sessions
         .iter()
         .map(|(name, messages, cold)| {

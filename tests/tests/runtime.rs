@@ -299,7 +299,10 @@ fn a_session_resumed_after_the_cache_expired_compacts_then() {
     let last = read
         .last_model_call_ms()
         .expect("the journal records when answers came");
-    assert!(last.abs_diff(journal::now_ms()) < 600_000, "{last}");
+    assert!(
+        last.abs_diff(condense_host::timing::now_ms()) < 600_000,
+        "{last}"
+    );
     // The stop lasted an hour: the journal's times moved back by one.
     let hour = 3_600_000;
     let text = std::fs::read_to_string(&path).unwrap();

@@ -391,11 +391,7 @@ impl Settings {
     /// expired (`cache_cold`), past its `cache_ttl_seconds`; `None` for a
     /// compressor from a path, whose keys this host cannot know.
     pub fn cold_settings(&self) -> Option<ColdSettings> {
-        let embedded = self.embedded_compressor()?.ok()?;
-        Some(ColdSettings {
-            ttl: std::time::Duration::from_secs(u64::from(embedded.cache_ttl_seconds)),
-            settings: embedded.with_cache_cold().to_json(),
-        })
+        Some(cold_settings_of(self.embedded_compressor()?.ok()?))
     }
 
     /// The compressor's settings JSON, as the compress call hands it over.
@@ -493,6 +489,16 @@ impl Settings {
             call_timeout: std::time::Duration::from_millis(u64::from(self.limits.timeout_ms)),
             ..Limits::default()
         }
+    }
+}
+
+/// How the embedded compressor with `embedded` is told a request found the
+/// cache expired: past its `cache_ttl_seconds`, the same settings with
+/// `cache_cold`.
+pub fn cold_settings_of(embedded: condense_compressor::Settings) -> ColdSettings {
+    ColdSettings {
+        ttl: std::time::Duration::from_secs(u64::from(embedded.cache_ttl_seconds)),
+        settings: embedded.with_cache_cold().to_json(),
     }
 }
 

@@ -19,6 +19,7 @@ use crate::report::{Cause, HostReport};
 use crate::store::{CheckpointStore, StoreError};
 use condense_model::tokens::estimate_text;
 use condense_model::{CoreConfig, Message};
+use std::time::Duration;
 
 /// What [`compress_body`] compresses with, configured once.
 #[derive(Clone, Debug)]
@@ -38,8 +39,26 @@ pub struct BodyConfig {
 /// a compaction due soon is made then, at no break of its own.
 #[derive(Clone, Debug)]
 pub struct ColdSettings {
-    pub ttl: std::time::Duration,
+    pub ttl: Duration,
     pub settings: String,
+}
+
+impl ColdSettings {
+    /// What a call made `idle` after its session's previous one (`None`:
+    /// not known) is compressed with — `cold`'s settings once the idle time
+    /// passes its TTL, else `warm` — and the compressor's own rule that may
+    /// compact in it (`cold`, or `cost`). `compress_body` and the runtime's
+    /// `Condense` both choose so.
+    pub fn choose<'a>(
+        cold: Option<&'a ColdSettings>,
+        warm: &'a str,
+        idle: Option<Duration>,
+    ) -> (&'a str, Cause) {
+        match (cold, idle) {
+            (Some(cold), Some(idle)) if idle > cold.ttl => (&cold.settings, Cause::Cold),
+            _ => (warm, Cause::Cost),
+        }
+    }
 }
 
 /// The body to send, and what happened.
@@ -162,6 +181,20 @@ pub fn compress_body(
     format: Option<Format>,
     store: &mut dyn CheckpointStore,
 ) -> Result<CompressedBody, BodyError> {
+    compress_body_for(middleware, body, format, store, |_| config)
+}
+
+/// [`compress_body`] with the config chosen by the request's `model` (the
+/// body's, `None` when it names none), read from the one parse of the body:
+/// a host that compresses each model's requests with that model's settings
+/// (the proxy) pays for no second reading of a large body.
+pub fn compress_body_for<'c>(
+    middleware: &Middleware,
+    body: &[u8],
+    format: Option<Format>,
+    store: &mut dyn CheckpointStore,
+    config: impl FnOnce(Option<&str>) -> &'c BodyConfig,
+) -> Result<CompressedBody, BodyError> {
     let limit = middleware.max_request_bytes();
     if body.len() > limit {
         return Err(BodyError::TooLarge {
@@ -170,6 +203,7 @@ pub fn compress_body(
         });
     }
     let parsed = parse_body(body, format)?;
+    let config = config(parsed.body().get("model").and_then(|m| m.as_str()));
     let history = parsed.messages();
     let (stored, unreadable) = match store.load(history) {
         Ok(stored) => (stored, None),
@@ -177,14 +211,9 @@ pub fn compress_body(
         Err(e) => (None, Some(format!("{e}: ignored"))),
     };
     let core = with_overhead(&config.core, tools_tokens(parsed.body()));
-    let cold = config
-        .cold
-        .as_ref()
-        .filter(|cold| expired(store, history, cold.ttl));
-    let (settings, own_rule) = match cold {
-        Some(cold) => (&cold.settings, Cause::Cold),
-        None => (&config.settings, Cause::Cost),
-    };
+    // Only a store asked for it records the request's time.
+    let idle = config.cold.as_ref().and_then(|_| idle(store, history));
+    let (settings, own_rule) = ColdSettings::choose(config.cold.as_ref(), &config.settings, idle);
     let (mut sent, cause) = compress_attributed(
         &core,
         own_rule,
@@ -218,20 +247,17 @@ pub fn compress_body(
     })
 }
 
-/// Whether the session's previous request, as `store` knows it, came more
-/// than `ttl` ago; it records this one. A store that cannot say (or is down:
-/// the time is condense's own state, which never stops a model call) counts
-/// as a warm cache, the case that costs a break if wrong.
-fn expired(store: &mut dyn CheckpointStore, history: &[Message], ttl: std::time::Duration) -> bool {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+/// How long ago the session's previous request came, as `store` knows it;
+/// it records this one. A store that cannot say (or is down: the time is
+/// condense's own state, which never stops a model call) gives `None`,
+/// counted as a warm cache, the case that costs a break if wrong.
+fn idle(store: &mut dyn CheckpointStore, history: &[Message]) -> Option<Duration> {
+    let now = crate::timing::now_ms();
     match store.touch(history, now) {
-        Ok(Some(previous)) => u128::from(now.saturating_sub(previous)) > ttl.as_millis(),
-        Ok(None) => false,
+        Ok(previous) => previous.map(|p| Duration::from_millis(now.saturating_sub(p))),
         Err(e) => {
             tracing::warn!("{e}");
-            false
+            None
         }
     }
 }

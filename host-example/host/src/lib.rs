@@ -71,7 +71,9 @@ pub mod transcript;
 
 pub use condense_formats as formats;
 
-pub use body::{BodyConfig, BodyError, ColdSettings, CompressedBody, compress_body};
+pub use body::{
+    BodyConfig, BodyError, ColdSettings, CompressedBody, compress_body, compress_body_for,
+};
 pub use component::{CONTRACT_VERSION, ComponentSource, Embedded};
 pub use failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure};
 pub use middleware::{Compressed, Middleware, SessionCheckpoint};

@@ -45,7 +45,6 @@ use condense_model::{Message, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 pub mod conformance;
 mod db;
@@ -201,9 +200,7 @@ impl CheckpointStore for Lookup<'_> {
         let entry = StoredCheckpoint {
             checkpoint: checkpoint.clone(),
             len: u32::try_from(history.len()).unwrap_or(u32::MAX),
-            saved_ms: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
+            saved_ms: crate::timing::now_ms(),
         };
         let store = self.store;
         store.put(self.group_for(history), &entry)

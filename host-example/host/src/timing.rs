@@ -87,6 +87,14 @@ fn utc_millis(time: &str) -> Result<i64, String> {
     Ok(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis)
 }
 
+/// Now, as condense keeps times (request times, checkpoints saved, answers
+/// journaled): ms since the Unix epoch, 0 on a clock set before it.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// `ms` since the Unix epoch as the UTC time [`utc_millis`] reads, to the
 /// second: `2026-12-04T10:12:03Z`.
 pub fn utc_text(ms: u64) -> String {

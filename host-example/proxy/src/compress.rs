@@ -16,7 +16,7 @@ use condense_host::events::Compaction;
 use condense_host::formats::Format;
 use condense_host::pricing::ModelPrice;
 use condense_host::sessions::{Lookup, SessionStore};
-use condense_host::{BodyError, Status, compress_body};
+use condense_host::{BodyError, Status, compress_body_for};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -116,8 +116,7 @@ pub async fn compress(
     // Never closed: `acquire` only waits for a turn.
     let _slot = slots.acquire().await.expect("the slots are never closed");
     let middleware = agent.middleware.clone();
-    let for_model = agent.for_model(model_of(&body).as_deref());
-    let (config, price) = (for_model.config.clone(), for_model.price.clone());
+    let models = agent.models.clone();
     let (agent_name, session) = (route.agent.clone(), route.session.clone());
     let original = body.clone();
     let task = tokio::task::spawn_blocking(move || {
@@ -129,7 +128,16 @@ pub async fn compress(
             (body.clone(), outcome)
         };
         let mut lookup = Lookup::new(&*store, format, &agent_name, session.as_deref());
-        let sent = match compress_body(&middleware, &config, &body, Some(format), &mut lookup) {
+        // The request's model, read in compress_body's one parse of it,
+        // chooses its settings and prices it.
+        let mut price = None;
+        let compressed =
+            compress_body_for(&middleware, &body, Some(format), &mut lookup, |model| {
+                let chosen = models.for_model(model);
+                price = Some(chosen.price.clone());
+                &chosen.config
+            });
+        let sent = match compressed {
             Ok(sent) => sent,
             Err(BodyError::NothingToCompress { .. }) => {
                 return (body.clone(), Outcome::NotCompressed);
@@ -149,7 +157,7 @@ pub async fn compress(
                 Outcome::Compressed {
                     before: report.tokens_before,
                     after: report.tokens_after,
-                    price: Box::new(price),
+                    price: Box::new(price.expect("a body compressed had its model read")),
                     compacted: Compaction::of(&sent.report, 0, sent.cause, 0).map(|compaction| {
                         Box::new(Compacted {
                             agent: agent_name.clone(),
@@ -176,15 +184,4 @@ pub async fn compress(
             },
         ),
     }
-}
-
-/// The request's `model`, read without keeping the rest of the body (it is
-/// parsed again, whole, by `compress_body`); `None` when it names none or
-/// is not JSON (which `compress_body` then says).
-fn model_of(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Model {
-        model: Option<String>,
-    }
-    serde_json::from_slice::<Model>(body).ok()?.model
 }

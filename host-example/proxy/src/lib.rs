@@ -55,10 +55,18 @@ pub const DEFAULT_AGENT: &str = "default";
 /// model are compressed with.
 pub struct Agent {
     pub middleware: Arc<Middleware>,
+    /// Shared with the compress tasks, which choose once they have read the
+    /// body's `model`.
+    pub models: Arc<Models>,
+}
+
+/// What the requests to each model are compressed with, by the pattern
+/// that prices the model.
+pub struct Models {
     /// Which pattern prices a request's `model`.
     prices: PriceTable,
-    /// By the pattern of [`Agent::prices`].
-    models: BTreeMap<String, ForModel>,
+    /// By the pattern of [`Models::prices`].
+    by_pattern: BTreeMap<String, ForModel>,
 }
 
 /// What the requests to one model (pattern) are compressed with: its
@@ -71,7 +79,7 @@ pub struct ForModel {
 impl Agent {
     /// `settings`' condense, its settings made once per model pattern.
     pub fn new(middleware: Arc<Middleware>, settings: &Settings) -> Agent {
-        let models = settings
+        let by_pattern = settings
             .models
             .entries()
             .map(|(pattern, _)| {
@@ -88,16 +96,20 @@ impl Agent {
             .collect();
         Agent {
             middleware,
-            prices: settings.models.clone(),
-            models,
+            models: Arc::new(Models {
+                prices: settings.models.clone(),
+                by_pattern,
+            }),
         }
     }
+}
 
+impl Models {
     /// What a request to `model` is compressed with (`None`: a request that
     /// names no model).
     pub fn for_model(&self, model: Option<&str>) -> &ForModel {
         let (pattern, _) = self.prices.lookup(model);
-        &self.models[pattern]
+        &self.by_pattern[pattern]
     }
 }
 

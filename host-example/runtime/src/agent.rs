@@ -247,7 +247,7 @@ impl Agent {
         self.append(Event::ModelResponse {
             message: response.message.clone(),
             usage: response.usage,
-            at_ms: Some(crate::journal::now_ms()),
+            at_ms: Some(condense_host::timing::now_ms()),
         })?;
         Ok(response)
     }

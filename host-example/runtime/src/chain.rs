@@ -21,7 +21,7 @@ use condense_host::body::with_overhead;
 use condense_host::events::{Cause, Compaction};
 use condense_host::middleware::compress_attributed;
 use condense_host::replay::{ReplayStats, StatsMeter};
-use condense_host::{CheckpointStore, Compressed, SessionCheckpoint, Transcript};
+use condense_host::{CheckpointStore, ColdSettings, Compressed, SessionCheckpoint, Transcript};
 use condense_model::hash::message_digest;
 use condense_model::tokens::{estimate_message, estimate_messages};
 use condense_model::{CoreConfig, Item, Message, Role};
@@ -153,7 +153,7 @@ pub struct Condense<M = Arc<condense_host::Middleware>> {
     frame: Option<AgentFrame>,
     /// How long the prompt cache keeps a request, and the settings that
     /// tell the compressor it expired ([`Condense::with_cold_settings`]).
-    cold: Option<(Duration, String)>,
+    cold: Option<ColdSettings>,
     /// When the last request was compressed (wall-clock: a resumed session's
     /// comes from its journal).
     last_call: Option<SystemTime>,
@@ -189,7 +189,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
     /// the compressor so (the embedded one: `cache_cold = true`), and a
     /// compaction due soon is made then, at no break of its own.
     pub fn with_cold_settings(mut self, ttl: Duration, settings: String) -> Condense<M> {
-        self.cold = Some((ttl, settings));
+        self.cold = Some(ColdSettings { ttl, settings });
         self
     }
 
@@ -246,17 +246,10 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
         });
         // The cache expired since the last call: the compressor is told.
         let now = SystemTime::now();
-        let idle = |last: SystemTime| now.duration_since(last).unwrap_or_default();
-        let cold = match (&self.cold, self.last_call) {
-            (Some((ttl, cold)), Some(last)) if idle(last) > *ttl => Some(cold),
-            _ => None,
-        };
-        let own_rule = if cold.is_some() {
-            Cause::Cold
-        } else {
-            Cause::Cost
-        };
-        let settings = cold.unwrap_or(&self.settings);
+        let idle = self
+            .last_call
+            .map(|last| now.duration_since(last).unwrap_or_default());
+        let (settings, own_rule) = ColdSettings::choose(self.cold.as_ref(), &self.settings, idle);
         self.last_call = Some(now);
         let (middleware, policy) = (&self.middleware, &mut self.policy);
         compress_attributed(

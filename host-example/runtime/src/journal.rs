@@ -228,13 +228,6 @@ impl Journal {
     }
 }
 
-/// Now, as the journal records times: ms since the Unix epoch.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 /// Reads the journal at `path`.
 pub fn read(path: impl AsRef<Path>) -> Result<Contents, JournalError> {
     let path = path.as_ref();

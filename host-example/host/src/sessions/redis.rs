@@ -131,15 +131,18 @@ impl RedisSessions {
     }
 }
 
+/// What every group's checkpoint hash is named with, before the group.
+const KEY_PREFIX: &str = "condense:";
+
 fn key(group: &str) -> String {
-    format!("condense:{group}")
+    format!("{KEY_PREFIX}{group}")
 }
 
 /// The key of a group's latest request time (for an operator looking at
-/// the server): a prefix of its own, not a
-/// suffix to [`key`]. A client names its session (`x-condense-session`), so
-/// `condense:<group>:touched` could be another group's checkpoint hash;
-/// no group's [`key`] starts `condense-`.
+/// the server): a prefix of its own, not a suffix to [`key`]. A client
+/// names its session (`x-condense-session`), so `condense:<group>:touched`
+/// could be another group's checkpoint hash; no group's [`key`] starts
+/// `condense-`.
 pub fn touched_key(group: &str) -> String {
     format!("condense-touched:{group}")
 }
@@ -219,7 +222,7 @@ impl SessionStore for RedisSessions {
                 let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
                     .arg(cursor)
                     .arg("MATCH")
-                    .arg("condense:*")
+                    .arg(format!("{KEY_PREFIX}*"))
                     .arg("COUNT")
                     .arg(500)
                     .query(con)?;
@@ -232,7 +235,7 @@ impl SessionStore for RedisSessions {
         })?;
         let mut groups: Vec<String> = keys
             .iter()
-            .filter_map(|k| k.strip_prefix("condense:").map(str::to_owned))
+            .filter_map(|k| k.strip_prefix(KEY_PREFIX).map(str::to_owned))
             .collect();
         groups.sort();
         groups.dedup();
