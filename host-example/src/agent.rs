@@ -120,6 +120,10 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     if let Some(events) = events {
         agent = agent.with_events(events);
     }
+    // The model can read back what a compaction took out, from the journal.
+    if let Some(recall) = settings.recall.recall() {
+        agent = agent.with_recall(recall.budget_tokens);
+    }
     // Each step as it happens: a tool call before it runs, its failure
     // after, condense's compactions.
     let mut printed: std::io::Result<()> = Ok(());

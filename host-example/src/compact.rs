@@ -75,6 +75,7 @@ pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result
                 core: forced(&settings.core, tokens)?,
                 settings: json,
                 cold: None,
+                recall: None,
             };
             // The body as read, through the one entry point, in the format
             // it was read in.

@@ -82,6 +82,9 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
         .collect::<Result<_>>()?;
     let middleware = crate::components::middleware(&settings)?;
     let json = settings.compressor_json();
+    // A replayed session has no tools of its client's: recall is as the
+    // configuration says (`[recall] mode`), its tool's own tokens aside.
+    let recall = settings.recall.recall().is_some();
     // How the embedded compressor is told its cache is cold; a compressor
     // from a path is not told.
     let cold_json = settings
@@ -101,6 +104,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
                     &settings.core,
                     &json,
                     Some(expiry),
+                    recall,
                     messages,
                     |_, _| {},
                 )
@@ -118,7 +122,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             // A session condense never compacted is charged the summary
             // budget.
             let summary = stats.mean_summary_tokens().unwrap_or_else(|| {
-                condense_compressor::max_pair_tokens(settings.core.summary_max_tokens)
+                condense_compressor::max_pair_tokens(settings.core.summary_max_tokens, recall)
             });
             optimum(messages, &settings.core, summary, prices, cold)
         })

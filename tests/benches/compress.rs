@@ -65,6 +65,7 @@ fn native(
         settings: &config.settings,
         checkpoint,
         tokens: None,
+        recall: false,
     };
     condense_compressor::compress(request, &mut summarize).unwrap()
 }
@@ -165,6 +166,7 @@ fn bench(c: &mut Criterion) {
                     core: config.core,
                     settings: json.clone(),
                     cold: None,
+                    recall: None,
                 };
                 let call = || {
                     let mut store = MemoryStore(Some(stored.clone()));
@@ -193,6 +195,7 @@ fn bench(c: &mut Criterion) {
                                 &json,
                                 checkpoint,
                                 Some(&estimate_messages(&history[offset..])),
+                                false,
                             )
                             .unwrap()
                     })

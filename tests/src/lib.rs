@@ -206,6 +206,8 @@ pub fn corpus_dir() -> PathBuf {
 pub struct TestConfig {
     pub core: CoreConfig,
     pub settings: condense_compressor::Settings,
+    /// The model can call `condense_recall`: the request names handles.
+    pub recall: bool,
 }
 
 impl TestConfig {
@@ -213,6 +215,7 @@ impl TestConfig {
         TestConfig {
             core,
             settings: condense_compressor::Settings::default(),
+            recall: false,
         }
     }
 
@@ -259,7 +262,7 @@ impl TestConfig {
         history: &[Message],
         checkpoint: Option<&SessionCheckpoint>,
     ) -> Compressed {
-        middleware.compress(history, &self.core, &self.json(), checkpoint)
+        middleware.compress_offering(history, &self.core, &self.json(), checkpoint, self.recall)
     }
 }
 

@@ -2294,7 +2294,7 @@ pub fn round_config(
     .max(64);
     // What the compressor adds to the summary budget for the pair (the
     // longest framing and its join slack), plus a margin of our own.
-    let framing = condense_compressor::max_pair_tokens(0) + 8;
+    let framing = condense_compressor::max_pair_tokens(0, false) + 8;
     let threshold = current.checked_sub(1)?;
     let room = u64::from(threshold).checked_sub(head + framing + tail)?;
     let room = u32::try_from(room).unwrap_or(u32::MAX);

@@ -295,6 +295,7 @@ fn a_cold_cache_is_where_a_compaction_due_soon_is_made() {
             &config.core,
             &json,
             Some(expiry),
+            false,
             &history,
             |_, _| {},
         )

@@ -275,6 +275,34 @@ fn dropped_system_message_fails_validation() {
     );
 }
 
+/// A compressor that names a recall handle the history does not give is
+/// caught: the model would be told to recall something else, or nothing.
+/// So is one that names handles when recall was not offered.
+#[test]
+fn a_forged_recall_handle_fails_validation() {
+    let messages = history("forge-handle");
+    let checkpoint = previous_checkpoint();
+    for offered in [true, false] {
+        let out = hostile_middleware().compress_offering(
+            &messages,
+            &CoreConfig::default(),
+            "{}",
+            Some(&checkpoint),
+            offered,
+        );
+        assert_failed_open(
+            "forge-handle",
+            &out,
+            &messages,
+            Some(&checkpoint),
+            ComponentRole::Compressor,
+            FailureKind::InvalidOutput,
+            &["returned invalid output: recall-handle"],
+        );
+        assert!(out.handles.is_empty());
+    }
+}
+
 #[test]
 fn summarizer_panic_is_blamed_on_the_summarizer() {
     let out = assert_fails_open(
@@ -1200,7 +1228,7 @@ fn the_compressor_measures_in_the_hosts_token_counts() {
         })
         .collect();
     let config = CoreConfig::for_threshold(2_000);
-    let call = |tokens: &[u32]| runtime.call(&history, 0, &config, "{}", None, Some(tokens));
+    let call = |tokens: &[u32]| runtime.call(&history, 0, &config, "{}", None, Some(tokens), false);
     let own = condense_model::tokens::estimate_messages(&history);
     let under = call(&own).unwrap().outcome;
     assert_eq!(under.report.trigger, Trigger::UnderThreshold);

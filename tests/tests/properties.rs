@@ -25,6 +25,7 @@ use condense_compressor::state::State;
 use condense_compressor::{Request, Settings};
 use condense_host::{SessionCheckpoint, Status};
 use condense_model::invariants::{History, check_items, check_pairs, is_rewrite_of};
+use condense_model::recall::Span;
 use condense_model::segment::{opener_before, safe_cut_points};
 use condense_model::tokens::{estimate_message, estimate_total};
 use condense_model::{
@@ -770,7 +771,7 @@ fn config() -> impl Strategy<Value = TestConfig> {
     );
     let passes = passes();
     let recent_turns = prop_oneof![0u32..4, Just(10), Just(u32::MAX)];
-    (sizes, recent_turns, passes).prop_map(|(k, recent_turns, settings)| {
+    (sizes, recent_turns, passes, any::<bool>()).prop_map(|(k, recent_turns, settings, recall)| {
         let target = (k.threshold * k.target_pct / 100).clamp(65, k.threshold - 1);
         let keep = (target * k.keep_pct / 100).max(1);
         let summary = 64 + (target - 1 - 64) * k.summary_pct / 100;
@@ -783,7 +784,11 @@ fn config() -> impl Strategy<Value = TestConfig> {
         };
         core.validate().expect("generated core configs are valid");
         settings.validate().expect("generated settings are valid");
-        TestConfig { core, settings }
+        TestConfig {
+            core,
+            settings,
+            recall,
+        }
     })
 }
 
@@ -810,6 +815,7 @@ fn compress_at(
             settings: &config.settings,
             checkpoint,
             tokens: None,
+            recall: config.recall,
         },
         &mut summarize,
     )
@@ -871,7 +877,7 @@ fn smallest_request(input: &[Message], config: &CoreConfig) -> u64 {
     let pinned = opener_before(input, last).map_or(0, |p| tokens(&input[p]));
     let framing = LANGUAGES
         .iter()
-        .map(|lang| summary_pair("", lang).iter().map(tokens).sum::<u64>())
+        .map(|lang| summary_pair("", None, lang).iter().map(tokens).sum::<u64>())
         .max()
         .unwrap_or(0);
     // The estimate is not exactly additive over concatenated text.
@@ -883,8 +889,24 @@ fn smallest_request(input: &[Message], config: &CoreConfig) -> u64 {
 /// Every promise about one output, checked by `check_items` and again
 /// independently of it, on the request the items stand for.
 fn check_call(input: &[Message], config: &TestConfig, out: &Outcome) -> Result<(), TestCaseError> {
+    let recall = config.recall;
     let config = &config.core;
     let report = &out.report;
+    // Handles only when recall is offered; each resolves in the history to
+    // what it says it covers, and is named in the request.
+    prop_assert!(recall || out.handles.is_empty(), "handles without recall");
+    let sent = format!("{:?}", materialize(&out.items, input));
+    for handle in &out.handles {
+        let found = condense_model::recall::find(input, &handle.id);
+        let holds = match (handle.span, found) {
+            (span @ Span::Fold { .. }, Ok(found)) => span == found,
+            // The first of identical messages is the one recalled.
+            (Span::Message(i), Ok(Span::Message(j))) => input[i] == input[j],
+            _ => false,
+        };
+        prop_assert!(holds, "handle {} of {:?}", &handle.id, handle.span);
+        prop_assert!(sent.contains(&handle.id), "{} is not named", &handle.id);
+    }
     let tail_start = report.tail_start as usize;
     check_items(History::whole(input), &out.items, report.cut())
         .map_err(|v| fail(format!("{v}")))?;
@@ -939,7 +961,7 @@ fn check_call(input: &[Message], config: &TestConfig, out: &Outcome) -> Result<(
         prop_assert!(
             LANGUAGES
                 .iter()
-                .any(|lang| sent == Some(&summary_pair(&summary, lang)[..])),
+                .any(|lang| sent == Some(&summary_pair(&summary, None, lang)[..])),
             "no summary pair after the {s} leading system messages"
         );
     } else {

@@ -84,7 +84,7 @@ mod tests {
             &whole,
             3,
             Some(1),
-            Some(summary_pair("s", "en")),
+            Some(summary_pair("s", None, "en")),
             &[],
             3,
         );
@@ -106,7 +106,7 @@ mod tests {
             &whole,
             3,
             Some(0),
-            Some(summary_pair("s", "en")),
+            Some(summary_pair("s", None, "en")),
             &[],
             3,
         );
@@ -151,7 +151,7 @@ mod tests {
             &prefix,
             1,
             Some(4),
-            Some(summary_pair("s", "en")),
+            Some(summary_pair("s", None, "en")),
             &[],
             1,
         );

@@ -8,7 +8,7 @@ wit_bindgen::generate!({
     with: { "condense:middleware/types@0.2.0": condense_guest_sdk::types },
 });
 
-use condense::middleware::{folding, summarizer};
+use condense::middleware::{folding, recall, summarizer};
 use condense_guest_sdk::types as wit;
 
 struct Component;
@@ -37,10 +37,17 @@ impl exports::condense::middleware::compressor::Guest for Component {
                 settings: &settings,
                 checkpoint: checkpoint.as_ref(),
                 tokens: request.tokens.as_deref(),
+                recall: recall::offered(),
             },
             &mut summarize,
         )
-        .map(Into::into)
+        .map(|outcome| {
+            if !outcome.handles.is_empty() {
+                let named: Vec<recall::Handle> = outcome.handles.iter().map(handle).collect();
+                recall::named(&named);
+            }
+            outcome.into()
+        })
         .map_err(Into::into)
     }
 
@@ -54,3 +61,15 @@ impl exports::condense::middleware::compressor::Guest for Component {
 }
 
 export!(Component);
+
+fn handle(h: &condense_model::recall::Handle) -> recall::Handle {
+    let (start, end) = match h.span {
+        condense_model::recall::Span::Fold { end } => (0, end),
+        condense_model::recall::Span::Message(i) => (i, i + 1),
+    };
+    recall::Handle {
+        id: h.id.clone(),
+        start: start as u32,
+        end: end as u32,
+    }
+}

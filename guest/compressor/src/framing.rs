@@ -8,7 +8,7 @@
 //! alternation valid whatever the tail starts with. Both are byte-stable for a
 //! given summary, so the request prefix stays identical until the next fold.
 
-use condense_model::{Message, Role, SUMMARY_MARKER};
+use condense_model::{Message, Role, SUMMARY_MARKER, recall};
 
 /// The languages the framing is written in; any other gets the English one.
 pub const LANGUAGES: [&str; 10] = ["en", "de", "fr", "es", "pt", "it", "ru", "zh", "ja", "ko"];
@@ -64,22 +64,25 @@ fn framing(language: &str) -> Framing {
     Framing { intro, ack }
 }
 
-/// The summary message and its acknowledgement.
-pub fn summary_pair(summary: &str, language: &str) -> [Message; 2] {
+/// The summary message and its acknowledgement; with `note` (the fold's
+/// recall note, `condense_model::recall::fold_note`, when the model can
+/// recall) after the summary.
+pub fn summary_pair(summary: &str, note: Option<&str>, language: &str) -> [Message; 2] {
     let f = framing(language);
+    let note = note.map(|n| format!("\n\n{n}")).unwrap_or_default();
     [
         Message::text(
             Role::User,
-            format!("{SUMMARY_MARKER} {}\n\n{summary}", f.intro),
+            format!("{SUMMARY_MARKER} {}\n\n{summary}{note}", f.intro),
         ),
         Message::text(Role::Assistant, format!("{SUMMARY_MARKER} {}", f.ack)),
     ]
 }
 
-/// The inverse of [`summary_pair`]: the language and summary text of a pair
-/// condense wrote, if `user` and `assistant` are one, byte for byte (the
-/// framing of one of [`LANGUAGES`], text only). Anything else, a person
-/// quoting the marker included, is `None`.
+/// The inverse of [`summary_pair`]: the language and summary text (without
+/// its recall note) of a pair condense wrote, if `user` and `assistant` are
+/// one, byte for byte (the framing of one of [`LANGUAGES`], text only).
+/// Anything else, a person quoting the marker included, is `None`.
 pub fn parse_summary_pair(user: &Message, assistant: &Message) -> Option<(&'static str, String)> {
     fn only_text(m: &Message, role: Role) -> Option<&str> {
         match m.parts.as_slice() {
@@ -102,6 +105,10 @@ pub fn parse_summary_pair(user: &Message, assistant: &Message) -> Option<(&'stat
             .strip_prefix(SUMMARY_MARKER)
             .and_then(|a| a.strip_prefix(' '))
             == Some(f.ack);
+        let summary = match summary.rsplit_once("\n\n") {
+            Some((before, note)) if recall::is_fold_note(note) => before,
+            _ => summary,
+        };
         acked.then(|| (lang, summary.to_owned()))
     })
 }
@@ -113,7 +120,7 @@ mod tests {
     #[test]
     fn every_framing_is_marked() {
         for lang in LANGUAGES.iter().chain(&["xx"]) {
-            let [s, a] = summary_pair("facts", lang);
+            let [s, a] = summary_pair("facts", None, lang);
             assert!(s.is_condense_summary() && a.is_condense_summary(), "{lang}");
             assert!(s.joined_text().ends_with("facts"));
         }
@@ -122,14 +129,22 @@ mod tests {
     #[test]
     fn a_written_pair_parses_back_and_nothing_else_does() {
         for lang in LANGUAGES {
-            let [s, a] = summary_pair("facts\n\nmore facts", lang);
+            let [s, a] = summary_pair("facts\n\nmore facts", None, lang);
             assert_eq!(
                 parse_summary_pair(&s, &a),
                 Some((lang, "facts\n\nmore facts".to_owned()))
             );
+            let note = recall::fold_note("f0123456789a", 12);
+            let [s, a] = summary_pair("facts\n\nmore facts", Some(&note), lang);
+            assert!(s.joined_text().ends_with(&note));
+            assert_eq!(
+                parse_summary_pair(&s, &a),
+                Some((lang, "facts\n\nmore facts".to_owned())),
+                "the note is no part of the summary"
+            );
         }
-        let [s, a] = summary_pair("facts", "en");
-        let [_, german_ack] = summary_pair("facts", "de");
+        let [s, a] = summary_pair("facts", None, "en");
+        let [_, german_ack] = summary_pair("facts", None, "de");
         assert_eq!(parse_summary_pair(&s, &german_ack), None, "framings mixed");
         assert_eq!(parse_summary_pair(&a, &s), None, "roles swapped");
         let quoted = Message::text(Role::User, format!("{SUMMARY_MARKER} my own notes"));

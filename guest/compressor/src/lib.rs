@@ -35,6 +35,7 @@ use settings::CompactWhen;
 pub use settings::Settings;
 
 use condense_model::invariants::{self, History};
+use condense_model::recall;
 use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
 use condense_model::{
     Checkpoint, CompressError, CoreConfig, Item, Message, Outcome, PassReport, Report, Role,
@@ -56,6 +57,9 @@ pub struct Request<'a> {
     /// The host's token count of each message of `history`; `None`: the
     /// compressor estimates them (`condense_model::tokens`).
     pub tokens: Option<&'a [u32]>,
+    /// The model can call `condense_recall` (the WIT's `recall.offered`):
+    /// the summary and the placeholders then name their handles.
+    pub recall: bool,
 }
 
 impl<'a> Request<'a> {
@@ -73,7 +77,13 @@ impl<'a> Request<'a> {
             settings,
             checkpoint,
             tokens: None,
+            recall: false,
         }
+    }
+
+    /// This call, offering recall or not.
+    pub fn offering_recall(self, recall: bool) -> Request<'a> {
+        Request { recall, ..self }
     }
 }
 
@@ -92,6 +102,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
         settings,
         checkpoint,
         tokens,
+        recall,
     } = request;
     config.validate().map_err(CompressError::InvalidConfig)?;
     settings.validate().map_err(CompressError::InvalidConfig)?;
@@ -125,6 +136,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
                 state.prefix.clone(),
                 config,
                 settings,
+                recall,
             );
             match window.resume(&state) {
                 Ok(at) => {
@@ -162,6 +174,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
                 state.prefix.clone(),
                 config,
                 settings,
+                recall,
             );
             let at = At {
                 boundary: 0,
@@ -171,7 +184,14 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
             window.run(Some((at, state)), None, summarize)?
         }
         None => {
-            let window = Window::new(history, &tokens, Prefix::default(), config, settings);
+            let window = Window::new(
+                history,
+                &tokens,
+                Prefix::default(),
+                config,
+                settings,
+                recall,
+            );
             window.run(None, None, summarize)?
         }
     };
@@ -217,6 +237,8 @@ struct Window<'a> {
     sizes: fold::Sizes,
     /// Safe cut points of the window, window indices.
     cuts: Vec<usize>,
+    /// The summary and placeholders name their recall handles.
+    recall: bool,
 }
 
 /// A fold of the window: up to window index `boundary` into the summary
@@ -237,6 +259,7 @@ impl<'a> Window<'a> {
         prefix: Prefix,
         config: &'a CoreConfig,
         settings: &'a Settings,
+        recall: bool,
     ) -> Window<'a> {
         let before = fold::Before {
             offset: prefix.boundary as usize,
@@ -253,6 +276,7 @@ impl<'a> Window<'a> {
             tokens,
             sizes,
             cuts,
+            recall,
         }
     }
 
@@ -323,7 +347,7 @@ impl<'a> Window<'a> {
         // What a compaction keeps at least: the latest cut keeping
         // `keep_recent_tokens` verbatim (0: no cut keeps that much).
         let floor_cut = fold::verbatim_tail_start(&self.sizes, &self.cuts, 0, config);
-        let max_pair = max_pair_tokens(config.summary_max_tokens);
+        let max_pair = max_pair_tokens(config.summary_max_tokens, self.recall);
         // The `cost` rule compacts before the threshold when that pays, and
         // every compaction it makes keeps the floor, no more: the tail
         // carried is what each call to come pays for again.
@@ -483,8 +507,21 @@ impl<'a> Window<'a> {
         // The framing speaks the language of the folded messages: the
         // checkpoint fixes them, so a new message in another language cannot
         // change the framing (and break the cache) between compactions.
+        // The fold's recall handle is made of the hash of what it folds:
+        // the checkpoint's, continued over the window's newly folded part.
+        let fold_handle = (folded && self.recall).then(|| {
+            let hash = u128::from_str_radix(&self.prefix.hash, 16).unwrap_or(0);
+            recall::fold_handle_of(condense_model::hash::chain(
+                hash,
+                &self.messages[..at.boundary],
+            ))
+        });
         let pair = folded.then(|| {
-            framing::summary_pair(&summary, self.prefix.language(self.messages, at.boundary))
+            let language = self.prefix.language(self.messages, at.boundary);
+            let note = fold_handle
+                .as_ref()
+                .map(|h| recall::fold_note(h, self.offset() + at.boundary));
+            framing::summary_pair(&summary, note.as_deref(), language)
         });
         let pair_tokens = pair_tokens.unwrap_or_else(|| {
             pair.iter()
@@ -497,6 +534,7 @@ impl<'a> Window<'a> {
                 &self.messages[..at.horizon],
                 at.boundary..at.tail_start,
                 self.settings,
+                self.recall,
             )
         } else {
             (Vec::new(), PassReport::default())
@@ -521,6 +559,7 @@ impl<'a> Window<'a> {
             tokens: head + region_tokens + self.sizes.tail(at.tail_start),
             at,
             summary,
+            fold_handle,
             pair,
             pair_tokens,
             pinned,
@@ -566,16 +605,57 @@ impl<'a> Window<'a> {
                 passes: fold.passes,
                 checkpoint_ignored: None,
             },
+            handles: self.handles(fold),
             items,
             checkpoint,
         }
     }
+
+    /// The recall handles `fold`'s request names: the fold's, and one for
+    /// each message whose tool results the clearing pass cut or cleared.
+    fn handles(&self, fold: &Fold) -> Vec<recall::Handle> {
+        if !self.recall {
+            return Vec::new();
+        }
+        let offset = self.offset();
+        let fold_handle = fold.fold_handle.iter().map(|id| recall::Handle {
+            id: id.clone(),
+            span: recall::Span::Fold {
+                end: offset + fold.at.boundary,
+            },
+        });
+        let cleared = fold
+            .region
+            .iter()
+            .filter(|k| results_changed(&self.messages[k.origin], &k.message))
+            .map(|k| recall::Handle {
+                id: recall::result_handle(&self.messages[k.origin]),
+                span: recall::Span::Message(offset + k.origin),
+            });
+        fold_handle.chain(cleared).collect()
+    }
+}
+
+/// Whether a tool result of `original` reads otherwise in `now`.
+fn results_changed(original: &Message, now: &Message) -> bool {
+    let results = |m: &Message| -> Vec<String> {
+        m.parts
+            .iter()
+            .filter_map(|p| match p {
+                condense_model::Part::ToolResult(r) => Some(r.content.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    results(original) != results(now)
 }
 
 /// One way of showing the window.
 struct Fold {
     at: At,
     summary: String,
+    /// The recall handle the summary names, when it names one.
+    fold_handle: Option<String>,
     pair: Option<[Message; 2]>,
     pair_tokens: u64,
     /// Whole-history index of the pinned opener.
@@ -593,12 +673,15 @@ struct Fold {
 /// longest framing, plus a margin: the estimator does not promise that the
 /// joined text costs no more than its parts (the test below finds no case
 /// that needs it).
-pub fn max_pair_tokens(summary_tokens: u32) -> u64 {
+/// With `recall`, the summary ends with the fold's note, at its longest.
+pub fn max_pair_tokens(summary_tokens: u32, recall: bool) -> u64 {
     const JOIN_SLACK: u64 = 2;
+    let note =
+        recall.then(|| recall::fold_note(&recall::fold_handle_of(u128::MAX), u32::MAX as usize));
     let framing = framing::LANGUAGES
         .iter()
         .map(|lang| {
-            framing::summary_pair("", lang)
+            framing::summary_pair("", note.as_deref(), lang)
                 .iter()
                 .map(|m| u64::from(estimate_message(m)))
                 .sum::<u64>()
@@ -720,6 +803,98 @@ mod tests {
         );
     }
 
+    /// With recall offered, the summary ends naming the fold's handle and
+    /// every cleared result's placeholder its own; each resolves in the
+    /// history to what it covers; an offset call between compactions gives
+    /// the same bytes; without recall the text is today's.
+    #[test]
+    fn with_recall_the_request_names_handles_that_resolve_to_what_was_taken_out() {
+        let config = CoreConfig {
+            token_threshold: 2_000,
+            target_tokens: 1_500,
+            recent_turns: 0,
+            keep_recent_tokens: 200,
+            summary_max_tokens: 200,
+        };
+        let settings = Settings {
+            clear_mode: settings::ClearMode::Clear,
+            result_char_threshold: 200,
+            keep_tool_results: 1,
+            compact_when: CompactWhen::Threshold,
+            ..Settings::default()
+        };
+        let mut history = Vec::new();
+        for i in 0..40 {
+            history.push(Message::text(Role::User, format!("step {i}")));
+            history.push(Message {
+                role: Role::Assistant,
+                parts: vec![condense_model::Part::ToolCall(condense_model::ToolCall {
+                    id: format!("c{i}"),
+                    name: "Bash".into(),
+                    arguments: "{}".into(),
+                })],
+            });
+            history.push(Message {
+                role: Role::Tool,
+                parts: vec![condense_model::Part::ToolResult(
+                    condense_model::ToolResult {
+                        call_id: format!("c{i}"),
+                        content: format!("output {i}\n").repeat(60),
+                        is_error: false,
+                    },
+                )],
+            });
+            history.push(Message::text(Role::Assistant, format!("done {i}")));
+        }
+        let mut summarize =
+            |r: SummaryRequest, _: &[Item]| Ok(format!("{} folded", r.messages.len()));
+        let mut run = |history: &[Message], offset: usize, cp: Option<&Checkpoint>, recall| {
+            compress(
+                Request {
+                    history: &history[offset..],
+                    offset,
+                    ..Request::whole(history, &config, &settings, cp)
+                }
+                .offering_recall(recall),
+                &mut summarize,
+            )
+            .unwrap()
+        };
+        let (mut cp, mut folds, mut results) = (None::<Checkpoint>, 0, 0);
+        for len in (4..=history.len()).step_by(4) {
+            let history = &history[..len];
+            let out = run(history, 0, cp.as_ref(), true);
+            let sent = condense_model::materialize(&out.items, history);
+            for h in &out.handles {
+                assert_eq!(recall::find(history, &h.id), Ok(h.span), "{}", h.id);
+                let named = sent.iter().any(|m| format!("{m:?}").contains(&h.id));
+                assert!(named, "{} is named in the request", h.id);
+                match h.span {
+                    recall::Span::Fold { end } => {
+                        folds += 1;
+                        assert_eq!(end, out.report.boundary as usize);
+                        let note = recall::fold_note(&h.id, end);
+                        assert!(sent[0].joined_text().ends_with(&note));
+                    }
+                    recall::Span::Message(_) => results += 1,
+                }
+            }
+            let boundary = cp.as_ref().map_or(0, |c| c.boundary as usize);
+            if boundary > 0 && out.report.trigger == Trigger::ReusedCheckpoint {
+                // Between compactions, from the boundary: the same bytes.
+                let offset = run(history, boundary, cp.as_ref(), true);
+                assert_eq!(offset.items, out.items);
+                assert_eq!(offset.handles, out.handles);
+            }
+            // Without recall: no handle anywhere.
+            let plain = run(history, 0, None, false);
+            assert!(plain.handles.is_empty());
+            assert!(!format!("{:?}", plain.items).contains(recall::TOOL_NAME));
+            cp = out.checkpoint.or(cp);
+        }
+        assert!(folds > 0 && results > 0, "{folds} folds, {results} results");
+    }
+
     #[test]
     fn the_hosts_token_counts_are_the_ruler() {
         let history = chat(6);
@@ -767,11 +942,11 @@ mod tests {
         ];
         for lang in framing::LANGUAGES.iter().chain(&["xx"]) {
             for summary in &summaries {
-                let cost: u64 = framing::summary_pair(summary, lang)
+                let cost: u64 = framing::summary_pair(summary, None, lang)
                     .iter()
                     .map(|m| u64::from(estimate_message(m)))
                     .sum();
-                let bound = max_pair_tokens(estimate_text(summary));
+                let bound = max_pair_tokens(estimate_text(summary), false);
                 assert!(cost <= bound, "{lang}: {cost} > {bound} for {summary:.20}");
             }
         }

@@ -17,7 +17,9 @@ use condense_model::{Checkpoint, Message, Role};
 use serde::{Deserialize, Serialize};
 
 /// The format of `state` this compressor writes and reads.
-pub const VERSION: u32 = 2;
+/// Format 3: the prefix hash is `hash::prefix_hash` continued over each
+/// fold (format 2 chained whole folds, and could not give a recall handle).
+pub const VERSION: u32 = 3;
 
 /// What the compressor knows of the history before a window: nothing for the
 /// whole history, the checkpoint's record after its boundary.
@@ -38,10 +40,10 @@ pub struct Prefix {
     /// The language it decides (kept, so a call between compactions does not
     /// decide it again).
     pub language: String,
-    /// Where each compaction put the boundary, ascending (the hash chain's
-    /// links).
-    pub links: Vec<u32>,
-    /// Hex of the chained hash of the messages before the boundary.
+    /// Hex of the hash of the messages before the boundary
+    /// (`condense_model::hash::prefix_hash`, continued over each fold): the
+    /// host's hash of the same prefix, and what the fold's recall handle is
+    /// made of.
     pub hash: String,
 }
 
@@ -142,17 +144,7 @@ impl Prefix {
                 history.len()
             ));
         }
-        let mut hash = 0u128;
-        let mut from = 0usize;
-        for &link in &self.links {
-            let link = link as usize;
-            if link < from || link > boundary {
-                return Err("checkpoint state is inconsistent".into());
-            }
-            hash = hash::chain(hash, &history[from..link]);
-            from = link;
-        }
-        if from != boundary || format!("{hash:032x}") != self.hash {
+        if format!("{:032x}", hash::prefix_hash(&history[..boundary])) != self.hash {
             return Err(format!(
                 "the history before message {boundary} is not the one the checkpoint folded"
             ));
@@ -203,7 +195,6 @@ impl Prefix {
         let previous = u128::from_str_radix(&self.hash, 16).unwrap_or(0);
         next.hash = format!("{:032x}", hash::chain(previous, &window[..to]));
         next.boundary = offset + to as u32;
-        next.links.push(next.boundary);
         next
     }
 
@@ -233,7 +224,6 @@ impl Default for Prefix {
             folded_tokens: 0,
             sample: String::new(),
             language: Sample::default().language().to_owned(),
-            links: Vec::new(),
             hash: format!("{:032x}", 0u128),
         }
     }
@@ -266,7 +256,7 @@ mod tests {
         assert_eq!(twice.systems, vec![(0, tokens[0])]);
         assert_eq!(twice.last_opener, Some((3, tokens[3])));
         assert_eq!(twice.turns, 2);
-        assert_eq!(twice.links, vec![2, 4]);
+        assert_eq!(twice.hash, format!("{:032x}", hash::prefix_hash(&h[..4])));
         assert_eq!(twice.matches(&h), Ok(()));
         let mut edited = h.clone();
         edited[1] = Message::text(Role::User, "uno");

@@ -9,13 +9,19 @@ use xxhash_rust::xxh3::xxh3_128;
 /// [`digest_into`]).
 const ONE_SHOT_FROM: usize = 1024;
 
-/// A 128-bit xxh3 of `messages`, continuing from `previous` (0 for a hash
-/// from the start): the hash of the messages' [`message_digest`]s. Every
-/// field is tagged and length-prefixed, so no two different histories encode
-/// alike. xxh3 rather than a cryptographic hash: it runs on every call over
-/// up to a few megabytes, and guards against accidents (an edited, rewound or
-/// swapped history), not adversaries (a host that forges checkpoints controls
-/// the request anyway).
+/// A 128-bit xxh3 chain over `messages`, continuing from `previous` (0 for
+/// a hash from the start): each message's [`message_digest`] is hashed with
+/// the hash so far, one message at a time. So the hash of a history is the
+/// hash of its first part continued over the rest —
+/// `chain(chain(0, a), b) == chain(0, a ++ b)` — and whoever holds the hash
+/// of a prefix (a compressor's checkpoint, a host's store) continues it
+/// without the messages before, while a reader of a whole history gets the
+/// hash of every prefix in one pass (a recall handle's lookup,
+/// [`crate::recall`]). Every field is tagged and length-prefixed, so no two
+/// different histories encode alike. xxh3 rather than a cryptographic hash:
+/// it runs on every call over up to a few megabytes, and guards against
+/// accidents (an edited, rewound or swapped history), not adversaries (a
+/// host that forges checkpoints controls the request anyway).
 pub fn chain(previous: u128, messages: &[Message]) -> u128 {
     let mut buffer = Vec::with_capacity(4 << 10);
     chain_digests(
@@ -26,14 +32,16 @@ pub fn chain(previous: u128, messages: &[Message]) -> u128 {
 
 /// [`chain`] from digests already taken: a host that measured each message
 /// when it was appended checks a prefix of thousands of messages by hashing
-/// 16 bytes for each, not by reading them again.
+/// 32 bytes for each, not by reading them again.
 pub fn chain_digests(previous: u128, digests: impl IntoIterator<Item = u128>) -> u128 {
-    let digests = digests.into_iter();
-    let mut bytes = Vec::with_capacity(16 * (1 + digests.size_hint().0));
-    bytes.extend_from_slice(&previous.to_le_bytes());
-    for digest in digests {
-        bytes.extend_from_slice(&digest.to_le_bytes());
-    }
+    digests.into_iter().fold(previous, link)
+}
+
+/// The hash after one more message of digest `digest`.
+pub fn link(previous: u128, digest: u128) -> u128 {
+    let mut bytes = [0u8; 32];
+    bytes[..16].copy_from_slice(&previous.to_le_bytes());
+    bytes[16..].copy_from_slice(&digest.to_le_bytes());
     xxh3_128(&bytes)
 }
 
@@ -149,5 +157,11 @@ mod tests {
             chain_digests(0, digests[..4].iter().copied()),
             prefix_hash(&history)
         );
+        // A prefix's hash continues over the rest.
+        assert_eq!(
+            chain(prefix_hash(&history[..2]), &history[2..]),
+            prefix_hash(&history)
+        );
+        assert_ne!(prefix_hash(&history[..0]), prefix_hash(&history[..1]));
     }
 }

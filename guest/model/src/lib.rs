@@ -356,6 +356,9 @@ pub struct Outcome {
     pub items: Vec<Item>,
     pub checkpoint: Option<Checkpoint>,
     pub report: Report,
+    /// The recall handles the request names (none unless recall was
+    /// offered; the WIT's `recall.named`).
+    pub handles: Vec<recall::Handle>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

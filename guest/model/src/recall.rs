@@ -14,7 +14,7 @@
 //! - a cleared or cut tool result's, `r` and 11 hex digits, covers the
 //!   message that carried it ([`result_handle`]).
 
-use crate::hash::{chain_digests, message_digest};
+use crate::hash::{link, message_digest, prefix_hash};
 use crate::tokens::estimate_text;
 use crate::{Message, Part, Role};
 
@@ -26,9 +26,60 @@ const HEX_DIGITS: usize = 11;
 /// does not carry text.
 pub const MAX_QUERY_CHARS: usize = 1_000;
 
+/// The tool's name, as the model calls it.
+pub const TOOL_NAME: &str = "condense_recall";
+
+/// What the tool is for, as its definition tells the model.
+pub const TOOL_DESCRIPTION: &str = "Read back the original messages condense folded into the \
+    summary, or a tool result it cleared, by the handle the summary or the placeholder names. Use \
+    it when you need an exact file, command, output or value the summary does not spell out.";
+
+/// The JSON Schema of the tool's input.
+pub const TOOL_INPUT_SCHEMA: &str = r#"{"type":"object","properties":{"handle":{"type":"string","description":"The handle the summary or a placeholder names, e.g. f3a91c0b2d4e"},"query":{"type":"string","description":"Only the lines holding all these words (any case); leave it out for everything"}},"required":["handle"],"additionalProperties":false}"#;
+
+/// A handle a request names, and what it covers there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Handle {
+    pub id: String,
+    pub span: Span,
+}
+
+/// The line a summary ends with when the model can recall: how many
+/// messages it folds and the handle that reads them back.
+pub fn fold_note(handle: &str, folded: usize) -> String {
+    format!(
+        "[condense: messages 1–{folded} are folded into this summary; \
+         {TOOL_NAME}(handle=\"{handle}\") reads them back, a query narrows it]"
+    )
+}
+
+/// Whether `text` is a fold's note ([`fold_note`]), for a reader of a
+/// summary condense wrote.
+pub fn is_fold_note(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix("[condense: messages 1–") else {
+        return false;
+    };
+    let Some((count, rest)) = rest.split_once(' ') else {
+        return false;
+    };
+    let handle = rest
+        .split_once("handle=\"")
+        .and_then(|(_, h)| h.get(..1 + HEX_DIGITS))
+        .unwrap_or_default();
+    count
+        .parse::<usize>()
+        .is_ok_and(|n| fold_note(handle, n) == text)
+}
+
+/// What a cleared or cut result's placeholder adds when the model can
+/// recall.
+pub fn result_note(handle: &str) -> String {
+    format!("; {TOOL_NAME}(handle=\"{handle}\") reads it back")
+}
+
 /// The handle of a fold of `folded`, the history before its boundary.
 pub fn fold_handle(folded: &[Message]) -> String {
-    fold_handle_of(chain_digests(0, folded.iter().map(message_digest)))
+    fold_handle_of(prefix_hash(folded))
 }
 
 /// The handle of a fold whose folded history has `prefix_hash`
@@ -105,18 +156,19 @@ pub fn find(history: &[Message], handle: &str) -> Result<Span, RecallError> {
     if !well_formed {
         return Err(malformed());
     }
-    let digests: Vec<u128> = history.iter().map(message_digest).collect();
+    let digests = history.iter().map(message_digest);
     let found = match kind {
-        // Every prefix is hashed from its digests: a recall is rare, and a
-        // history of thousands of messages is a few megabytes of digests.
-        'f' => (1..=history.len())
-            .find(|&end| {
-                self::handle('f', chain_digests(0, digests[..end].iter().copied())) == handle
+        // The hash of every prefix in one pass: the chain continues.
+        'f' => digests
+            .scan(0u128, |hash, digest| {
+                *hash = link(*hash, digest);
+                Some(*hash)
             })
-            .map(|end| Span::Fold { end }),
+            .position(|hash| self::handle('f', hash) == handle)
+            .map(|at| Span::Fold { end: at + 1 }),
         'r' => digests
-            .iter()
-            .position(|&d| self::handle('r', d) == handle)
+            .map(|digest| self::handle('r', digest))
+            .position(|h| h == handle)
             .map(Span::Message),
         _ => return Err(malformed()),
     };

@@ -241,6 +241,8 @@ macro_rules! wit_conversions {
                         items: o.items.into_iter().map(Into::into).collect(),
                         checkpoint: o.checkpoint.map(Into::into),
                         report: o.report.into(),
+                        // Told apart, through `recall.named`.
+                        handles: Vec::new(),
                     }
                 }
             }

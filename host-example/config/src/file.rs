@@ -212,6 +212,7 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     let limits = decode_table(sub_table("limits"), &format!("{at}limits."))?;
     let runtime = decode_table(sub_table("runtime"), &format!("{at}runtime."))?;
     let llm = decode_table(sub_table("llm"), &format!("{at}llm."))?;
+    let recall = decode_table(sub_table("recall"), &format!("{at}recall."))?;
     let mut summarizers = BTreeMap::new();
     for (name, table) in sub_table("summarizers") {
         let toml::Value::Table(table) = table else {
@@ -256,6 +257,7 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
         summarizers,
         model_tables,
         models,
+        recall,
     })
 }
 

@@ -2,7 +2,7 @@
 //! with the ranges of the range tables and the compressor's own schema
 //! merged in.
 
-use crate::{Components, CoreKeys, LimitSettings, LlmSettings, RuntimeSettings};
+use crate::{Components, CoreKeys, LimitSettings, LlmSettings, RecallSettings, RuntimeSettings};
 use schemars::JsonSchema;
 
 /// The host's part of the file, for its schema.
@@ -42,6 +42,11 @@ struct HostKeys {
     /// a model whose unset keys are those of `"*"`.
     #[schemars(default)]
     models: std::collections::BTreeMap<String, crate::models::ModelKeys>,
+    /// Whether the model may recall what a compaction took out
+    /// (`condense_recall`), and how much: `[recall] mode = "off"` keeps
+    /// requests as they were before recall.
+    #[schemars(default)]
+    recall: RecallSettings,
 }
 
 /// The JSON Schema (draft 2020-12) of the config file, generated from the

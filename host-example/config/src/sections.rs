@@ -7,7 +7,7 @@ use crate::{LIMIT_RANGES, LLM_RANGES};
 use condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES;
 use condense_host::pricing::{ModelPrice, PriceTable};
 use condense_host::replay::Prices;
-use condense_host::{BodyConfig, ColdSettings, Limits};
+use condense_host::{BodyConfig, ColdSettings, Limits, Recall};
 use condense_model::{CORE_RANGES, CoreConfig, range};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -17,13 +17,14 @@ use std::path::{Path, PathBuf};
 /// The host's tables of the file, beside the fold knobs and the
 /// compressor's keys; `summarizers` and `models` are tables of tables (by
 /// summarizer, by model pattern).
-pub(crate) const HOST_TABLES: [&str; 6] = [
+pub(crate) const HOST_TABLES: [&str; 7] = [
     "components",
     "limits",
     "runtime",
     "llm",
     "summarizers",
     "models",
+    "recall",
 ];
 
 /// Components to load instead of the ones embedded in the binary.
@@ -173,6 +174,55 @@ impl Default for LimitSettings {
     }
 }
 
+/// Whether the model may recall what a compaction took out
+/// (`condense_recall`), and how much. The summary and the placeholders of
+/// cleared results then name their handles; `condense agent` offers the
+/// tool from the start, the proxy adds it to a session's requests from its
+/// first compaction on (when the client sent tools of its own and lets the
+/// model choose) and answers its calls itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(transform = |s: &mut schemars::Schema| range::publish(s, crate::RECALL_RANGES))]
+pub struct RecallSettings {
+    /// `on`, or `off`: no handles, no tool, today's requests byte for byte.
+    pub mode: RecallMode,
+    /// The most tokens of text one recall gives back; what is over it is
+    /// counted, with how to narrow the recall by a query.
+    pub budget_tokens: u32,
+    /// Proxy: upstream calls one client request may take answering recalls,
+    /// beyond the first.
+    pub max_rounds: u32,
+}
+
+/// Whether recall is offered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RecallMode {
+    #[default]
+    On,
+    Off,
+}
+
+impl Default for RecallSettings {
+    fn default() -> Self {
+        RecallSettings {
+            mode: RecallMode::On,
+            budget_tokens: 4_000,
+            max_rounds: 3,
+        }
+    }
+}
+
+impl RecallSettings {
+    /// What `compress_body` is told (`None`: off).
+    pub fn recall(&self) -> Option<Recall> {
+        (self.mode == RecallMode::On).then_some(Recall {
+            budget_tokens: self.budget_tokens,
+            max_rounds: self.max_rounds,
+        })
+    }
+}
+
 /// How `condense agent` runs: the system prompt it compiles and whether a
 /// due compaction proceeds. Other commands ignore this table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -277,6 +327,8 @@ pub struct Settings {
     /// What each model costs and holds: the written tables over the
     /// embedded ones ([`Settings::for_model`]).
     pub models: PriceTable,
+    /// Whether the model may recall what a compaction took out.
+    pub recall: RecallSettings,
 }
 
 impl Default for Settings {
@@ -291,6 +343,7 @@ impl Default for Settings {
             summarizers: BTreeMap::new(),
             model_tables: ModelTables::new(),
             models: crate::models::embedded_table(),
+            recall: RecallSettings::default(),
         }
     }
 }
@@ -384,6 +437,7 @@ impl Settings {
             core: self.core,
             settings: self.compressor_json(),
             cold: self.cold_settings(),
+            recall: self.recall.recall(),
         }
     }
 

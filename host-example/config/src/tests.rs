@@ -128,6 +128,29 @@ fn out_of_range_values_are_named_with_their_range() {
         e.contains("max_loop_steps_before_aggregate = 2") && e.contains("3"),
         "{e}"
     );
+    let e = err("[recall]\nbudget_tokens = 10");
+    assert!(
+        e.contains("recall.budget_tokens = 10: must be between 100 and 100000"),
+        "{e}"
+    );
+    let e = err("[recall]\nmode = \"maybe\"");
+    assert!(e.contains("recall.mode") && e.contains("maybe"), "{e}");
+}
+
+#[test]
+fn recall_is_on_unless_turned_off() {
+    let on = Settings::default().body_config().recall.unwrap();
+    assert_eq!((on.budget_tokens, on.max_rounds), (4_000, 3));
+    let off = Settings::parse("[recall]\nmode = \"off\"").unwrap();
+    assert_eq!(off.body_config().recall, None);
+    let agent = ConfigFile::parse("[agents.a.recall]\nmax_rounds = 1").unwrap();
+    let a = agent
+        .settings(Some("a"))
+        .unwrap()
+        .body_config()
+        .recall
+        .unwrap();
+    assert_eq!((a.budget_tokens, a.max_rounds), (4_000, 1));
 }
 
 #[test]
@@ -358,6 +381,7 @@ fn to_toml_prints_every_key_and_reads_back_to_the_same_settings() {
                 s.components.clone(),
                 s.limits.clone(),
                 s.summarizers.clone(),
+                s.recall.clone(),
             )
         };
         assert_eq!(host(&back), host(settings), "{text}");

@@ -32,6 +32,13 @@ pub const LIMIT_RANGES: &[Range] = &[
     Range::new("max_request_bytes", 1_024, 1 << 30),
 ];
 
+/// The ranges of the `[recall]` keys, as [`LLM_RANGES`]: a recall gives
+/// back at least a few lines, and at most a large file's worth.
+pub const RECALL_RANGES: &[Range] = &[
+    Range::new("budget_tokens", 100, 100_000),
+    Range::new("max_rounds", 1, 10),
+];
+
 /// Names the first key of `[table]` outside its range in `ranges`.
 fn check_table(table: &str, ranges: &[Range], settings: &impl serde::Serialize) -> Result<()> {
     range::check_fields(ranges, settings).map_err(|e| anyhow!("{table}.{e}"))
@@ -75,6 +82,7 @@ impl Settings {
         self.validate_models()?;
         check_table("limits", LIMIT_RANGES, &self.limits)?;
         check_table("llm", LLM_RANGES, &self.llm)?;
+        check_table("recall", RECALL_RANGES, &self.recall)?;
         if let Some(t) = self.llm.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
             bail!("llm.temperature = {t}: must be between 0 and 2");
         }

@@ -74,6 +74,8 @@ impl Settings {
         }
         out.push_str("\n[limits]\n");
         out.push_str(&toml::to_string(&self.limits)?);
+        out.push_str("\n[recall]\n");
+        out.push_str(&toml::to_string(&self.recall)?);
         out.push_str("\n[runtime]\n");
         let runtime = &self.runtime;
         let mut table = toml::Table::try_from(runtime)?;

@@ -38,6 +38,9 @@
 mod anthropic;
 mod openai;
 mod responses;
+mod tools;
+
+pub use tools::{add_recall_tool, recall_offerable, recall_tool};
 
 use std::fmt;
 use std::str::FromStr;

@@ -17,6 +17,7 @@ use crate::formats::{self, Format, Parsed};
 use crate::middleware::{Middleware, compress_attributed};
 use crate::report::{Cause, HostReport};
 use crate::store::{CheckpointStore, StoreError};
+use condense_model::recall::Handle;
 use condense_model::tokens::estimate_text;
 use condense_model::{CoreConfig, Message};
 use std::time::Duration;
@@ -31,6 +32,23 @@ pub struct BodyConfig {
     /// ([`CheckpointStore::touch`]), how a request finding the provider's
     /// prompt cache expired is compressed.
     pub cold: Option<ColdSettings>,
+    /// Whether the model may recall what a compaction took out, and how
+    /// much (`None`: recall off, today's text).
+    pub recall: Option<Recall>,
+}
+
+/// Recall in requests condense compresses: the model is given the
+/// `condense_recall` tool from the session's first compaction on, whenever
+/// its client let it choose among tools of its own
+/// ([`formats::recall_offerable`]); the host that sends the request answers
+/// its calls (the proxy: `condense_proxy::recall`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recall {
+    /// The most tokens of text one recall gives back.
+    pub budget_tokens: u32,
+    /// Upstream calls one client request may take answering recalls,
+    /// beyond the first.
+    pub max_rounds: u32,
 }
 
 /// A request sent more than `ttl` after its session's previous one finds
@@ -72,6 +90,9 @@ pub struct CompressedBody {
     /// the threshold, or the compressor's own rule (`cost`; `cold` when the
     /// request found the cache expired).
     pub cause: Cause,
+    /// The recall handles the body names; when there are any, `body` also
+    /// carries the `condense_recall` tool, whose calls its sender answers.
+    pub handles: Vec<Handle>,
 }
 
 /// A request body condense cannot read: it is malformed, and the provider
@@ -210,14 +231,23 @@ pub fn compress_body_for<'c>(
         Err(e @ StoreError::Backend { .. }) => return Err(BodyError::Store(e)),
         Err(e) => (None, Some(format!("{e}: ignored"))),
     };
-    let core = with_overhead(&config.core, tools_tokens(parsed.body()));
+    // The tool goes with every request of a session once it has compacted:
+    // counted from the start, so the threshold stays where it was.
+    let format = parsed.format();
+    let recall = config.recall.is_some() && formats::recall_offerable(format, parsed.body());
+    let recall_tokens = if recall {
+        estimate_text(&formats::recall_tool(format).to_string())
+    } else {
+        0
+    };
+    let core = with_overhead(&config.core, tools_tokens(parsed.body()) + recall_tokens);
     // Only a store asked for it records the request's time.
     let idle = config.cold.as_ref().and_then(|_| idle(store, history));
     let (settings, own_rule) = ColdSettings::choose(config.cold.as_ref(), &config.settings, idle);
     let (mut sent, cause) = compress_attributed(
         &core,
         own_rule,
-        |core| middleware.compress(history, core, settings, stored.as_ref()),
+        |core| middleware.compress_offering(history, core, settings, stored.as_ref(), recall),
         |_| true,
     );
     if let Some(why) = unreadable {
@@ -230,7 +260,11 @@ pub fn compress_body_for<'c>(
             tracing::warn!("{e}");
         }
     }
-    let rendered = serde_json::to_vec(&parsed.render(&sent.items)).expect("JSON serialises");
+    let mut rendered = parsed.render(&sent.items);
+    if !sent.handles.is_empty() {
+        formats::add_recall_tool(format, &mut rendered);
+    }
+    let rendered = serde_json::to_vec(&rendered).expect("JSON serialises");
     if let Some(checkpoint) = &sent.checkpoint
         && Some(checkpoint) != stored.as_ref()
         && let Err(e) = store.save(history, checkpoint)
@@ -241,9 +275,10 @@ pub fn compress_body_for<'c>(
     }
     Ok(CompressedBody {
         body: rendered,
-        format: parsed.format(),
+        format,
         report: sent.report,
         cause,
+        handles: sent.handles,
     })
 }
 

@@ -12,6 +12,7 @@ use crate::llm_import::SummarizerHost;
 use crate::sandbox::{Credit, Sandbox, StoreData};
 use crate::summarizer::{SummarizerInstance, SummarizerPre, no_settings};
 use condense_model::Message;
+use condense_model::recall::{Handle, Span};
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::Store;
@@ -39,6 +40,10 @@ pub(crate) struct SummarizerSession {
     /// What the compaction replaces, as the model was sent it, once the
     /// compressor said (`folding.replaces`).
     pub(crate) conversation: Option<Arc<[Message]>>,
+    /// The model can call `condense_recall` (`recall.offered`).
+    pub(crate) recall_offered: bool,
+    /// The handles the compressor's request names (`recall.named`).
+    pub(crate) named: Vec<Handle>,
 }
 
 /// What the chain did in one call.
@@ -163,13 +168,14 @@ impl SummarizerSession {
     }
 
     /// Forwards the summarizers' stdio and says what the chain did.
-    pub(crate) fn finish(self) -> Summaries {
+    /// What the chain did, and the handles the compressor named.
+    pub(crate) fn finish(self) -> (Summaries, Vec<Handle>) {
         for (live, guest) in self.live.iter().zip(self.chain.iter()) {
             if let Some((store, _)) = live {
                 store.data().forward_output(&guest.label);
             }
         }
-        self.summaries
+        (self.summaries, self.named)
     }
 }
 
@@ -193,6 +199,35 @@ impl compressor_world::condense::middleware::folding::Host for SummarizerSession
             .as_ref()
             .and_then(|sent| sent.resolve(items))
             .map(Arc::from);
+        Ok(())
+    }
+}
+
+impl compressor_world::condense::middleware::recall::Host for SummarizerSession {
+    fn offered(&mut self) -> wasmtime::Result<bool> {
+        Ok(self.recall_offered)
+    }
+
+    fn named(
+        &mut self,
+        handles: Vec<compressor_world::condense::middleware::recall::Handle>,
+    ) -> wasmtime::Result<()> {
+        // Spans as the guest said them, by the kind its id names (`f`: a
+        // fold): the host checks each against the history before anything
+        // is sent (`Middleware::validate`).
+        self.named = handles
+            .into_iter()
+            .map(|h| Handle {
+                span: if h.id.starts_with('f') {
+                    Span::Fold {
+                        end: h.end as usize,
+                    }
+                } else {
+                    Span::Message(h.start as usize)
+                },
+                id: h.id,
+            })
+            .collect();
         Ok(())
     }
 }

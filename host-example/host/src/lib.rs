@@ -39,6 +39,7 @@
 //!     core: condense_model::CoreConfig::for_threshold(100_000),
 //!     settings: "{}".into(),
 //!     cold: None,
+//!     recall: None,
 //! };
 //! # let request_body = b"{\"messages\": []}";
 //! let mut session = FileStore::new("session.ckpt");
@@ -72,7 +73,7 @@ pub mod transcript;
 pub use condense_formats as formats;
 
 pub use body::{
-    BodyConfig, BodyError, ColdSettings, CompressedBody, compress_body, compress_body_for,
+    BodyConfig, BodyError, ColdSettings, CompressedBody, Recall, compress_body, compress_body_for,
 };
 pub use component::{CONTRACT_VERSION, ComponentSource, Embedded};
 pub use failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure};

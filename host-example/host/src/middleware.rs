@@ -8,6 +8,7 @@ use crate::runtime::Runtime;
 use crate::transcript::{Transcript, message_bytes, request_bytes};
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
+use condense_model::recall::{Handle, Span, fold_handle_of, result_handle};
 use condense_model::tokens::estimate_messages;
 use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Report};
 use serde::{Deserialize, Serialize};
@@ -108,6 +109,9 @@ pub struct Compressed {
     /// was given, so one failed call does not lose the fold.
     pub checkpoint: Option<SessionCheckpoint>,
     pub report: HostReport,
+    /// The recall handles the request names, checked against the history
+    /// (none unless recall was offered).
+    pub handles: Vec<Handle>,
 }
 
 impl Compressed {
@@ -161,7 +165,33 @@ impl Middleware {
         settings: &str,
         checkpoint: Option<&SessionCheckpoint>,
     ) -> Compressed {
-        self.run(Measured::Fresh(history), config, settings, checkpoint)
+        self.run(
+            Measured::Fresh(history),
+            config,
+            settings,
+            checkpoint,
+            false,
+        )
+    }
+
+    /// [`Middleware::compress`] for a model that can call `condense_recall`
+    /// (with `recall`): the summary and the placeholders then name their
+    /// handles, which [`Compressed::handles`] lists.
+    pub fn compress_offering(
+        &self,
+        history: &[Message],
+        config: &CoreConfig,
+        settings: &str,
+        checkpoint: Option<&SessionCheckpoint>,
+        recall: bool,
+    ) -> Compressed {
+        self.run(
+            Measured::Fresh(history),
+            config,
+            settings,
+            checkpoint,
+            recall,
+        )
     }
 
     /// [`Middleware::compress`] on a transcript, whose messages were
@@ -175,7 +205,32 @@ impl Middleware {
         settings: &str,
         checkpoint: Option<&SessionCheckpoint>,
     ) -> Compressed {
-        self.run(Measured::Kept(transcript), config, settings, checkpoint)
+        self.run(
+            Measured::Kept(transcript),
+            config,
+            settings,
+            checkpoint,
+            false,
+        )
+    }
+
+    /// [`Middleware::compress_transcript`], offering recall or not (see
+    /// [`Middleware::compress_offering`]).
+    pub fn compress_transcript_offering(
+        &self,
+        transcript: &Transcript,
+        config: &CoreConfig,
+        settings: &str,
+        checkpoint: Option<&SessionCheckpoint>,
+        recall: bool,
+    ) -> Compressed {
+        self.run(
+            Measured::Kept(transcript),
+            config,
+            settings,
+            checkpoint,
+            recall,
+        )
     }
 
     fn run(
@@ -184,6 +239,7 @@ impl Middleware {
         config: &CoreConfig,
         settings: &str,
         checkpoint: Option<&SessionCheckpoint>,
+        recall: bool,
     ) -> Compressed {
         let started = Instant::now();
         let history = measured.messages();
@@ -191,6 +247,7 @@ impl Middleware {
             items: (0..history.len() as u32).map(Item::Kept).collect(),
             checkpoint: checkpoint.cloned(),
             report,
+            handles: Vec::new(),
         };
         let size = measured.bytes();
         if size > self.max_request_bytes {
@@ -232,6 +289,7 @@ impl Middleware {
                 settings,
                 checkpoint.map(|c| &c.checkpoint),
                 Some(tokens),
+                recall,
             )
         };
         let mut sent_from = resume;
@@ -247,7 +305,7 @@ impl Middleware {
             .and_then(|called| {
                 summary_by = called.summary_by;
                 fell_through = called.fell_through;
-                self.validate(history, size, config, called.outcome)
+                self.validate(measured, size, config, recall, called.outcome)
             });
         let elapsed_us = elapsed_us(started);
         match result {
@@ -276,6 +334,7 @@ impl Middleware {
                         .all(|(item, i)| *item == Item::Kept(i));
                 Compressed {
                     items: outcome.items,
+                    handles: outcome.handles,
                     checkpoint: stored,
                     report: HostReport {
                         checkpoint_ignored: outcome.report.checkpoint_ignored.clone(),
@@ -322,18 +381,21 @@ impl Middleware {
     /// reach the model. An invalid output keeps its report for the record.
     fn validate(
         &self,
-        history: &[Message],
+        measured: Measured<'_>,
         input_bytes: usize,
         config: &CoreConfig,
+        recall: bool,
         outcome: Outcome,
     ) -> Result<Outcome, Box<(GuestFailure, Option<Report>)>> {
+        let history = measured.messages();
         let checked = check_items(
             History::whole(history),
             &outcome.items,
             outcome.report.cut(),
         )
         .map_err(|violation| violation.to_string())
-        .and_then(|()| within_size(history, input_bytes, &outcome.items, config));
+        .and_then(|()| within_size(history, input_bytes, &outcome.items, config))
+        .and_then(|()| handles_hold(measured, recall, &outcome));
         match checked {
             Ok(()) => Ok(outcome),
             Err(detail) => Err(Box::new((
@@ -390,6 +452,39 @@ fn resume_point(history: Measured<'_>, checkpoint: Option<&SessionCheckpoint>) -
         }
         _ => 0,
     }
+}
+
+/// Every handle the compressor names is the one of what it says it covers
+/// (a recall of it would give the model something else), and covers what
+/// the request took out: a fold up to the boundary, a message the request
+/// rewrote. None is named unless recall was offered.
+fn handles_hold(measured: Measured<'_>, recall: bool, outcome: &Outcome) -> Result<(), String> {
+    if !recall && !outcome.handles.is_empty() {
+        return Err("recall-handle: handles named, but recall was not offered".into());
+    }
+    let history = measured.messages();
+    for handle in &outcome.handles {
+        let holds = match handle.span {
+            Span::Fold { end } => {
+                end == outcome.report.boundary as usize
+                    && fold_handle_of(measured.prefix_hash(end)) == handle.id
+            }
+            Span::Message(i) => {
+                let rewritten = outcome
+                    .items
+                    .iter()
+                    .any(|item| matches!(item, Item::Rewritten(j, _) if *j as usize == i));
+                rewritten && history.get(i).map(result_handle).as_deref() == Some(&handle.id)
+            }
+        };
+        if !holds {
+            return Err(format!(
+                "recall-handle: `{}` is not the handle of {:?}",
+                handle.id, handle.span
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A compression never makes the request larger: the invariants let a

@@ -345,7 +345,7 @@ pub fn replay_middleware(
     history: &[Message],
     on_call: impl FnMut(&[Message], &Compressed),
 ) -> ReplayStats {
-    replay_middleware_timed(middleware, config, settings, None, history, on_call)
+    replay_middleware_timed(middleware, config, settings, None, false, history, on_call)
 }
 
 /// When a replayed session's prompt cache expired, and what the compressor
@@ -357,12 +357,15 @@ pub struct Expiry<'a> {
     pub cold_settings: &'a str,
 }
 
-/// [`replay_middleware`] with the cache expiring as `expiry` says.
+/// [`replay_middleware`] with the cache expiring as `expiry` says, and
+/// with `recall` offered to the model or not (the requests then name their
+/// recall handles, which cost their tokens).
 pub fn replay_middleware_timed(
     middleware: &Middleware,
     config: &CoreConfig,
     settings: &str,
     expiry: Option<Expiry>,
+    recall: bool,
     history: &[Message],
     mut on_call: impl FnMut(&[Message], &Compressed),
 ) -> ReplayStats {
@@ -377,7 +380,13 @@ pub fn replay_middleware_timed(
             Some(e) if expired => e.cold_settings,
             _ => settings,
         };
-        let sent = middleware.compress_transcript(&transcript, config, settings, checkpoint);
+        let sent = middleware.compress_transcript_offering(
+            &transcript,
+            config,
+            settings,
+            checkpoint,
+            recall,
+        );
         on_call(request, &sent);
         let compacted = sent.report.compacted();
         if let Some(report) = sent.report.guest().filter(|_| compacted) {

@@ -171,8 +171,10 @@ impl Runtime {
     /// boundary when the host checked that the messages before it are
     /// unchanged); `settings` is the compressor's settings JSON; `tokens`
     /// the host's count of each message sent (`None`: the compressor
-    /// estimates them). The guest's output is returned as it is: checking
-    /// it against the invariants is the middleware's job.
+    /// estimates them); `recall`, whether the model can call
+    /// `condense_recall` (the compressor's `recall.offered`). The guest's
+    /// output is returned as it is, with the handles it named: checking it
+    /// against the invariants is the middleware's job.
     pub fn call(
         &self,
         history: &[Message],
@@ -181,8 +183,10 @@ impl Runtime {
         settings: &str,
         checkpoint: Option<&Checkpoint>,
         tokens: Option<&[u32]>,
+        recall: bool,
     ) -> Result<Called, GuestFailure> {
         let (mut store, instance) = self.compressor_instance()?;
+        store.data_mut().host.recall_offered = recall;
         let label = &self.compressor.label;
         let request = Arc::new(wit::CompressRequest {
             history: history[offset..].iter().map(Into::into).collect(),
@@ -203,10 +207,13 @@ impl Runtime {
         });
         let data = store.into_data();
         data.forward_output(label);
-        let summaries = data.host.finish();
+        let (summaries, handles) = data.host.finish();
         match result {
             Ok(Ok(outcome)) => Ok(Called {
-                outcome: outcome.into(),
+                outcome: condense_model::Outcome {
+                    handles,
+                    ..outcome.into()
+                },
                 summary_by: summaries.wrote,
                 fell_through: summaries.fell_through,
             }),
@@ -387,6 +394,8 @@ impl Runtime {
             summaries: Summaries::default(),
             sent: None,
             conversation: None,
+            recall_offered: false,
+            named: Vec::new(),
         }
     }
 }

@@ -234,6 +234,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
         core: &CoreConfig,
         overhead: u32,
         number: u64,
+        recall: bool,
     ) -> (Compressed, Cause) {
         // condense's own state never stops a model call: a store that cannot
         // be read counts as no checkpoint (the fold is recomputed).
@@ -255,7 +256,15 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
         compress_attributed(
             core,
             own_rule,
-            |core| middleware.compress_transcript(history, core, settings, stored.as_ref()),
+            |core| {
+                middleware.compress_transcript_offering(
+                    history,
+                    core,
+                    settings,
+                    stored.as_ref(),
+                    recall,
+                )
+            },
             |request_tokens| {
                 let due = Due {
                     call: number,
@@ -287,7 +296,14 @@ impl<M: Deref<Target = condense_host::Middleware>> Middleware for Condense<M> {
             + estimate_messages(&call.system).iter().sum::<u32>()
             + tools;
         let core = with_overhead(&self.core, overhead);
-        let (sent, cause) = self.compress(call.history, &core, overhead, call.number);
+        // The summary and placeholders name their handles when the model
+        // can read them back: when the agent offers it `condense_recall`.
+        let recall = call
+            .request
+            .tools
+            .iter()
+            .any(|t| t.name == condense_model::recall::TOOL_NAME);
+        let (sent, cause) = self.compress(call.history, &core, overhead, call.number, recall);
         if let Some(checkpoint) = &sent.checkpoint
             && self.stored.as_ref().and_then(Option::as_ref) != Some(checkpoint)
         {

@@ -203,8 +203,9 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
         last["messages"].to_string().contains(SUMMARY_MARKER),
         "{last}"
     );
+    // The agent's five tools and `condense_recall`.
     assert!(
-        last["tools"].as_array().is_some_and(|t| t.len() == 5),
+        last["tools"].as_array().is_some_and(|t| t.len() == 6),
         "{last}"
     );
     assert!(
@@ -224,6 +225,117 @@ fn condense_agent_completes_a_task_against_an_openai_compatible_server() {
     condense_cli::cli::run(args.map(Into::into), &mut std::io::empty(), &mut replayed).unwrap();
     let replayed = String::from_utf8(replayed).unwrap();
     assert!(replayed.contains("session.jsonl"), "{replayed}");
+}
+
+/// `condense agent` offers `condense_recall`: a scripted model reads a
+/// file, reads another until the request compacts and the first read is
+/// folded, then calls `condense_recall` with the handle the summary names
+/// and a query, and gets the file's line back, read from the journal. The
+/// call and its result are journaled like any other.
+#[test]
+fn condense_agent_recalls_a_folded_files_content_from_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let keys = "service: billing\nthe migration key is K-7731-QX\nowner: ops\n";
+    std::fs::write(workdir.join("keys.txt"), keys).unwrap();
+    let filler: String = (0..120)
+        .map(|i| format!("line {i}: the queue worker restarts after each deploy\n"))
+        .collect();
+    std::fs::write(workdir.join("filler.txt"), &filler).unwrap();
+    let config = dir.path().join("condense.toml");
+    std::fs::write(&config, "token_threshold = 4000\n").unwrap();
+    let session = dir.path().join("session.jsonl");
+
+    let handle_re = |text: &str| -> Option<String> {
+        let at = text.find("condense_recall(handle=\\\"")? + "condense_recall(handle=\\\"".len();
+        Some(text[at..at + 12].to_owned())
+    };
+    let recalled = Arc::new(Mutex::new(None::<String>));
+    let seen = recalled.clone();
+    let mut step = 0;
+    let server = TestServer::answering(move |request| {
+        step += 1;
+        let text = request.body.to_string();
+        if let Some(result) = seen.lock().unwrap().as_ref() {
+            assert!(text.contains(&result.replace('\n', "\\n")) || text.contains("K-7731-QX"));
+            return Reply::json(
+                200,
+                serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "The key is K-7731-QX."}}]})
+                .to_string(),
+            );
+        }
+        let folded = handle_re(&text);
+        match (step, folded) {
+            (1, _) => tool_call_reply("k1", "read_file", serde_json::json!({"path": "keys.txt"})),
+            (_, Some(handle)) => {
+                *seen.lock().unwrap() = Some(handle.clone());
+                tool_call_reply(
+                    "rc1",
+                    "condense_recall",
+                    serde_json::json!({"handle": handle, "query": "migration key"}),
+                )
+            }
+            (n, None) if n < 12 => tool_call_reply(
+                &format!("f{n}"),
+                "read_file",
+                serde_json::json!({"path": "filler.txt"}),
+            ),
+            _ => Reply::json(500, "the request never compacted"),
+        }
+    });
+
+    let out = run_agent(
+        &config,
+        &server,
+        &workdir,
+        &session,
+        &[],
+        "what is the migration key?",
+    );
+    assert!(out.contains("The key is K-7731-QX."), "{out}");
+    assert!(out.contains("→ condense_recall("), "{out}");
+
+    // The recall's result, journaled: the line of the folded file, from the
+    // journal's own copy of the read.
+    let journaled = journal::read(&session).unwrap();
+    let messages: Vec<Message> = journaled.messages().cloned().collect();
+    let result = messages
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .find(|r| r.call_id == "rc1")
+        .expect("the recall is journaled");
+    assert!(!result.is_error, "{}", result.content);
+    assert!(
+        result.content.contains("the migration key is K-7731-QX"),
+        "{}",
+        result.content
+    );
+    assert!(
+        !result.content.contains("queue worker"),
+        "the query narrows"
+    );
+    // The handle the summary named covers the fold, keys.txt's read in it.
+    let handle = recalled.lock().unwrap().clone().unwrap();
+    let span = condense_model::recall::find(&messages, &handle).unwrap();
+    let condense_model::recall::Span::Fold { end } = span else {
+        panic!("{span:?}");
+    };
+    assert!(
+        messages[..end]
+            .iter()
+            .any(|m| m.tool_results().any(|r| r.call_id == "k1"))
+    );
+    // The request the answer was made from no longer holds the file: the
+    // recall gave it back.
+    let requests = server.requests();
+    let before_recall = &requests[requests.len() - 2].body;
+    assert!(
+        !before_recall["messages"]
+            .to_string()
+            .contains("service: billing")
+    );
 }
 
 /// The agent's tools are classed by its tool registry, not by the config

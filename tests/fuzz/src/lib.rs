@@ -740,6 +740,7 @@ pub fn run_from(
         settings: &config.settings,
         checkpoint,
         tokens: None,
+        recall: false,
     };
     compress(request, &mut |request, _| summarizer.summarize(request))
 }

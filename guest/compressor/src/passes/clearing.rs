@@ -13,11 +13,18 @@ use std::collections::{HashMap, HashSet};
 const UNKNOWN_TOOL: &str = "tool";
 
 /// Returns the region and how many tool results were truncated or cleared.
-pub fn apply(kept: Vec<Kept>, history: &[Message], config: &Settings) -> (Vec<Kept>, u32) {
+/// With `recall`, each placeholder names the handle of the message it is
+/// in (`condense_model::recall::result_handle` of the original).
+pub fn apply(
+    kept: Vec<Kept>,
+    history: &[Message],
+    config: &Settings,
+    recall: bool,
+) -> (Vec<Kept>, u32) {
     if config.clear_mode == ClearMode::Off {
         return (kept, 0);
     }
-    let clearer = Clearer::new(history, config);
+    let clearer = Clearer::new(history, config, recall);
     let mut rewritten = 0;
     let kept = kept
         .into_iter()
@@ -43,10 +50,11 @@ struct Clearer<'h> {
     names: HashMap<&'h str, &'h str>,
     exclude: &'h [String],
     keep_errors: bool,
+    recall: bool,
 }
 
 impl<'h> Clearer<'h> {
-    fn new(history: &'h [Message], config: &'h Settings) -> Self {
+    fn new(history: &'h [Message], config: &'h Settings, recall: bool) -> Self {
         Clearer {
             mode: config.clear_mode,
             threshold: config.result_char_threshold as usize,
@@ -56,6 +64,7 @@ impl<'h> Clearer<'h> {
             names: call_names(history),
             exclude: &config.exclude_tools,
             keep_errors: config.keep_error_results,
+            recall,
         }
     }
 
@@ -66,12 +75,17 @@ impl<'h> Clearer<'h> {
         if message.role == Role::System || !message.has_tool_results() {
             return (message, 0);
         }
+        let note = if self.recall {
+            condense_model::recall::result_note(&condense_model::recall::result_handle(&message))
+        } else {
+            String::new()
+        };
         let mut count = 0;
         let parts = message
             .parts
             .into_iter()
             .map(|part| match part {
-                Part::ToolResult(result) => match self.rewrite_content(&result) {
+                Part::ToolResult(result) => match self.rewrite_content(&result, &note) {
                     Some(content) => {
                         count += 1;
                         Part::ToolResult(ToolResult { content, ..result })
@@ -88,8 +102,9 @@ impl<'h> Clearer<'h> {
         (message, count)
     }
 
-    /// The new content of `result`, or `None` when it stays as it is.
-    fn rewrite_content(&self, result: &ToolResult) -> Option<String> {
+    /// The new content of `result`, or `None` when it stays as it is; the
+    /// placeholder ends with `note`.
+    fn rewrite_content(&self, result: &ToolResult, note: &str) -> Option<String> {
         if self.protected.contains(result.call_id.as_str()) || (self.keep_errors && result.is_error)
         {
             return None;
@@ -112,9 +127,11 @@ impl<'h> Clearer<'h> {
         let rewritten = match self.mode {
             ClearMode::Off => return None,
             ClearMode::Truncate => truncate(content, total, self.keep, |elided, lines| {
-                truncation_marker(elided, total, lines, tool, &result.call_id)
+                truncation_marker(elided, total, lines, tool, &result.call_id, note)
             }),
-            ClearMode::Clear => clear_marker(tool, total, line_count(content), &result.call_id),
+            ClearMode::Clear => {
+                clear_marker(tool, total, line_count(content), &result.call_id, note)
+            }
         };
         // With a small threshold and a long call id, the marker can outweigh
         // what it replaces; the pass never grows a result.
@@ -146,14 +163,17 @@ fn truncation_marker(
     lines: usize,
     tool: &str,
     call_id: &str,
+    note: &str,
 ) -> String {
     format!(
-        "[condense: {elided} of {total} characters ({lines} lines) elided from this {tool} result, call {call_id}]"
+        "[condense: {elided} of {total} characters ({lines} lines) elided from this {tool} result, call {call_id}{note}]"
     )
 }
 
-fn clear_marker(tool: &str, total: usize, lines: usize, call_id: &str) -> String {
-    format!("[condense: {tool} result cleared ({total} characters, {lines} lines), call {call_id}]")
+fn clear_marker(tool: &str, total: usize, lines: usize, call_id: &str, note: &str) -> String {
+    format!(
+        "[condense: {tool} result cleared ({total} characters, {lines} lines), call {call_id}{note}]"
+    )
 }
 
 /// `content` (of `total` chars) cut to a head and a tail of about `keep` chars
@@ -277,7 +297,7 @@ mod tests {
     }
 
     fn run(history: &[Message], config: &Settings) -> (Vec<Kept>, u32) {
-        apply(whole(history), history, config)
+        apply(whole(history), history, config, false)
     }
 
     /// A `call`/`result` pair per content, ids `c0`, `c1`, …, all for `tool`.
@@ -398,7 +418,7 @@ mod tests {
             keep_tool_results: 1,
             ..config(ClearMode::Clear)
         };
-        let (kept, count) = apply(region.clone(), &history, &config);
+        let (kept, count) = apply(region.clone(), &history, &config, false);
         assert_ne!(kept[1], region[1]);
         assert_ne!(kept[3], region[3]);
         assert_eq!(count, 2);
@@ -587,6 +607,33 @@ mod tests {
             rewritten(&content, ClearMode::Clear),
             "[condense: Bash result cleared (270 characters, 30 lines), call c0]"
         );
+    }
+
+    #[test]
+    fn with_recall_a_placeholder_names_the_handle_of_its_original() {
+        let history = exchanges("Bash", &[&numbered_lines(30), &numbered_lines(40)]);
+        let config = Settings {
+            keep_tool_results: 0,
+            ..config(ClearMode::Clear)
+        };
+        for mode in [ClearMode::Clear, ClearMode::Truncate] {
+            let config = Settings {
+                clear_mode: mode,
+                ..config.clone()
+            };
+            let (kept, count) = apply(whole(&history), &history, &config, true);
+            assert_eq!(count, 2);
+            for k in kept.iter().filter(|k| k.message.has_tool_results()) {
+                let handle = condense_model::recall::result_handle(&history[k.origin]);
+                let note = condense_model::recall::result_note(&handle);
+                assert!(
+                    content_of(&k.message).contains(&format!("{note}]")),
+                    "{mode:?}"
+                );
+            }
+            let (without, _) = apply(whole(&history), &history, &config, false);
+            assert!(!format!("{without:?}").contains("condense_recall"));
+        }
     }
 
     #[test]

@@ -48,11 +48,12 @@ pub fn run(
     history: &[Message],
     region: Range<usize>,
     config: &Settings,
+    recall: bool,
 ) -> (Vec<Kept>, PassReport) {
     let kept = unchanged(&history[region.clone()], region.start);
     let (kept, reasoning_pruned) = reasoning::apply(kept, history, config);
     let (kept, steps_elided) = loops::apply(kept, config);
-    let (kept, results_cleared) = clearing::apply(kept, history, config);
+    let (kept, results_cleared) = clearing::apply(kept, history, config, recall);
     let report = PassReport {
         reasoning_pruned,
         steps_elided,

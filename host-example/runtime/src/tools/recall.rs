@@ -10,7 +10,7 @@ use condense_model::Message;
 use serde_json::Value;
 
 /// The tool's name, as the model calls it.
-pub const NAME: &str = "condense_recall";
+pub const NAME: &str = condense_model::recall::TOOL_NAME;
 
 /// The most tokens of text one recall gives back, unless set otherwise: a
 /// few files' worth, far under what a compaction took out.
@@ -31,9 +31,7 @@ const PARAMS: &[Param] = &[HANDLE, QUERY];
 pub fn spec() -> ToolSpec {
     args::spec(
         NAME,
-        "Read back the original messages condense folded into the summary, or a tool result it \
-         cleared, by the handle the summary or the placeholder names. Use it when you need an \
-         exact file, command, output or value the summary does not spell out.",
+        condense_model::recall::TOOL_DESCRIPTION,
         ToolClass::ReadOnly,
         PARAMS,
     )

@@ -28,6 +28,8 @@
 //! - `alias N`: returns the messages after N written messages whose texts all point
 //!   at one 1 MiB buffer: N MiB for the host to copy out of a guest that
 //!   holds 1 MiB (the canonical ABI does not forbid aliasing);
+//! - `forge-handle`: passes the messages through, naming a recall handle
+//!   (`recall.named`) that covers none of them;
 //! - anything else: passes the messages through unchanged.
 
 wit_bindgen::generate!({ world: "compressor-world", path: "../../../wit" });
@@ -168,6 +170,13 @@ impl exports::condense::middleware::compressor::Guest for Hostile {
                 items = aliases;
             }
             "probe" => checkpoint = Some(text_checkpoint(probe())),
+            "forge-handle" => {
+                condense::middleware::recall::named(&[condense::middleware::recall::Handle {
+                    id: "f0123456789a".into(),
+                    start: 0,
+                    end: offset + messages.len() as u32,
+                }])
+            }
             _ => {}
         }
         let report = Report {
