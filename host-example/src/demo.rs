@@ -40,10 +40,13 @@ pub struct DemoRun {
 }
 
 /// The demo's defaults: `condense replay`'s (a 40k threshold), every
-/// compressor key at its default (the `cost` rule, the passes off).
+/// compressor key at its default (the `cost` rule, the passes off), and
+/// recall off: the recorded model was never offered `condense_recall`, so
+/// the requests it is played are the ones it could have been sent.
 pub fn defaults() -> Settings {
     let mut settings = Settings::for_replay();
     settings.compressor = compressor_keys(&condense_compressor::Settings::default());
+    settings.recall.mode = condense_config::RecallMode::Off;
     settings
 }
 

@@ -33,7 +33,7 @@
 //! Run: `cargo bench -p condense-tests --bench compress`.
 
 use condense_host::{
-    BodyConfig, MemoryStore, Middleware, SessionCheckpoint, Transcript, compress_body,
+    BodyConfig, Call, MemoryStore, Middleware, SessionCheckpoint, Transcript, compress_body,
 };
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
@@ -188,15 +188,15 @@ fn bench(c: &mut Criterion) {
                 group.bench_function(format!("host/runtime-call/{name}"), |b| {
                     b.iter(|| {
                         runtime
-                            .call(
+                            .call(Call {
                                 history,
                                 offset,
-                                &config.core,
-                                &json,
+                                config: &config.core,
+                                settings: &json,
                                 checkpoint,
-                                Some(&estimate_messages(&history[offset..])),
-                                false,
-                            )
+                                tokens: Some(&estimate_messages(&history[offset..])),
+                                recall: false,
+                            })
                             .unwrap()
                     })
                 });

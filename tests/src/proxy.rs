@@ -1,6 +1,10 @@
 //! `condense proxy` for the tests and the load bench: in process on a thread
 //! of its own ([`RunningProxy`]), or as a process of its own, as users run
-//! it ([`ProxyProcess`]).
+//! it ([`ProxyProcess`]); the protocols spoken through it ([`wire`]) and a
+//! session whose model recalls ([`session`]).
+
+pub mod session;
+pub mod wire;
 
 use condense_config::ConfigFile;
 use condense_host::sessions::{MemorySessions, SessionStore};

@@ -7,7 +7,7 @@
 use condense_embedded as embedded;
 use condense_host::replay::{Step, replay};
 use condense_host::{
-    ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Limits, LoadError,
+    Call, ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Limits, LoadError,
     Middleware, Runtime, SessionCheckpoint, Status, Transcript,
 };
 use condense_model::{
@@ -1228,7 +1228,17 @@ fn the_compressor_measures_in_the_hosts_token_counts() {
         })
         .collect();
     let config = CoreConfig::for_threshold(2_000);
-    let call = |tokens: &[u32]| runtime.call(&history, 0, &config, "{}", None, Some(tokens), false);
+    let call = |tokens: &[u32]| {
+        runtime.call(Call {
+            history: &history,
+            offset: 0,
+            config: &config,
+            settings: "{}",
+            checkpoint: None,
+            tokens: Some(tokens),
+            recall: false,
+        })
+    };
     let own = condense_model::tokens::estimate_messages(&history);
     let under = call(&own).unwrap().outcome;
     assert_eq!(under.report.trigger, Trigger::UnderThreshold);

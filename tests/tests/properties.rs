@@ -863,7 +863,7 @@ fn is_carrier(m: &Message) -> bool {
 /// threshold is allowed only when this is above it too: when what must stay
 /// (a single message or an unsplittable batch, with the system messages and
 /// the pinned opener) is larger on its own.
-fn smallest_request(input: &[Message], config: &CoreConfig) -> u64 {
+fn smallest_request(input: &[Message], config: &CoreConfig, recall: bool) -> u64 {
     let tokens = |m: &Message| u64::from(estimate_message(m));
     let total = estimate_total(input);
     let Some(&last) = safe_cut_points(input).last() else {
@@ -875,9 +875,17 @@ fn smallest_request(input: &[Message], config: &CoreConfig) -> u64 {
         .map(tokens)
         .sum();
     let pinned = opener_before(input, last).map_or(0, |p| tokens(&input[p]));
+    // With recall the summary ends with the fold's note: the longest one.
+    let note = recall.then(|| {
+        let handle = condense_model::recall::fold_handle_of(u128::MAX);
+        condense_model::recall::fold_note(&handle, input.len())
+    });
     let framing = LANGUAGES
         .iter()
-        .map(|lang| summary_pair("", None, lang).iter().map(tokens).sum::<u64>())
+        .map(|lang| {
+            let pair = summary_pair("", note.as_deref(), lang);
+            pair.iter().map(tokens).sum::<u64>()
+        })
         .max()
         .unwrap_or(0);
     // The estimate is not exactly additive over concatenated text.
@@ -958,10 +966,16 @@ fn check_call(input: &[Message], config: &TestConfig, out: &Outcome) -> Result<(
             .position(|m| m.role != Role::System)
             .unwrap_or(messages.len());
         let sent = messages.get(s..s + 2);
+        // With recall, the summary ends naming the fold's handle.
+        let boundary = report.boundary as usize;
+        let note = recall.then(|| {
+            let handle = condense_model::recall::fold_handle(&input[..boundary]);
+            condense_model::recall::fold_note(&handle, boundary)
+        });
         prop_assert!(
             LANGUAGES
                 .iter()
-                .any(|lang| sent == Some(&summary_pair(&summary, None, lang)[..])),
+                .any(|lang| { sent == Some(&summary_pair(&summary, note.as_deref(), lang)[..]) }),
             "no summary pair after the {s} leading system messages"
         );
     } else {
@@ -996,7 +1010,7 @@ fn check_call(input: &[Message], config: &TestConfig, out: &Outcome) -> Result<(
         "tokens_after vs the output"
     );
     // Never above the threshold, unless no fold could get under it.
-    let smallest = smallest_request(input, config);
+    let smallest = smallest_request(input, config, recall);
     prop_assert!(
         tokens <= u64::from(config.token_threshold) || smallest > u64::from(config.token_threshold),
         "request of {} tokens over the threshold {} (the smallest fold: {}; trigger {:?})",

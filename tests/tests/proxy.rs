@@ -2,17 +2,21 @@
 //! 127.0.0.1; it records what arrives): driven with curl and with an HTTP
 //! client, every request through the embedded components.
 
+use condense_host::formats::{Format, Parsed};
 use condense_host::sessions::{DbSessions, MemorySessions, SessionStore};
+use condense_model::Message;
 use condense_model::SUMMARY_MARKER;
 use condense_scripted_server::{Recorded, Reply, TestServer};
 use condense_tests::corpus_dir;
+use condense_tests::proxy::session::{RECALL_CONFIG, Script, Session, TASK, USAGE, lock, worked};
+use condense_tests::proxy::wire::{Piece, Turn, WIRES};
 use condense_tests::proxy::{
     KEY, RunningProxy, SESSION_CONFIG, assert_as_reference, compacted, continues, corpus_body,
     metric, post, scrape, session_calls, through_one_proxy,
 };
 use serde_json::{Value, json};
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// curl, with `headers`, posting `body`; its stdout.
 fn curl(url: &str, headers: &[&str], body: &[u8]) -> Vec<u8> {
@@ -450,7 +454,10 @@ fn a_responses_request_with_tool_calls_is_compressed_validly() {
     assert!(sent.to_string().contains(SUMMARY_MARKER));
     assert_eq!(after[after.len() - 2..], before[before.len() - 2..]);
     assert_eq!(sent["instructions"], body["instructions"]);
-    assert_eq!(sent["tools"], body["tools"]);
+    // The client's tools as they came, then condense's recall tool.
+    let tools = sent["tools"].as_array().unwrap();
+    assert_eq!(tools[..1], body["tools"].as_array().unwrap()[..]);
+    assert_eq!(tools[1]["name"], condense_model::recall::TOOL_NAME);
     assert_eq!(requests[1].body, short);
 }
 
@@ -814,14 +821,30 @@ const AGENT_CALLS: usize = 14;
 /// An agent's CLI — `command`, given the proxy's URL and a scratch
 /// directory — run through the proxy on the task the upstream scripts with
 /// `turn` (its answer to each request: a tool call for the first
-/// [`AGENT_CALLS`], then the final text). Returns the agent's requests as the
-/// upstream got them, the proxy's `/metrics` and what the CLI printed.
+/// [`AGENT_CALLS`], then the final text). Recall is on, as by default: once
+/// a request names a fold's handle, the upstream answers it first with
+/// `recall` (a `condense_recall` call of that handle, in the agent's
+/// protocol), which the proxy answers itself before the turn's answer
+/// reaches the agent as the one answer it reads. Returns the agent's
+/// requests as the upstream got them (the proxy's recall round apart), the
+/// proxy's `/metrics` and what the CLI printed.
 fn agent_through_the_proxy(
     turn: fn(usize) -> Reply,
+    recall: fn(&str) -> Reply,
     command: impl FnOnce(&str, &std::path::Path) -> Command,
-) -> (Vec<Recorded>, String, String) {
-    let mut n = 0;
-    let upstream = TestServer::answering(move |_| {
+) -> AgentRun {
+    let (mut n, mut seen, mut round) = (0, 0, None);
+    let recall_round = Arc::new(Mutex::new(None));
+    let told = recall_round.clone();
+    let upstream = TestServer::answering(move |request| {
+        seen += 1;
+        let handle = fold_handle_named(&request.body.to_string());
+        if let (None, Some(handle)) = (round, handle) {
+            // The next request is the proxy's, answering this call.
+            round = Some(seen);
+            *told.lock().unwrap() = Some(seen);
+            return recall(&handle);
+        }
         n += 1;
         turn(n - 1)
     });
@@ -831,10 +854,68 @@ fn agent_through_the_proxy(
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the agent failed: {stdout}\n{stderr}");
-    let requests = upstream.requests();
-    assert_eq!(requests.len(), AGENT_CALLS + 1, "{stderr}");
+    let mut requests = upstream.requests();
+    assert_eq!(requests.len(), AGENT_CALLS + 2, "{stderr}");
+    let at = recall_round
+        .lock()
+        .unwrap()
+        .expect("a request named a fold's handle");
+    let recall_round = requests.remove(at);
     let metrics = scrape(&proxy.url("/metrics"));
-    (requests, metrics, stdout)
+    assert_eq!(
+        metric(&metrics, "condense_proxy_recall_rounds_total"),
+        1.0,
+        "{metrics}"
+    );
+    AgentRun {
+        requests,
+        recall_round,
+        metrics,
+        stdout,
+    }
+}
+
+/// What [`agent_through_the_proxy`] saw.
+struct AgentRun {
+    /// The agent's own requests, as the upstream got them.
+    requests: Vec<Recorded>,
+    /// The proxy's request answering the `condense_recall` call.
+    recall_round: Recorded,
+    metrics: String,
+    stdout: String,
+}
+
+/// The fold handle a request's summary names, if it names one (`text`: the
+/// request's JSON).
+fn fold_handle_named(text: &str) -> Option<String> {
+    let marker = "condense_recall(handle=\\\"f";
+    let at = text.find(marker)? + marker.len() - 1;
+    Some(text.get(at..at + 12)?.to_owned())
+}
+
+/// Of an agent's requests as the upstream got them, those that carry
+/// condense's summary also carry `condense_recall`, after the client's own
+/// tools (`name` reads a tool's name), and name the fold's handle.
+fn assert_recall_offered_once_compacted(requests: &[Recorded], name: fn(&Value) -> &Value) {
+    let mut compacted = 0;
+    for (i, request) in requests.iter().enumerate() {
+        let text = request.body.to_string();
+        let tools = request.body["tools"].as_array().unwrap();
+        let offered = tools.iter().any(|t| name(t) == "condense_recall");
+        if text.contains(SUMMARY_MARKER) {
+            compacted += 1;
+            assert!(offered, "request {i}");
+            assert_eq!(
+                name(tools.last().unwrap()),
+                "condense_recall",
+                "request {i}"
+            );
+            assert!(fold_handle_named(&text).is_some(), "request {i}");
+        } else {
+            assert!(!offered, "request {i}: no tool before the first compaction");
+        }
+    }
+    assert!(compacted > 0);
 }
 
 /// Of an agent's requests `bodies`, as its provider's cache sees them: most
@@ -909,7 +990,7 @@ fn claude_code_works_through_the_proxy() {
     let Some(claude) = agent_cli("CONDENSE_CLAUDE", "claude", "@anthropic-ai/claude-code") else {
         return;
     };
-    let (requests, metrics, stdout) = agent_through_the_proxy(claude_turn, |proxy, dir| {
+    let run = agent_through_the_proxy(claude_turn, claude_recall, |proxy, dir| {
         let work = dir.join("work");
         std::fs::create_dir(&work).unwrap();
         let mut command = Command::new(claude);
@@ -929,6 +1010,12 @@ fn claude_code_works_through_the_proxy() {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
         command
     });
+    let AgentRun {
+        requests,
+        recall_round,
+        metrics,
+        stdout,
+    } = run;
     let result: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(result["is_error"], false, "{result}");
     assert_eq!(result["result"], "Counted.", "{result}");
@@ -969,16 +1056,51 @@ fn claude_code_works_through_the_proxy() {
             .unwrap_or_else(|| panic!("request {}: no result of {id}:\n{next}", turn + 1));
         let output = result_text(result);
         let last = (3000 + turn).to_string();
-        let cleared = output.starts_with("[condense: ") && output.contains(&format!("call {id}]"));
+        let cleared = output.starts_with("[condense: ")
+            && (output.contains(&format!("call {id}]")) || output.contains(&format!("call {id};")));
         assert!(
             output.trim_end().lines().last() == Some(last.as_str()) || cleared,
             "request {}: {id} (seq 1 {last}) answered with {result}",
             turn + 1
         );
     }
+    // Recall: offered from the first compaction on; the proxy's round
+    // answered the call with the folded outputs, and Claude Code read the
+    // round's answer as its own (it ran that turn's Bash call above).
+    assert_recall_offered_once_compacted(&requests, |t| &t["name"]);
+    let messages = recall_round.body["messages"].as_array().unwrap();
+    let answered = &messages[messages.len() - 1]["content"][0];
+    assert_eq!(answered["tool_use_id"], "toolu_recall", "{answered}");
+    let recalled = result_text(answered);
+    assert!(
+        recalled.contains("--- message") && recalled.contains("\n2999\n"),
+        "{answered}"
+    );
     // As the upstream got them, byte for byte.
     let bodies: Vec<Value> = requests.into_iter().map(|r| r.body).collect();
     assert_breaks_only_at_compactions(&bodies, claude_continues, &metrics);
+}
+
+/// The upstream's streamed answer calling `condense_recall` on `handle`,
+/// for the lines that say 2999 (every `seq` output folded has one).
+fn claude_recall(handle: &str) -> Reply {
+    let start = json!({"type": "message_start", "message": {"id": "msg_recall",
+        "type": "message", "role": "assistant", "model": "claude-sonnet-4", "content": [],
+        "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 1}}});
+    let block = json!({"type": "tool_use", "id": "toolu_recall", "name": "condense_recall",
+                       "input": {}});
+    let input = json!({"handle": handle, "query": "2999"}).to_string();
+    sse(&[
+        start,
+        json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        json!({"type": "content_block_delta", "index": 0,
+               "delta": {"type": "input_json_delta", "partial_json": input}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+               "usage": {"output_tokens": 20}}),
+        json!({"type": "message_stop"}),
+    ])
 }
 
 /// The text of an Anthropic `tool_result` block: its string content, or
@@ -1094,7 +1216,7 @@ fn codex_works_through_the_proxy() {
     let Some(codex) = agent_cli("CONDENSE_CODEX", "codex", "@openai/codex") else {
         return;
     };
-    let (requests, metrics, stdout) = agent_through_the_proxy(codex_turn, |proxy, dir| {
+    let run = agent_through_the_proxy(codex_turn, codex_recall, |proxy, dir| {
         let (home, work) = (dir.join("codex"), dir.join("work"));
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&work).unwrap();
@@ -1115,6 +1237,12 @@ fn codex_works_through_the_proxy() {
             .env("OPENAI_API_KEY", KEY);
         command
     });
+    let AgentRun {
+        requests,
+        recall_round,
+        metrics,
+        stdout,
+    } = run;
     assert!(stdout.contains("Counted."), "{stdout}");
     for (i, request) in requests.iter().enumerate() {
         assert_eq!(request.path, "/v1/responses");
@@ -1141,8 +1269,39 @@ fn codex_works_through_the_proxy() {
             }
         }
     }
+    assert_recall_offered_once_compacted(&requests, |t| &t["name"]);
+    let input = recall_round.body["input"].as_array().unwrap();
+    let answered = &input[input.len() - 1];
+    assert_eq!(answered["call_id"], "call_recall", "{answered}");
+    let recalled = answered["output"].as_str().unwrap();
+    assert!(
+        recalled.contains("--- message") && recalled.contains("\n2999\n"),
+        "{answered}"
+    );
     let bodies: Vec<Value> = requests.into_iter().map(|r| r.body).collect();
     assert_breaks_only_at_compactions(&bodies, continues_input, &metrics);
+}
+
+/// The upstream's streamed Responses answer calling `condense_recall` on
+/// `handle`, for the lines that say 2999.
+fn codex_recall(handle: &str) -> Reply {
+    let item = json!({"type": "function_call", "id": "fc_recall", "call_id": "call_recall",
+                      "name": "condense_recall", "status": "completed",
+                      "arguments": json!({"handle": handle, "query": "2999"}).to_string()});
+    let response = json!({"id": "resp_recall", "object": "response", "created_at": 1,
+                          "status": "in_progress", "model": "gpt-5-codex", "output": []});
+    let mut done = response.clone();
+    done["status"] = "completed".into();
+    done["output"] = json!([item]);
+    done["usage"] = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                           "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                           "total_tokens": 15});
+    sse(&[
+        json!({"type": "response.created", "response": response}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"type": "response.completed", "response": done}),
+    ])
 }
 
 /// The upstream bodies of the requests tagged `x-test-session: session`.
@@ -1398,4 +1557,523 @@ fn the_sessions_view_shows_what_was_folded_to_the_operator_only() {
     let off = serve(Access::Off);
     assert_eq!(get(&off, "/sessions", Some("op-7f3a")).0, 403);
     assert_eq!(get(&off, "/sessions/default/session/s-1", None).0, 403);
+}
+
+/// Whether `now` is `before` with bytes inserted in one place: all of
+/// `before`, byte for byte, around them.
+fn inserted(before: &[u8], now: &[u8]) -> bool {
+    let prefix = before.iter().zip(now).take_while(|(a, b)| a == b).count();
+    let suffix = (before.iter().rev())
+        .zip(now.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    now.len() > before.len() && prefix + suffix >= before.len()
+}
+
+/// Of a session's upstream requests, those that carry recall results, each
+/// with the request before it.
+fn recall_rounds(session: &Session) -> Vec<(Recorded, Recorded)> {
+    let requests = session.upstream.requests();
+    requests
+        .windows(2)
+        .filter(|pair| {
+            let results = session.wire.results(&pair[1].body);
+            results.iter().any(|(id, ..)| id.starts_with("recall_"))
+        })
+        .map(|pair| (pair[0].clone(), pair[1].clone()))
+        .collect()
+}
+
+/// Every request the upstream got is a valid request of its protocol, its
+/// tool calls and results paired.
+fn assert_valid_requests(session: &Session) {
+    for (i, request) in session.upstream.requests().iter().enumerate() {
+        let parsed = Parsed::parse(request.body.clone(), session.wire.format)
+            .unwrap_or_else(|e| panic!("{}: request {i}: {e}", session.wire.name()));
+        if let Err(e) = parsed.check_tool_pairs() {
+            panic!(
+                "{}: request {i}: {e}\n{}",
+                session.wire.name(),
+                request.body
+            );
+        }
+    }
+}
+
+/// Issue 23, "Nothing folded is lost": in each protocol, plain and
+/// streamed, a session through the proxy compacts, and its requests from
+/// then on name recall handles and carry `condense_recall`. The model
+/// recalls the handles; the proxy answers from the client's own request —
+/// each result the original text of what its handle covers, line for line
+/// — and calls the upstream again with the request continued (the model's
+/// turn as it gave it, thinking and reasoning byte for byte, then the
+/// results; the previous request's bytes all kept), and the client gets
+/// one well-formed answer with no recall in it: the first round's text,
+/// then the next round's, the usage of both.
+#[test]
+fn the_proxy_answers_the_models_recalls_in_every_protocol() {
+    for wire in WIRES {
+        let name = wire.name();
+        let session = Session::run(wire, RECALL_CONFIG, Script::default(), 10);
+        let model = lock(&session.model);
+        assert!(model.problems.is_empty(), "{name}: {:#?}", model.problems);
+        assert!(
+            model.recall_rounds >= 2,
+            "{name}: {} recall rounds",
+            model.recall_rounds
+        );
+        assert!(
+            model.recalled.iter().all(|r| !r.is_error),
+            "{name}: {:?}",
+            model.recalled
+        );
+        let kinds: Vec<char> = (model.recalled.iter())
+            .filter_map(|r| r.input["handle"].as_str()?.chars().next())
+            .collect();
+        assert!(
+            kinds.contains(&'f') && kinds.contains(&'r'),
+            "{name}: {kinds:?}"
+        );
+        assert_valid_requests(&session);
+        let rounds = recall_rounds(&session);
+        assert_eq!(rounds.len(), model.recall_rounds);
+        let key = wire.list_key();
+        for (before, now) in &rounds {
+            assert!(
+                inserted(&before.raw, &now.raw),
+                "{name}: a recall round rewrote the request"
+            );
+            let (b, n) = (
+                before.body[key].as_array().unwrap(),
+                now.body[key].as_array().unwrap(),
+            );
+            assert_eq!(n[..b.len()], b[..], "{name}: the list grew at its end");
+        }
+        for ((answer, _), calls) in session.answers.iter().zip(&session.calls) {
+            let calls = *calls as u64;
+            assert!(calls <= 2, "{name}: one recall round a request");
+            assert_eq!(
+                answer.usage,
+                (USAGE.0 * calls, USAGE.1 * calls),
+                "{name}: usage summed"
+            );
+            assert_eq!(
+                answer.calls().len(),
+                1,
+                "{name}: the client's own call, once"
+            );
+            let texts: Vec<&Piece> = (answer.pieces.iter())
+                .filter(|p| matches!(p, Piece::Text(_)))
+                .collect();
+            let expected = match calls {
+                2 => vec![
+                    Piece::text("Let me look back."),
+                    Piece::text("Running the tests."),
+                ],
+                _ => vec![Piece::text("Running the tests.")],
+            };
+            if wire.format == Format::OpenAi && calls == 2 {
+                // Chat's one text: the rounds' as paragraphs.
+                let joined = Piece::text("Let me look back.\n\nRunning the tests.");
+                assert_eq!(texts, [&joined], "{name}");
+            } else {
+                assert_eq!(texts, expected.iter().collect::<Vec<_>>(), "{name}");
+            }
+        }
+        let metrics = scrape(&session.proxy.url("/metrics"));
+        let recalled = model.recalled.len() as f64;
+        assert_eq!(
+            metric(&metrics, "condense_proxy_recalls_total"),
+            recalled,
+            "{name}"
+        );
+        assert_eq!(
+            metric(&metrics, "condense_proxy_recall_rounds_total"),
+            rounds.len() as f64
+        );
+        assert!(metric(&metrics, "condense_proxy_recall_tokens_total") > 1000.0);
+        assert_eq!(metric(&metrics, "condense_proxy_recall_errors_total"), 0.0);
+    }
+}
+
+/// A recall can read only the conversation it is made in: a made-up
+/// handle, one that is not a handle at all, another session's (made from
+/// its own history) and a query over 1,000 characters each get a tool
+/// error naming the problem, and nothing of the other session reaches the
+/// model or the client. Each such recall is counted, and the request's
+/// recalls appended to the proxy's events file.
+#[test]
+fn a_recall_reads_only_its_own_conversation() {
+    let other: Vec<Message> = {
+        let mut history = worked(3);
+        history[0] = Turn::User("Rotate the deploy key; the new one is KEY-9999.".into());
+        let body = WIRES[0].request(&history);
+        Parsed::parse(body, Format::Anthropic)
+            .unwrap()
+            .messages()
+            .to_vec()
+    };
+    let foreign = condense_model::recall::fold_handle(&other[..3]);
+    let foreign_result = condense_model::recall::result_handle(&other[3]);
+    for wire in [WIRES[0], WIRES[1]] {
+        let name = wire.name();
+        let asked = foreign.clone();
+        let asked_result = foreign_result.clone();
+        let script = Script {
+            recalls: Arc::new(move |handles| {
+                if handles.is_empty() {
+                    return Vec::new();
+                }
+                vec![
+                    json!({"handle": "f0123456789a"}),
+                    json!({"handle": "nonsense"}),
+                    json!({"handle": asked}),
+                    json!({"handle": asked_result}),
+                    json!({"handle": handles[0], "query": "word ".repeat(300)}),
+                ]
+            }),
+            ..Script::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let events = dir.path().join("events.jsonl");
+        let mut session = Session::new(wire, script, |upstream| {
+            let store = Arc::new(MemorySessions::default());
+            let mut proxy = RunningProxy::settings(RECALL_CONFIG, upstream, store);
+            proxy.events = Some(condense_host::events::EventLog::open(&events).unwrap());
+            RunningProxy::serve(proxy)
+        });
+        session.play(&[Turn::User(TASK.into())], 4);
+        assert_eq!(session.calls, [1, 1, 1, 2], "{name}: a recall round");
+        let model = lock(&session.model);
+        let got: Vec<(&str, bool)> = (model.recalled.iter())
+            .map(|r| (r.content.as_str(), r.is_error))
+            .collect();
+        assert_eq!(got.len(), 5, "{name}");
+        let expected = [
+            "no folded messages and no cleared result of this conversation have the handle `f0123456789a`",
+            "`nonsense` is not a condense handle",
+            &format!("have the handle `{foreign}`"),
+            &format!("have the handle `{foreign_result}`"),
+            "a query of 1499 characters: at most 1000",
+        ];
+        for ((content, is_error), expected) in got.iter().zip(expected) {
+            assert!(is_error, "{name}: {content}");
+            assert!(
+                content.contains(expected),
+                "{name}: {content}\nlacks {expected}"
+            );
+        }
+        for request in session.upstream.requests() {
+            assert!(
+                !String::from_utf8_lossy(&request.raw).contains("KEY-9999"),
+                "{name}"
+            );
+        }
+        let metrics = scrape(&session.proxy.url("/metrics"));
+        assert_eq!(metric(&metrics, "condense_proxy_recall_errors_total"), 5.0);
+        assert_eq!(metric(&metrics, "condense_proxy_recalls_total"), 0.0);
+        drop(model);
+        drop(session);
+        let lines = std::fs::read_to_string(&events).unwrap();
+        let recalls: Vec<Value> = (lines.lines())
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter_map(|e| e.get("recall").cloned())
+            .collect();
+        let [recall] = recalls.as_slice() else {
+            panic!("{name}: one request with recalls:\n{lines}")
+        };
+        assert_eq!(recall["agent"], "default");
+        assert_eq!(
+            (&recall["rounds"], &recall["errors"]),
+            (&json!(1), &json!(5))
+        );
+        assert_eq!(recall["handles"].as_array().unwrap().len(), 5);
+        assert!(recall["session"].as_str().is_some_and(|s| !s.is_empty()));
+    }
+}
+
+/// A recall call after a call of the client's own tools cannot be answered
+/// (the answer goes to the client to run its call): it is dropped, the
+/// client gets its own call (and what came before and after it), and the
+/// upstream is not called again.
+#[test]
+fn a_recall_after_a_client_call_is_dropped() {
+    for wire in WIRES {
+        let name = wire.name();
+        let script = Script {
+            client_call_first: true,
+            ..Script::default()
+        };
+        let session = Session::run(wire, RECALL_CONFIG, script, 5);
+        assert!(
+            session.calls.iter().all(|&c| c == 1),
+            "{name}: {:?}",
+            session.calls
+        );
+        let recalled = session
+            .answers
+            .iter()
+            .filter(|(a, _)| a.pieces.contains(&Piece::text("Let me look back.")));
+        let mut answers = 0;
+        for (answer, _) in recalled {
+            answers += 1;
+            let calls = answer.calls();
+            assert_eq!(calls.len(), 1, "{name}: {answer:?}");
+            assert_eq!(calls[0].1, condense_tests::proxy::wire::SHELL);
+            // A response is `completed` with calls or without.
+            if wire.format != Format::Responses {
+                assert_ne!(
+                    answer.stop,
+                    wire.plain_stop(),
+                    "{name}: it asks for its call"
+                );
+            }
+        }
+        assert!(answers >= 1, "{name}");
+        assert_valid_requests(&session);
+        let dropped = lock(&session.model).asked.len();
+        let metrics = scrape(&session.proxy.url("/metrics"));
+        assert_eq!(
+            metric(&metrics, "condense_proxy_recalls_dropped_total"),
+            dropped as f64
+        );
+        assert_eq!(metric(&metrics, "condense_proxy_recall_rounds_total"), 0.0);
+    }
+}
+
+/// A model that recalls in every round gets `[recall] max_rounds` more
+/// calls and no more: the last round's recall calls are dropped and the
+/// client's answer ends there, plainly, with every round's text and usage.
+#[test]
+fn recall_rounds_are_bounded() {
+    let config = format!("{RECALL_CONFIG}max_rounds = 2\n");
+    for wire in WIRES {
+        let name = wire.name();
+        let script = Script {
+            again: true,
+            ..Script::default()
+        };
+        let session = Session::run(wire, &config, script, 4);
+        assert_eq!(session.calls, [1, 1, 1, 3], "{name}");
+        let model = lock(&session.model);
+        assert!(model.problems.is_empty(), "{name}: {:#?}", model.problems);
+        let (answer, _) = &session.answers[3];
+        assert_eq!(answer.stop, wire.plain_stop(), "{name}");
+        assert!(answer.calls().is_empty(), "{name}");
+        assert_eq!(answer.usage, (USAGE.0 * 3, USAGE.1 * 3), "{name}");
+        let text: String = (answer.pieces.iter())
+            .filter_map(|p| match p {
+                Piece::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            text.matches("Let me look back.").count(),
+            3,
+            "{name}: {text}"
+        );
+        assert_valid_requests(&session);
+        let metrics = scrape(&session.proxy.url("/metrics"));
+        assert_eq!(metric(&metrics, "condense_proxy_recall_rounds_total"), 2.0);
+        assert!(metric(&metrics, "condense_proxy_recalls_dropped_total") >= 1.0);
+    }
+}
+
+/// An upstream that fails in a later round (here a 529, overloaded) does
+/// not leave the client with half an answer: it gets what the first round
+/// gave before its recall calls, ended plainly, and the failure is counted.
+#[test]
+fn a_later_round_that_fails_ends_the_answer_validly() {
+    for wire in WIRES {
+        let name = wire.name();
+        let overloaded = r#"{"type":"error","error":{"type":"overloaded_error"}}"#;
+        let script = Script {
+            failing: Some(Reply::json(529, overloaded)),
+            ..Script::default()
+        };
+        let session = Session::run(wire, RECALL_CONFIG, script, 4);
+        assert_eq!(session.calls, [1, 1, 1, 2], "{name}");
+        let (answer, text) = &session.answers[3];
+        assert!(!text.contains("overloaded"), "{name}: {text}");
+        assert_eq!(answer.stop, wire.plain_stop(), "{name}");
+        assert_eq!(answer.usage, USAGE, "{name}");
+        assert_eq!(
+            answer.pieces.last(),
+            Some(&Piece::text("Let me look back.")),
+            "{name}"
+        );
+        let metrics = scrape(&session.proxy.url("/metrics"));
+        assert_eq!(
+            metric(&metrics, "condense_proxy_recall_failures_total"),
+            1.0
+        );
+    }
+}
+
+/// The client of [`the_official_sdks_read_an_answer_with_recalls_as_one`]:
+/// one streamed request of the protocol named, read by the SDK's own
+/// accumulator (Anthropic's `messages.stream`, OpenAI's chat stream state
+/// and `responses.stream`), which fails on a stream that is not one
+/// well-formed message; the message it put together is written out.
+const SDK_RECALL_CLIENT: &str = r#"
+import json, sys
+import anthropic, openai
+from openai.lib.streaming.chat import ChatCompletionStreamState
+
+proxy, protocol, body_path, out = sys.argv[1:5]
+body = json.load(open(body_path))
+body.pop("stream", None)
+key = "sk-test-0123456789"
+if protocol == "anthropic":
+    client = anthropic.Anthropic(base_url=proxy, api_key=key, max_retries=0)
+    with client.messages.stream(**body) as stream:
+        final = stream.get_final_message()
+elif protocol == "openai":
+    client = openai.OpenAI(base_url=proxy + "/v1", api_key=key, max_retries=0)
+    state = ChatCompletionStreamState()
+    for chunk in client.chat.completions.create(stream=True, **body):
+        state.handle_chunk(chunk)
+    final = state.get_final_completion()
+else:
+    client = openai.OpenAI(base_url=proxy + "/v1", api_key=key, max_retries=0)
+    with client.responses.stream(**body) as stream:
+        final = stream.get_final_response()
+open(out, "w").write(final.model_dump_json())
+"#;
+
+/// The official Python SDKs stream an answer whose model recalled, in each
+/// protocol, and read one message: the first round's text, then the
+/// second's and the client's call, the usage of both rounds, no recall.
+#[test]
+fn the_official_sdks_read_an_answer_with_recalls_as_one() {
+    let Some(python) = required_python(&["openai", "anthropic"]) else {
+        return;
+    };
+    for wire in WIRES.into_iter().filter(|w| w.streamed) {
+        let name = wire.name();
+        let session = Session::new(wire, Script::default(), |upstream| {
+            RunningProxy::in_memory(RECALL_CONFIG, upstream)
+        });
+        let body = wire.request(&worked(4));
+        session.client_sends(&body);
+        let dir = tempfile::tempdir().unwrap();
+        let (script, body_path, out) = (
+            dir.path().join("client.py"),
+            dir.path().join("body.json"),
+            dir.path().join("out.json"),
+        );
+        std::fs::write(&script, SDK_RECALL_CLIENT).unwrap();
+        std::fs::write(&body_path, body.to_string()).unwrap();
+        let run = Command::new(&python)
+            .arg(&script)
+            .arg(session.proxy.url(""))
+            .arg(wire.format.name())
+            .arg(&body_path)
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{name}: the SDK failed:\n{stderr}");
+        assert_eq!(
+            session.upstream.requests().len(),
+            2,
+            "{name}: a recall round"
+        );
+        assert!(lock(&session.model).problems.is_empty(), "{name}");
+        let got = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            !got.contains(condense_model::recall::TOOL_NAME),
+            "{name}: {got}"
+        );
+        let got: Value = serde_json::from_str(&got).unwrap();
+        let text = got.to_string();
+        let (first, second) = (
+            text.find("Let me look back.").expect("round 1's text"),
+            text.find("Running the tests.").expect("round 2's text"),
+        );
+        assert!(first < second, "{name}: {got}");
+        assert!(
+            text.contains("cargo test 2"),
+            "{name}: the client's call: {got}"
+        );
+        let input = match wire.format {
+            Format::OpenAi => &got["usage"]["prompt_tokens"],
+            _ => &got["usage"]["input_tokens"],
+        };
+        assert_eq!(input, &json!(USAGE.0 * 2), "{name}: {got}");
+    }
+}
+
+/// A request that carries `condense_recall` and an answer that does not
+/// call it: the client gets the upstream's answer as it came — a real
+/// Claude Code stream and a JSON body, whitespace and all, byte for byte;
+/// an error status with its body — and a stream event by event as it
+/// arrives: the upstream sends the rest only once the client has read the
+/// first event.
+#[test]
+fn an_answer_without_recalls_reaches_the_client_as_it_came() {
+    let sse = std::fs::read_to_string(
+        corpus_dir().join("api/anthropic_claude-code-1.0.6_sonnet-4_main_turn.response.sse.txt"),
+    )
+    .unwrap();
+    let json_answer = "{\n  \"id\": \"msg_1\",  \"type\": \"message\", \"content\": []\n}\n";
+    let overloaded = r#"{"type":"error","error":{"type":"overloaded_error"}}"#;
+    let gate = condense_scripted_server::Gate::default();
+    let first = "event: message_start\ndata: {\"type\":\"message_start\"}\n\n".to_owned();
+    let rest = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n".to_owned();
+    let upstream = TestServer::start([
+        Reply::Answer {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: sse.clone(),
+        },
+        Reply::json(200, json_answer),
+        Reply::json(529, overloaded),
+        Reply::Streamed {
+            first: first.clone(),
+            gate: gate.clone(),
+            rest: rest.clone(),
+        },
+    ]);
+    let proxy = RunningProxy::in_memory(RECALL_CONFIG, &upstream.url(""));
+    let wire = WIRES[0];
+    let body = wire.request(&worked(4)).to_string();
+    let client: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let send = || {
+        client
+            .post(&proxy.url("/v1/messages"))
+            .header("x-api-key", KEY)
+            .header("accept-encoding", "gzip")
+            .send(&body)
+            .unwrap()
+    };
+    let read = |mut answer: ureq::http::Response<ureq::Body>| {
+        (
+            answer.status().as_u16(),
+            answer.body_mut().read_to_string().unwrap(),
+        )
+    };
+    assert_eq!(read(send()), (200, sse));
+    assert_eq!(read(send()), (200, json_answer.to_owned()));
+    assert_eq!(read(send()), (529, overloaded.to_owned()));
+    let mut reader = send().into_body().into_reader();
+    let mut got = vec![0; first.len()];
+    std::io::Read::read_exact(&mut reader, &mut got).unwrap();
+    assert_eq!(got, first.as_bytes());
+    gate.open();
+    let mut tail = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut tail).unwrap();
+    assert_eq!(tail, rest.as_bytes());
+    assert_eq!(gate.opened_in_time(), Some(true));
+    for request in upstream.requests() {
+        let tools = request.body["tools"].to_string();
+        assert!(
+            tools.contains(condense_model::recall::TOOL_NAME),
+            "recall offered"
+        );
+        assert!(request.header("accept-encoding").is_none());
+    }
 }

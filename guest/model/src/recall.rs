@@ -361,6 +361,19 @@ mod tests {
         }
     }
 
+    /// What naming a handle costs a request: DESIGN.md gives these.
+    #[test]
+    fn the_notes_are_short_and_read_back() {
+        let fold = fold_note(&fold_handle_of(u128::MAX), 1234);
+        let result = result_note(&result_handle(&history()[3]));
+        let (f, r) = (estimate_text(&fold), estimate_text(&result));
+        eprintln!("fold note {f} tokens, result note {r} tokens");
+        assert!(f <= 50 && r <= 25, "{f} {r}");
+        assert!(is_fold_note(&fold));
+        assert!(!is_fold_note(&fold.replace("1234", "12x4")));
+        assert!(!is_fold_note(&result));
+    }
+
     #[test]
     fn a_recall_is_the_original_text_within_its_budget() {
         let h = history();

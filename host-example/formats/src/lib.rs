@@ -89,7 +89,7 @@ impl Format {
     }
 
     /// The body key of the message list.
-    fn list_key(self) -> &'static str {
+    pub fn list_key(self) -> &'static str {
         match self {
             Format::OpenAi | Format::Anthropic => "messages",
             Format::Responses => "input",
@@ -123,6 +123,20 @@ impl FromStr for Format {
             "responses" => Ok(Format::Responses),
             other => bail!("unknown format `{other}` (expected openai, anthropic or responses)"),
         }
+    }
+}
+
+/// `messages` as entries of `format`'s message list, rendered as condense
+/// renders any message it writes: for a host that appends them to a body
+/// it holds (the proxy continuing a request with tool results).
+pub fn render_messages(format: Format, messages: &[Message]) -> Vec<Value> {
+    let key = format.list_key();
+    let parsed = Parsed::parse(json!({ key: [] }), format)
+        .expect("an empty message list is a request of every format");
+    let items: Vec<Item> = messages.iter().cloned().map(Item::Written).collect();
+    match parsed.render(&items).get_mut(key).map(Value::take) {
+        Some(Value::Array(list)) => list,
+        _ => unreachable!("a request renders with its message list"),
     }
 }
 

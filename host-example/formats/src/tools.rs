@@ -143,6 +143,17 @@ mod tests {
         }
     }
 
+    /// What the definition adds to every request once a session compacted,
+    /// by condense's estimate: the README and DESIGN.md say "about 150".
+    #[test]
+    fn the_definition_costs_about_150_tokens() {
+        for format in [Format::Anthropic, Format::OpenAi, Format::Responses] {
+            let tokens = condense_model::tokens::estimate_text(&recall_tool(format).to_string());
+            eprintln!("{format}: {tokens} tokens");
+            assert!((100..=200).contains(&tokens), "{format}: {tokens}");
+        }
+    }
+
     #[test]
     fn the_tool_goes_after_the_clients_own() {
         for format in [Format::Anthropic, Format::OpenAi, Format::Responses] {

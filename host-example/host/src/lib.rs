@@ -79,7 +79,7 @@ pub use component::{CONTRACT_VERSION, ComponentSource, Embedded};
 pub use failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure};
 pub use middleware::{Compressed, Middleware, SessionCheckpoint};
 pub use report::{Cause, HostReport, Status, Verdict};
-pub use runtime::{Called, LoadError, Runtime};
+pub use runtime::{Call, Called, LoadError, Runtime};
 pub use sandbox::{CodeCache, Limits};
 pub use store::{CheckpointStore, FileStore, MemoryStore, StoreError};
 pub use transcript::{Transcript, request_bytes};

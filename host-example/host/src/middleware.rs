@@ -4,7 +4,7 @@
 
 use crate::failure::{FailureKind, GuestFailure};
 use crate::report::{Cause, HostReport, Status, Verdict};
-use crate::runtime::Runtime;
+use crate::runtime::{Call, Runtime};
 use crate::transcript::{Transcript, message_bytes, request_bytes};
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
@@ -282,15 +282,15 @@ impl Middleware {
         let resume = resume_point(measured, checkpoint);
         let tail_tokens = measured.tokens(resume);
         let call = |offset: usize, tokens: &[u32]| {
-            self.runtime.call(
+            self.runtime.call(Call {
                 history,
                 offset,
                 config,
                 settings,
-                checkpoint.map(|c| &c.checkpoint),
-                Some(tokens),
+                checkpoint: checkpoint.map(|c| &c.checkpoint),
+                tokens: Some(tokens),
                 recall,
-            )
+            })
         };
         let mut sent_from = resume;
         let mut result = call(resume, &tail_tokens);

@@ -40,6 +40,26 @@ pub struct Runtime {
 /// A compress call that returned: the compressor's outcome, and which
 /// summarizer of the chain wrote the summary (if one was asked) after which
 /// others failed.
+/// What one `compress` call is given.
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'a> {
+    /// The whole history, of which the compressor is sent the part from
+    /// `offset` on (0, or the checkpoint's boundary when the host checked
+    /// that the messages before it are unchanged).
+    pub history: &'a [Message],
+    pub offset: usize,
+    pub config: &'a CoreConfig,
+    /// The compressor's settings JSON.
+    pub settings: &'a str,
+    pub checkpoint: Option<&'a Checkpoint>,
+    /// The host's count of each message sent (`None`: the compressor
+    /// estimates them).
+    pub tokens: Option<&'a [u32]>,
+    /// Whether the model can call `condense_recall` (the compressor's
+    /// `recall.offered`).
+    pub recall: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Called {
     pub outcome: Outcome,
@@ -166,25 +186,19 @@ impl Runtime {
         self.summarizers.iter().map(|s| &s.label)
     }
 
-    /// One `compress` call: `history` is the whole history, of which the
-    /// compressor is sent the part from `offset` on (0, or the checkpoint's
-    /// boundary when the host checked that the messages before it are
-    /// unchanged); `settings` is the compressor's settings JSON; `tokens`
-    /// the host's count of each message sent (`None`: the compressor
-    /// estimates them); `recall`, whether the model can call
-    /// `condense_recall` (the compressor's `recall.offered`). The guest's
-    /// output is returned as it is, with the handles it named: checking it
-    /// against the invariants is the middleware's job.
-    pub fn call(
-        &self,
-        history: &[Message],
-        offset: usize,
-        config: &CoreConfig,
-        settings: &str,
-        checkpoint: Option<&Checkpoint>,
-        tokens: Option<&[u32]>,
-        recall: bool,
-    ) -> Result<Called, GuestFailure> {
+    /// One `compress` call ([`Call`]). The guest's output is returned as it
+    /// is, with the handles it named: checking it against the invariants is
+    /// the middleware's job.
+    pub fn call(&self, call: Call<'_>) -> Result<Called, GuestFailure> {
+        let Call {
+            history,
+            offset,
+            config,
+            settings,
+            checkpoint,
+            tokens,
+            recall,
+        } = call;
         let (mut store, instance) = self.compressor_instance()?;
         store.data_mut().host.recall_offered = recall;
         let label = &self.compressor.label;

@@ -8,15 +8,22 @@
 //! condense kept whole: the client's own bytes go on until a compaction, and
 //! one with nothing to compress (a Responses request whose conversation the
 //! server holds).
+//!
+//! A request condense gave the `condense_recall` tool (its compressed body
+//! names handles) comes with what the recall loop needs to answer the
+//! model's calls ([`crate::recall::Recalling`]): the client's own history,
+//! read from the body as the client sent it, the only history its handles
+//! resolve against.
 
 use crate::Agent;
+use crate::recall::Recalling;
 use crate::route::Route;
 use bytes::Bytes;
 use condense_host::events::Compaction;
-use condense_host::formats::Format;
+use condense_host::formats::{Format, Parsed};
 use condense_host::pricing::ModelPrice;
 use condense_host::sessions::{Lookup, SessionStore};
-use condense_host::{BodyError, Status, compress_body_for};
+use condense_host::{BodyError, Recall, Status, compress_body_for};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -104,6 +111,17 @@ impl fmt::Display for Outcome {
     }
 }
 
+/// A request through condense.
+pub struct Condensed {
+    /// The body as it goes upstream.
+    pub body: Bytes,
+    /// What condense did.
+    pub outcome: Outcome,
+    /// When the body carries `condense_recall`: what answering its calls
+    /// needs.
+    pub recall: Option<Recalling>,
+}
+
 /// `body` as it goes upstream, and what condense did.
 pub async fn compress(
     slots: &Semaphore,
@@ -112,7 +130,7 @@ pub async fn compress(
     format: Format,
     route: &Route,
     body: Bytes,
-) -> (Bytes, Outcome) {
+) -> Condensed {
     // Never closed: `acquire` only waits for a turn.
     let _slot = slots.acquire().await.expect("the slots are never closed");
     let middleware = agent.middleware.clone();
@@ -125,22 +143,23 @@ pub async fn compress(
                 why,
                 had_checkpoint,
             };
-            (body.clone(), outcome)
+            Condensed::unchanged(body.clone(), outcome)
         };
         let mut lookup = Lookup::new(&*store, format, &agent_name, session.as_deref());
         // The request's model, read in compress_body's one parse of it,
         // chooses its settings and prices it.
-        let mut price = None;
+        let (mut price, mut recall) = (None, None);
         let compressed =
             compress_body_for(&middleware, &body, Some(format), &mut lookup, |model| {
                 let chosen = models.for_model(model);
                 price = Some(chosen.price.clone());
+                recall = chosen.config.recall;
                 &chosen.config
             });
         let sent = match compressed {
             Ok(sent) => sent,
             Err(BodyError::NothingToCompress { .. }) => {
-                return (body.clone(), Outcome::NotCompressed);
+                return Condensed::unchanged(body.clone(), Outcome::NotCompressed);
             }
             Err(BodyError::Store(e)) => return failed(FailedOpen::Store(e.to_string()), false),
             // Over the middleware's cap (the proxy's own cap answers 413 before
@@ -152,31 +171,43 @@ pub async fn compress(
         };
         let group = lookup.group().unwrap_or_default().to_owned();
         match (sent.report.status(), sent.report.guest()) {
-            (Status::Compressed, Some(report)) => (
-                Bytes::from(sent.body),
-                Outcome::Compressed {
-                    before: report.tokens_before,
-                    after: report.tokens_after,
-                    price: Box::new(price.expect("a body compressed had its model read")),
-                    compacted: Compaction::of(&sent.report, 0, sent.cause, 0).map(|compaction| {
-                        Box::new(Compacted {
-                            agent: agent_name.clone(),
-                            session: group,
-                            compaction,
-                        })
-                    }),
-                },
-            ),
+            (Status::Compressed, Some(report)) => {
+                let recall = match sent.handles.is_empty() {
+                    true => None,
+                    false => match recalling(&body, format, recall, &agent_name, &group) {
+                        Ok(recalling) => Some(recalling),
+                        Err(why) => return failed(FailedOpen::Condense(why), lookup.found()),
+                    },
+                };
+                Condensed {
+                    body: Bytes::from(sent.body),
+                    outcome: Outcome::Compressed {
+                        before: report.tokens_before,
+                        after: report.tokens_after,
+                        price: Box::new(price.expect("a body compressed had its model read")),
+                        compacted: Compaction::of(&sent.report, 0, sent.cause, 0).map(
+                            |compaction| {
+                                Box::new(Compacted {
+                                    agent: agent_name.clone(),
+                                    session: group,
+                                    compaction,
+                                })
+                            },
+                        ),
+                    },
+                    recall,
+                }
+            }
             (Status::FailedOpen, _) => failed(
                 FailedOpen::Condense(sent.report.reason().unwrap_or("failed").to_owned()),
                 lookup.found(),
             ),
-            _ => (body.clone(), Outcome::Unchanged),
+            _ => Condensed::unchanged(body.clone(), Outcome::Unchanged),
         }
     });
     match task.await {
         Ok(done) => done,
-        Err(e) => (
+        Err(e) => Condensed::unchanged(
             original,
             Outcome::FailedOpen {
                 why: FailedOpen::Task(format!("the compress task failed: {e}")),
@@ -184,4 +215,38 @@ pub async fn compress(
             },
         ),
     }
+}
+
+impl Condensed {
+    /// A body that goes on as the client sent it.
+    pub fn unchanged(body: Bytes, outcome: Outcome) -> Condensed {
+        Condensed {
+            body,
+            outcome,
+            recall: None,
+        }
+    }
+}
+
+/// What the recall loop needs for a body compressed with `settings` that
+/// carries the tool: the client's history, read from its `body`. A body
+/// that cannot be read back, or recall without settings, cannot be sent
+/// with the tool (the client would see the model's calls): `Err` says why.
+fn recalling(
+    body: &[u8],
+    format: Format,
+    settings: Option<Recall>,
+    agent: &str,
+    session: &str,
+) -> Result<Recalling, String> {
+    let settings = settings.ok_or("recall: handles named with recall off")?;
+    let json = serde_json::from_slice(body).map_err(|e| format!("recall: {e}"))?;
+    let parsed = Parsed::parse(json, format).map_err(|e| format!("recall: {e}"))?;
+    Ok(Recalling {
+        history: parsed.messages().to_vec(),
+        settings,
+        format,
+        agent: agent.to_owned(),
+        session: session.to_owned(),
+    })
 }

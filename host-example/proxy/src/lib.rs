@@ -15,14 +15,21 @@
 //! - [`upstream`]: the request to the provider with the client's own
 //!   headers (its key among them, never logged or stored), and the answer
 //!   streamed back byte for byte as it arrives (SSE included). Only an
-//!   upstream that cannot be reached is the proxy's answer: a 502 saying so.
+//!   upstream that cannot be reached is the proxy's answer: a 502 saying so;
+//! - [`recall`], instead of `upstream`, for a request condense gave the
+//!   `condense_recall` tool: the proxy answers the model's recall calls
+//!   itself, calling the upstream again, and the client gets one answer
+//!   without them.
 //!
 //! [`metrics`] counts all of it for `GET /metrics`; each request is one log
 //! line (target `condense::proxy`), without its body unless
-//! [`Proxy::log_bodies`].
+//! [`Proxy::log_bodies`], with the recall rounds it took (a request whose
+//! recalls the proxy answers is logged once its answer is complete, a
+//! stream's included).
 
 pub mod compress;
 pub mod metrics;
+pub mod recall;
 pub mod route;
 pub mod sessions;
 pub mod upstream;
@@ -260,6 +267,25 @@ impl Shared {
     /// Logs a compaction, and appends it to the events file.
     fn record(&self, event: &compress::Compacted) {
         event.compaction.log();
+        self.append(event);
+    }
+
+    /// Counts and logs a request whose recalls the proxy answered (`report`
+    /// says what it did), and appends them to the events file.
+    fn recalled(&self, log: &RequestLog, report: recall::Report) {
+        self.metrics.recalled(&report);
+        log.emit(report.status, report.rounds);
+        if report.rounds > 0 || report.dropped > 0 {
+            #[derive(serde::Serialize)]
+            struct Recalled {
+                recall: recall::Report,
+            }
+            self.append(&Recalled { recall: report });
+        }
+    }
+
+    /// Appends `event` to the events file, if there is one.
+    fn append(&self, event: &impl serde::Serialize) {
         if let Some(events) = &self.events {
             let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
             if let Err(e) = events.append(event) {
@@ -293,11 +319,11 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Ok(body) => body,
         Err(refused) => return shared.answered(route_name, refused),
     };
-    let (body, outcome) = match route.format {
+    let condensed = match route.format {
         Some(format) => {
             let agent = &shared.proxy.agents[&route.agent];
             let condensing = Instant::now();
-            let (body, outcome) = compress::compress(
+            let condensed = compress::compress(
                 &shared.slots,
                 agent,
                 shared.proxy.store.clone(),
@@ -306,35 +332,75 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 body,
             )
             .await;
-            shared.metrics.condensed(&outcome, condensing.elapsed());
+            shared
+                .metrics
+                .condensed(&condensed.outcome, condensing.elapsed());
             if let compress::Outcome::Compressed {
                 compacted: Some(event),
                 ..
-            } = &outcome
+            } = &condensed.outcome
             {
                 shared.record(event);
             }
-            (body, outcome)
+            condensed
         }
-        None => (body, compress::Outcome::NotCompressed),
+        None => compress::Condensed::unchanged(body, compress::Outcome::NotCompressed),
     };
-    let logged_body = shared
-        .proxy
-        .log_bodies
-        .then(|| String::from_utf8_lossy(&body).into_owned());
-    let response = upstream::forward(&shared.client, &route, parts, body).await;
-    tracing::info!(
-        target: "condense::proxy",
-        method = %route.method,
-        path = %route.path,
-        agent = %route.agent,
-        status = response.status().as_u16(),
-        condense = %outcome,
-        ms = started.elapsed().as_millis() as u64,
-        body = logged_body,
-        "request forwarded"
-    );
+    let log = RequestLog {
+        method: route.method.to_string(),
+        path: route.path.clone(),
+        agent: route.agent.clone(),
+        condense: condensed.outcome.to_string(),
+        body: shared
+            .proxy
+            .log_bodies
+            .then(|| String::from_utf8_lossy(&condensed.body).into_owned()),
+        started,
+    };
+    let response = match condensed.recall {
+        Some(recalling) => {
+            let done: recall::Done = {
+                let shared = shared.clone();
+                Box::new(move |report| shared.recalled(&log, report))
+            };
+            let (client, body) = (&shared.client, condensed.body);
+            recall::forward(client, &route, parts, body, recalling, done).await
+        }
+        None => {
+            let response = upstream::forward(&shared.client, &route, parts, condensed.body).await;
+            log.emit(response.status().as_u16(), 0);
+            response
+        }
+    };
     shared.answered(route_name, response)
+}
+
+/// What a request's log line says, written once its answer is complete (a
+/// request whose recalls the proxy answers, once they are).
+struct RequestLog {
+    method: String,
+    path: String,
+    agent: String,
+    condense: String,
+    body: Option<String>,
+    started: Instant,
+}
+
+impl RequestLog {
+    fn emit(&self, status: u16, recall_rounds: u32) {
+        tracing::info!(
+            target: "condense::proxy",
+            method = %self.method,
+            path = %self.path,
+            agent = %self.agent,
+            status,
+            condense = %self.condense,
+            recall_rounds,
+            ms = self.started.elapsed().as_millis() as u64,
+            body = self.body,
+            "request forwarded"
+        );
+    }
 }
 
 /// The request's body, or the proxy's refusal: over the cap (413) —

@@ -1,8 +1,10 @@
 //! What the proxy counts, served as `GET /metrics` in the OpenMetrics text
 //! format (which Prometheus scrapes): requests, what condense did to them,
-//! what that saved, and how long the condense step took.
+//! what that saved, how long the condense step took, and the recalls the
+//! proxy answered.
 
 use crate::compress::{FailedOpen, Outcome};
+use crate::recall::Report;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -47,6 +49,59 @@ pub struct Metrics {
     cache_breaks: Counter,
     fail_opens: Family<KindLabels, Counter>,
     condense_seconds: Histogram,
+    recall: RecallCounters,
+}
+
+/// What the recall loop did, over all requests.
+#[derive(Default)]
+struct RecallCounters {
+    answered: Counter,
+    rounds: Counter,
+    tokens: Counter,
+    errors: Counter,
+    dropped: Counter,
+    failures: Counter,
+}
+
+impl RecallCounters {
+    fn register(&self, registry: &mut Registry) {
+        for (name, help, counter) in [
+            (
+                "recalls",
+                "condense_recall calls the proxy answered with the text they asked for",
+                &self.answered,
+            ),
+            (
+                "recall_rounds",
+                "Upstream calls made to go on with an answer after its recall calls",
+                &self.rounds,
+            ),
+            (
+                "recall_tokens",
+                "Estimated tokens of the text recall calls were answered with",
+                &self.tokens,
+            ),
+            (
+                "recall_errors",
+                "condense_recall calls answered with a tool error (an unknown handle, arguments \
+                 that are not the tool's, a query too long)",
+                &self.errors,
+            ),
+            (
+                "recalls_dropped",
+                "condense_recall calls dropped from an answer: after a call of the client's own \
+                 tools, or in the last round allowed",
+                &self.dropped,
+            ),
+            (
+                "recall_failures",
+                "Answers ended early because the upstream failed in a later round",
+                &self.failures,
+            ),
+        ] {
+            registry.register(name, help, counter.clone());
+        }
+    }
 }
 
 impl Default for Metrics {
@@ -130,6 +185,8 @@ impl Metrics {
              slot included",
             condense_seconds.clone(),
         );
+        let recall = RecallCounters::default();
+        recall.register(&mut registry);
         Metrics {
             registry,
             requests,
@@ -142,6 +199,20 @@ impl Metrics {
             cache_breaks,
             fail_opens,
             condense_seconds,
+            recall,
+        }
+    }
+
+    /// Counts what the recall loop did for one request.
+    pub fn recalled(&self, report: &Report) {
+        let counters = &self.recall;
+        counters.answered.inc_by(u64::from(report.recalled));
+        counters.rounds.inc_by(u64::from(report.rounds));
+        counters.tokens.inc_by(report.tokens);
+        counters.errors.inc_by(u64::from(report.errors));
+        counters.dropped.inc_by(u64::from(report.dropped));
+        if report.failure.is_some() {
+            counters.failures.inc();
         }
     }
 
@@ -294,5 +365,33 @@ mod tests {
             .and_then(|v| v.parse().ok())
             .expect("the rewrite counter");
         assert!((rewrite - 0.69).abs() < 1e-9, "{rewrite}");
+    }
+
+    #[test]
+    fn what_the_recall_loop_did_is_counted() {
+        let metrics = Metrics::new();
+        let report = Report {
+            rounds: 2,
+            handles: vec!["f0123456789a".into(), "nonsense".into()],
+            recalled: 1,
+            tokens: 700,
+            errors: 1,
+            dropped: 3,
+            failure: Some("the upstream answered 529".into()),
+            ..Report::default()
+        };
+        metrics.recalled(&report);
+        metrics.recalled(&Report::default());
+        let text = metrics.render();
+        for line in [
+            "condense_proxy_recalls_total 1",
+            "condense_proxy_recall_rounds_total 2",
+            "condense_proxy_recall_tokens_total 700",
+            "condense_proxy_recall_errors_total 1",
+            "condense_proxy_recalls_dropped_total 3",
+            "condense_proxy_recall_failures_total 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+        }
     }
 }

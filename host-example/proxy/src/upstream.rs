@@ -11,11 +11,14 @@
 //!
 //! The client is ureq's, blocking, on tokio's blocking pool: the one HTTP
 //! client of the project (the runtime's model clients use it), with rustls.
+//! [`Upstream`] is one client request's upstream, its headers filtered
+//! once: [`forward`] sends through it once, the recall loop
+//! ([`crate::recall`]) once per round.
 
 use crate::route::Route;
 use axum::body::Body;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName, StatusCode};
+use axum::http::{HeaderMap, HeaderName, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use std::io::Read;
@@ -80,75 +83,160 @@ fn filter(headers: &HeaderMap) -> HeaderMap {
         .collect()
 }
 
+/// Where one client request goes, and with which headers: the client's,
+/// filtered once, for every upstream call the request takes.
+pub struct Upstream {
+    client: ureq::Agent,
+    method: Method,
+    url: String,
+    headers: HeaderMap,
+}
+
+/// The head of an upstream's answer, and its body as it arrives.
+pub struct Answer {
+    pub head: ureq::http::response::Parts,
+    pub chunks: Chunks,
+}
+
+/// The chunks of an answer's body, as the reading thread hands them over.
+pub type Chunks = mpsc::Receiver<Result<Bytes, std::io::Error>>;
+
+/// An upstream that could not be reached (or a request that could not be
+/// built): the proxy's own answer, a 502 saying so.
+#[derive(Debug)]
+pub struct Unreachable {
+    pub url: String,
+    pub why: String,
+}
+
+impl Upstream {
+    /// The upstream of `route`, sent the client's headers of `parts`.
+    pub fn new(client: &ureq::Agent, route: &Route, parts: &Parts) -> Upstream {
+        Upstream {
+            client: client.clone(),
+            method: parts.method.clone(),
+            url: route.url(),
+            headers: filter(&parts.headers),
+        }
+    }
+
+    /// The same upstream, without the client's header `name`.
+    pub fn without(mut self, name: &str) -> Upstream {
+        self.headers.remove(name);
+        self
+    }
+
+    /// Sends `body`; the answer's head once it comes, its body as it
+    /// arrives.
+    pub async fn send(&self, body: Vec<u8>) -> Result<Answer, Unreachable> {
+        let unreachable = |why: String| Unreachable {
+            url: self.url.clone(),
+            why,
+        };
+        let mut request = ureq::http::Request::builder()
+            .method(self.method.clone())
+            .uri(&self.url);
+        if let Some(headers) = request.headers_mut() {
+            *headers = self.headers.clone();
+        }
+        let request = request.body(body).map_err(|e| unreachable(e.to_string()))?;
+        let client = self.client.clone();
+        let (head_tx, head_rx) = oneshot::channel();
+        let (chunk_tx, chunks) = mpsc::channel(CHUNKS_IN_FLIGHT);
+        tokio::task::spawn_blocking(move || read(&client, request, head_tx, &chunk_tx));
+        match head_rx.await {
+            Ok(Ok(head)) => Ok(Answer { head, chunks }),
+            Ok(Err(why)) => Err(unreachable(why)),
+            Err(_) => Err(unreachable("the upstream task ended".into())),
+        }
+    }
+}
+
+/// Runs `request` (blocking), hands over the answer's head, then its body
+/// chunk by chunk until it ends, breaks off, or no one reads it any more.
+fn read(
+    client: &ureq::Agent,
+    request: ureq::http::Request<Vec<u8>>,
+    head_tx: oneshot::Sender<Result<ureq::http::response::Parts, String>>,
+    chunk_tx: &mpsc::Sender<Result<Bytes, std::io::Error>>,
+) {
+    let response = match client.run(request) {
+        Ok(response) => response,
+        Err(e) => {
+            let _ = head_tx.send(Err(e.to_string()));
+            return;
+        }
+    };
+    let (head, body) = response.into_parts();
+    if head_tx.send(Ok(head)).is_err() {
+        return; // the client went away
+    }
+    let mut reader = body.into_reader();
+    let mut buffer = vec![0; 16 * 1024];
+    loop {
+        let chunk = match reader.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(n) => Ok(Bytes::copy_from_slice(&buffer[..n])),
+            Err(e) => Err(e),
+        };
+        let failed = chunk.is_err();
+        if chunk_tx.blocking_send(chunk).is_err() || failed {
+            return; // the client went away, or the upstream broke off
+        }
+    }
+}
+
 /// Sends the request upstream with `body` and streams the answer back. An
 /// upstream that cannot be reached is a 502 from the proxy saying so.
 pub async fn forward(client: &ureq::Agent, route: &Route, parts: Parts, body: Bytes) -> Response {
-    let url = route.url();
-    let mut request = ureq::http::Request::builder()
-        .method(parts.method.clone())
-        .uri(&url);
-    if let Some(headers) = request.headers_mut() {
-        *headers = filter(&parts.headers);
+    match Upstream::new(client, route, &parts)
+        .send(body.to_vec())
+        .await
+    {
+        Ok(answer) => relay(answer),
+        Err(unreachable) => unreachable.into_response(),
     }
-    let request = match request.body(body.to_vec()) {
-        Ok(request) => request,
-        Err(e) => return unreachable_upstream(&url, &e.to_string()),
-    };
-    let client = client.clone();
-    let (head_tx, head_rx) = oneshot::channel();
-    let (chunk_tx, chunk_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(CHUNKS_IN_FLIGHT);
-    tokio::task::spawn_blocking(move || {
-        let response = match client.run(request) {
-            Ok(response) => response,
-            Err(e) => {
-                let _ = head_tx.send(Err(e.to_string()));
-                return;
-            }
-        };
-        let (head, body) = response.into_parts();
-        if head_tx.send(Ok(head)).is_err() {
-            return; // the client went away
-        }
-        let mut reader = body.into_reader();
-        let mut buffer = vec![0; 16 * 1024];
-        loop {
-            let chunk = match reader.read(&mut buffer) {
-                Ok(0) => return,
-                Ok(n) => Ok(Bytes::copy_from_slice(&buffer[..n])),
-                Err(e) => Err(e),
-            };
-            let failed = chunk.is_err();
-            if chunk_tx.blocking_send(chunk).is_err() || failed {
-                return; // the client went away, or the upstream broke off
-            }
-        }
-    });
-    let head = match head_rx.await {
-        Ok(Ok(head)) => head,
-        Ok(Err(why)) => return unreachable_upstream(&url, &why),
-        Err(_) => return unreachable_upstream(&url, "the upstream task ended"),
-    };
-    let stream = futures_util::stream::unfold(chunk_rx, |mut rx| async move {
-        rx.recv().await.map(|chunk| (chunk, rx))
-    });
-    let mut response = Response::new(Body::from_stream(stream));
-    *response.status_mut() = head.status;
-    let content_length = head.headers.get("content-length").cloned();
-    *response.headers_mut() = filter(&head.headers);
+}
+
+/// The upstream's answer to the client as it comes, chunk by chunk.
+pub fn relay(answer: Answer) -> Response {
+    let length = answer.head.headers.get("content-length").cloned();
+    let mut response = respond(&answer.head, Body::from_stream(stream(answer.chunks)));
     // The body is the upstream's, byte for byte: its length still holds.
-    if let Some(length) = content_length {
+    if let Some(length) = length {
         response.headers_mut().insert("content-length", length);
     }
     response
 }
 
-fn unreachable_upstream(url: &str, why: &str) -> Response {
-    tracing::warn!(target: "condense::proxy", url, "upstream unreachable: {why}");
-    (
-        StatusCode::BAD_GATEWAY,
-        format!("condense proxy: the upstream {url} cannot be reached: {why}\n"),
-    )
-        .into_response()
+/// `chunks` as a body stream.
+pub fn stream(
+    chunks: Chunks,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+    futures_util::stream::unfold(chunks, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    })
+}
+
+/// The answer to the client: the upstream's status and headers (but its
+/// length, which follows `body`) with `body`.
+pub fn respond(head: &ureq::http::response::Parts, body: Body) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = head.status;
+    *response.headers_mut() = filter(&head.headers);
+    response
+}
+
+impl IntoResponse for Unreachable {
+    fn into_response(self) -> Response {
+        let Unreachable { url, why } = self;
+        tracing::warn!(target: "condense::proxy", url, "upstream unreachable: {why}");
+        (
+            StatusCode::BAD_GATEWAY,
+            format!("condense proxy: the upstream {url} cannot be reached: {why}\n"),
+        )
+            .into_response()
+    }
 }
 
 #[cfg(test)]

@@ -113,6 +113,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The body parsed as JSON; `Value::Null` when it is not JSON.
     pub body: Value,
+    /// The body as it came, byte for byte.
+    pub raw: Vec<u8>,
 }
 
 impl Recorded {
@@ -269,6 +271,7 @@ fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        raw: body,
     })
 }
 
