@@ -1257,3 +1257,72 @@ fn the_compressor_measures_in_the_hosts_token_counts() {
         "{failure}"
     );
 }
+
+/// A request body is given `condense_recall` only when its client sent
+/// tools of its own and lets the model choose among them, and only once
+/// the request names a handle (a compaction): without tools, or with a
+/// forced tool choice, a compacted body is the client's as it meant it —
+/// no tool, no handle in its text — and a body under the threshold is sent
+/// as it came.
+#[test]
+fn a_body_gets_the_recall_tool_only_where_its_client_lets_the_model_choose() {
+    use condense_host::formats::{Format, render_messages};
+    let messages = condense_tests::session("cc-opus-b");
+    let list = render_messages(Format::OpenAi, &messages);
+    let tool = serde_json::json!({"type": "function",
+        "function": {"name": "Bash", "parameters": {"type": "object"}}});
+    let config = condense_host::BodyConfig {
+        recall: Some(condense_host::Recall {
+            budget_tokens: 4_000,
+            max_rounds: 3,
+        }),
+        ..condense_config::Settings::for_replay().body_config()
+    };
+    let compress = |body: serde_json::Value| {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let mut store = condense_host::MemoryStore::default();
+        let sent =
+            condense_host::compress_body(embedded_middleware(), &config, &bytes, None, &mut store)
+                .unwrap();
+        let text = String::from_utf8(sent.body).unwrap();
+        (sent.handles, text, sent.report)
+    };
+    let cases = [
+        (
+            serde_json::json!({"model": "m", "messages": list, "tools": [tool]}),
+            true,
+        ),
+        (
+            serde_json::json!({"model": "m", "messages": list, "tools": [tool],
+                "tool_choice": "auto"}),
+            true,
+        ),
+        (
+            serde_json::json!({"model": "m", "messages": list, "tools": [tool],
+                "tool_choice": "required"}),
+            false,
+        ),
+        (serde_json::json!({"model": "m", "messages": list}), false),
+    ];
+    for (body, offered) in cases {
+        let (handles, text, report) = compress(body.clone());
+        assert!(report.compacted(), "{report:?}");
+        assert_eq!(!handles.is_empty(), offered, "{}", body["tool_choice"]);
+        assert_eq!(text.contains("condense_recall"), offered);
+        let sent: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let tools = sent["tools"].as_array().map_or(0, Vec::len);
+        let given = body["tools"].as_array().map_or(0, Vec::len);
+        assert_eq!(tools, given + usize::from(offered));
+        for handle in &handles {
+            assert!(text.contains(&handle.id), "{}", handle.id);
+            let found = condense_model::recall::find(&messages, &handle.id).unwrap();
+            assert_eq!(found, handle.span);
+        }
+    }
+    // Under the threshold: nothing named, nothing added, the client's bytes.
+    let short = serde_json::json!({"model": "m", "messages": render_messages(Format::OpenAi,
+        &messages[..4]), "tools": [tool]});
+    let (handles, text, _) = compress(short.clone());
+    assert!(handles.is_empty());
+    assert!(!text.contains("condense_recall"));
+}

@@ -1681,6 +1681,36 @@ fn the_proxy_answers_the_models_recalls_in_every_protocol() {
             }
         }
         let metrics = scrape(&session.proxy.url("/metrics"));
+        // The client's own requests, the recall rounds aside, break the
+        // provider's cache only at compactions: each starts with the whole
+        // of the one before (its list a prefix, every other field the same)
+        // unless it compacted.
+        let upstream = session.upstream.requests();
+        let own: Vec<&Recorded> = (upstream.iter())
+            .filter(|r| !rounds.iter().any(|(_, round)| round.raw == r.raw))
+            .collect();
+        let continues = |before: &Value, now: &Value| {
+            let (b, n) = (
+                before[key].as_array().unwrap(),
+                now[key].as_array().unwrap(),
+            );
+            let rest = |v: &Value| {
+                let mut v = v.clone();
+                v.as_object_mut().unwrap().remove(key);
+                v
+            };
+            rest(before) == rest(now) && n.len() >= b.len() && n[..b.len()] == b[..]
+        };
+        let breaks = own
+            .windows(2)
+            .filter(|w| !continues(&w[0].body, &w[1].body))
+            .count();
+        let compactions = metric(&metrics, "condense_proxy_compactions_total");
+        assert!(compactions >= 1.0, "{name}");
+        assert_eq!(
+            breaks as f64, compactions,
+            "{name}: breaks only at compactions"
+        );
         let recalled = model.recalled.len() as f64;
         assert_eq!(
             metric(&metrics, "condense_proxy_recalls_total"),
