@@ -4,9 +4,9 @@ use crate::common::Common;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use condense_config::Settings;
-use condense_host::body;
 use condense_host::formats::Format;
 use condense_host::store::{CheckpointStore, FileStore, MemoryStore, write_atomically};
+use condense_host::{BodyConfig, body};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -66,7 +66,13 @@ pub fn run(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) -> 
         FormatArg::Responses => Some(Format::Responses),
     };
     let middleware = crate::components::middleware(&settings)?;
-    let config = settings.body_config();
+    // The body goes to a sender that cannot answer `condense_recall` calls:
+    // no handles, no tool, whatever `[recall]` says (the proxy and `condense
+    // agent` answer them).
+    let config = BodyConfig {
+        recall: None,
+        ..settings.body_config()
+    };
     // condense's own state never blocks a model call: a checkpoint file it
     // cannot read is ignored (the report says why) and replaced.
     let mut memory = MemoryStore::default();

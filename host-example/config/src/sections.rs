@@ -179,7 +179,8 @@ impl Default for LimitSettings {
 /// cleared results then name their handles; `condense agent` offers the
 /// tool from the start, the proxy adds it to a session's requests from its
 /// first compaction on (when the client sent tools of its own and lets the
-/// model choose) and answers its calls itself.
+/// model choose) and answers its calls itself. `condense compress` never
+/// offers it: its caller could not answer the calls.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 #[schemars(transform = |s: &mut schemars::Schema| range::publish(s, crate::RECALL_RANGES))]

@@ -267,6 +267,33 @@ fn a_summarizer_loaded_by_path_changes_the_summary_without_a_rebuild() {
     assert!(out.contains("COUNTING SUMMARIZER"));
 }
 
+/// `condense compress` hands its body to a sender that cannot answer
+/// `condense_recall` calls: a compacted request with tools of its own gets
+/// neither the tool nor a handle, though recall is on by default.
+#[test]
+fn compress_never_offers_recall() {
+    let path = corpus_dir().join("anthropic/cc-opus-a.request.json");
+    let mut body: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    body["tools"] = serde_json::json!([{"name": "Bash", "input_schema": {"type": "object"}}]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("c.toml"), CONFIG_40K).unwrap();
+    let config = dir.path().join("c.toml");
+    let out = condense(
+        &["compress", "--config", config.to_str().unwrap()],
+        &body.to_string(),
+    )
+    .unwrap();
+    assert!(out.contains("[condense summary]"), "compacted");
+    assert!(
+        !out.contains("condense_recall"),
+        "{}",
+        &out[..out.len().min(2000)]
+    );
+    let sent: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(sent["tools"], body["tools"]);
+}
+
 /// A small request whose last user message tells the hostile compressor what to do.
 fn hostile_body(command: &str) -> String {
     serde_json::json!({
