@@ -1871,6 +1871,33 @@ fn a_recall_after_a_client_call_is_dropped() {
     }
 }
 
+/// `[recall] mode = "off"` keeps the requests as they were: the same
+/// sessions compact (and clear results) in every protocol, and no request
+/// the upstream gets names a handle or carries the tool.
+#[test]
+fn recall_off_keeps_the_requests_as_they_were() {
+    let config = format!("{RECALL_CONFIG}mode = \"off\"\n");
+    for wire in WIRES {
+        let name = wire.name();
+        let session = Session::run(wire, &config, Script::default(), 10);
+        let requests = session.upstream.requests();
+        let metrics = scrape(&session.proxy.url("/metrics"));
+        let compactions = metric(&metrics, "condense_proxy_compactions_total");
+        assert!(compactions >= 1.0, "{name}: compacted");
+        let cleared = |r: &Recorded| r.body.to_string().contains("result cleared");
+        assert!(requests.iter().any(cleared), "{name}: a result cleared");
+        for request in &requests {
+            let text = request.body.to_string();
+            assert!(!text.contains("condense_recall"), "{name}: {text}");
+        }
+        assert_eq!(
+            session.calls.iter().sum::<usize>(),
+            requests.len(),
+            "{name}"
+        );
+    }
+}
+
 /// A model that recalls in every round gets `[recall] max_rounds` more
 /// calls and no more: the last round's recall calls are dropped and the
 /// client's answer ends there, plainly, with every round's text and usage.
