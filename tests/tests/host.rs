@@ -1284,6 +1284,11 @@ fn a_body_gets_the_recall_tool_only_where_its_client_lets_the_model_choose() {
         let sent =
             condense_host::compress_body(embedded_middleware(), &config, &bytes, None, &mut store)
                 .unwrap();
+        // The history the handles resolve against comes with them.
+        assert_eq!(sent.history.is_empty(), sent.handles.is_empty());
+        for handle in &sent.handles {
+            assert!(condense_model::recall::find(&sent.history, &handle.id).is_ok());
+        }
         let text = String::from_utf8(sent.body).unwrap();
         (sent.handles, text, sent.report)
     };

@@ -228,6 +228,12 @@ impl Parsed {
         &self.messages
     }
 
+    /// The messages, the rest of the body dropped: for a host that keeps
+    /// the history once the body is rendered (the proxy, to answer recalls).
+    pub fn into_messages(self) -> Vec<Message> {
+        self.messages
+    }
+
     pub fn format(&self) -> Format {
         self.format
     }

@@ -93,6 +93,10 @@ pub struct CompressedBody {
     /// The recall handles the body names; when there are any, `body` also
     /// carries the `condense_recall` tool, whose calls its sender answers.
     pub handles: Vec<Handle>,
+    /// With handles, the history the request was read into: the one they
+    /// resolve against (`condense_model::recall::recall`), so the sender
+    /// need not read the body again. Empty without handles.
+    pub history: Vec<Message>,
 }
 
 /// A request body condense cannot read: it is malformed, and the provider
@@ -273,12 +277,19 @@ pub fn compress_body_for<'c>(
         tracing::warn!("{e}");
         sent.report.store_error = Some(e.to_string());
     }
+    // Read once: with handles, the history goes to whoever answers them.
+    let history = if sent.handles.is_empty() {
+        Vec::new()
+    } else {
+        parsed.into_messages()
+    };
     Ok(CompressedBody {
         body: rendered,
         format,
         report: sent.report,
         cause,
         handles: sent.handles,
+        history,
     })
 }
 

@@ -12,18 +12,18 @@
 //! A request condense gave the `condense_recall` tool (its compressed body
 //! names handles) comes with what the recall loop needs to answer the
 //! model's calls ([`crate::recall::Recalling`]): the client's own history,
-//! read from the body as the client sent it, the only history its handles
-//! resolve against.
+//! from compress_body's one reading of the body as the client sent it, the
+//! only history its handles resolve against.
 
 use crate::Agent;
 use crate::recall::Recalling;
 use crate::route::Route;
 use bytes::Bytes;
 use condense_host::events::Compaction;
-use condense_host::formats::{Format, Parsed};
+use condense_host::formats::Format;
 use condense_host::pricing::ModelPrice;
 use condense_host::sessions::{Lookup, SessionStore};
-use condense_host::{BodyError, Recall, Status, compress_body_for};
+use condense_host::{BodyError, Status, compress_body_for};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -172,12 +172,19 @@ pub async fn compress(
         let group = lookup.group().unwrap_or_default().to_owned();
         match (sent.report.status(), sent.report.guest()) {
             (Status::Compressed, Some(report)) => {
-                let recall = match sent.handles.is_empty() {
-                    true => None,
-                    false => match recalling(&body, format, recall, &agent_name, &group) {
-                        Ok(recalling) => Some(recalling),
-                        Err(why) => return failed(FailedOpen::Condense(why), lookup.found()),
-                    },
+                let recall = match (sent.handles.is_empty(), recall) {
+                    (true, _) => None,
+                    (false, Some(settings)) => Some(Recalling {
+                        history: sent.history,
+                        settings,
+                        format,
+                        agent: agent_name.clone(),
+                        session: group.clone(),
+                    }),
+                    (false, None) => {
+                        let why = "recall: handles named with recall off".to_owned();
+                        return failed(FailedOpen::Condense(why), lookup.found());
+                    }
                 };
                 Condensed {
                     body: Bytes::from(sent.body),
@@ -226,27 +233,4 @@ impl Condensed {
             recall: None,
         }
     }
-}
-
-/// What the recall loop needs for a body compressed with `settings` that
-/// carries the tool: the client's history, read from its `body`. A body
-/// that cannot be read back, or recall without settings, cannot be sent
-/// with the tool (the client would see the model's calls): `Err` says why.
-fn recalling(
-    body: &[u8],
-    format: Format,
-    settings: Option<Recall>,
-    agent: &str,
-    session: &str,
-) -> Result<Recalling, String> {
-    let settings = settings.ok_or("recall: handles named with recall off")?;
-    let json = serde_json::from_slice(body).map_err(|e| format!("recall: {e}"))?;
-    let parsed = Parsed::parse(json, format).map_err(|e| format!("recall: {e}"))?;
-    Ok(Recalling {
-        history: parsed.messages().to_vec(),
-        settings,
-        format,
-        agent: agent.to_owned(),
-        session: session.to_owned(),
-    })
 }
