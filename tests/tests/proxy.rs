@@ -948,10 +948,6 @@ fn assert_breaks_only_at_compactions(
 /// The upstream's streamed answer to turn `turn` of the Claude Code task:
 /// a Bash call with a long output, then the final text.
 fn claude_turn(turn: usize) -> Reply {
-    let start = json!({"type": "message_start", "message": {"id": format!("msg_{turn}"),
-        "type": "message", "role": "assistant", "model": "claude-sonnet-4", "content": [],
-        "stop_reason": null, "stop_sequence": null,
-        "usage": {"input_tokens": 10, "output_tokens": 1}}});
     let (block, delta, stop) = if turn < AGENT_CALLS {
         let input = json!({"command": format!("seq 1 {}", 3000 + turn), "description": "Count"});
         (
@@ -966,6 +962,16 @@ fn claude_turn(turn: usize) -> Reply {
             "end_turn",
         )
     };
+    claude_answer(&format!("msg_{turn}"), block, delta, stop)
+}
+
+/// A streamed Messages answer `id` of one content block, `block` started
+/// and `delta` added, ending with `stop`.
+fn claude_answer(id: &str, block: Value, delta: Value, stop: &str) -> Reply {
+    let start = json!({"type": "message_start", "message": {"id": id,
+        "type": "message", "role": "assistant", "model": "claude-sonnet-4", "content": [],
+        "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 1}}});
     sse(&[
         start,
         json!({"type": "content_block_start", "index": 0, "content_block": block}),
@@ -1084,23 +1090,11 @@ fn claude_code_works_through_the_proxy() {
 /// The upstream's streamed answer calling `condense_recall` on `handle`,
 /// for the lines that say 2999 (every `seq` output folded has one).
 fn claude_recall(handle: &str) -> Reply {
-    let start = json!({"type": "message_start", "message": {"id": "msg_recall",
-        "type": "message", "role": "assistant", "model": "claude-sonnet-4", "content": [],
-        "stop_reason": null, "stop_sequence": null,
-        "usage": {"input_tokens": 10, "output_tokens": 1}}});
     let block = json!({"type": "tool_use", "id": "toolu_recall", "name": "condense_recall",
                        "input": {}});
     let input = json!({"handle": handle, "query": "2999"}).to_string();
-    sse(&[
-        start,
-        json!({"type": "content_block_start", "index": 0, "content_block": block}),
-        json!({"type": "content_block_delta", "index": 0,
-               "delta": {"type": "input_json_delta", "partial_json": input}}),
-        json!({"type": "content_block_stop", "index": 0}),
-        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null},
-               "usage": {"output_tokens": 20}}),
-        json!({"type": "message_stop"}),
-    ])
+    let delta = json!({"type": "input_json_delta", "partial_json": input});
+    claude_answer("msg_recall", block, delta, "tool_use")
 }
 
 /// The text of an Anthropic `tool_result` block: its string content, or
@@ -1180,7 +1174,12 @@ fn codex_turn(turn: usize) -> Reply {
                "role": "assistant",
                "content": [{"type": "output_text", "text": "Counted.", "annotations": []}]})
     };
-    let response = json!({"id": format!("resp_{turn}"), "object": "response", "created_at": 1,
+    codex_answer(&format!("resp_{turn}"), item)
+}
+
+/// A streamed Responses answer `id` of one output `item`.
+fn codex_answer(id: &str, item: Value) -> Reply {
+    let response = json!({"id": id, "object": "response", "created_at": 1,
                           "status": "in_progress", "model": "gpt-5-codex", "output": []});
     let mut done = response.clone();
     done["status"] = "completed".into();
@@ -1288,20 +1287,7 @@ fn codex_recall(handle: &str) -> Reply {
     let item = json!({"type": "function_call", "id": "fc_recall", "call_id": "call_recall",
                       "name": "condense_recall", "status": "completed",
                       "arguments": json!({"handle": handle, "query": "2999"}).to_string()});
-    let response = json!({"id": "resp_recall", "object": "response", "created_at": 1,
-                          "status": "in_progress", "model": "gpt-5-codex", "output": []});
-    let mut done = response.clone();
-    done["status"] = "completed".into();
-    done["output"] = json!([item]);
-    done["usage"] = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-                           "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                           "total_tokens": 15});
-    sse(&[
-        json!({"type": "response.created", "response": response}),
-        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
-        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
-        json!({"type": "response.completed", "response": done}),
-    ])
+    codex_answer("resp_recall", item)
 }
 
 /// The upstream bodies of the requests tagged `x-test-session: session`.

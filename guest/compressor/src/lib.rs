@@ -638,16 +638,8 @@ impl<'a> Window<'a> {
 
 /// Whether a tool result of `original` reads otherwise in `now`.
 fn results_changed(original: &Message, now: &Message) -> bool {
-    let results = |m: &Message| -> Vec<String> {
-        m.parts
-            .iter()
-            .filter_map(|p| match p {
-                condense_model::Part::ToolResult(r) => Some(r.content.clone()),
-                _ => None,
-            })
-            .collect()
-    };
-    results(original) != results(now)
+    let contents = |m| Message::tool_results(m).map(|r| &r.content);
+    contents(original).ne(contents(now))
 }
 
 /// One way of showing the window.

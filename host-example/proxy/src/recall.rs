@@ -233,8 +233,10 @@ impl Rounds {
     /// that failed.
     async fn next(&mut self, units: &[Unit], expected: Shape) -> Result<Answer, String> {
         let results = self.answer_calls(units);
-        let entries = (self.protocol).continuation(&self.body, gate::turn(units), results);
-        let key = self.recalling.format.list_key();
+        let format = self.recalling.format;
+        let mut entries = (self.protocol).turn(&self.body, gate::turn(units));
+        entries.extend(protocol::results(format, results));
+        let key = format.list_key();
         let Some(list) = self.body.get_mut(key).and_then(Value::as_array_mut) else {
             return Err(format!("the request has no `{key}` list"));
         };

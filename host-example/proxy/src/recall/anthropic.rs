@@ -14,8 +14,6 @@ use super::protocol::{self, End, Protocol, rewritten};
 use super::sse::{self, Event};
 use super::usage::overlay;
 use bytes::Bytes;
-use condense_host::formats::Format;
-use condense_model::ToolResult;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -79,21 +77,14 @@ impl Protocol for Anthropic {
         }
     }
 
-    fn continuation(
-        &self,
-        _body: &Value,
-        turn: Vec<Value>,
-        results: Vec<ToolResult>,
-    ) -> Vec<Value> {
+    fn turn(&self, _body: &Value, turn: Vec<Value>) -> Vec<Value> {
         // An empty text block is an error in a request (a stream may open
         // one and never fill it).
         let content: Vec<Value> = turn
             .into_iter()
             .filter(|block| !(block["type"] == "text" && block["text"] == ""))
             .collect();
-        let mut entries = vec![json!({"role": "assistant", "content": content})];
-        entries.extend(protocol::results(Format::Anthropic, results));
-        entries
+        vec![json!({"role": "assistant", "content": content})]
     }
 
     fn stream(&self) -> Box<dyn protocol::Stream> {

@@ -15,7 +15,7 @@ use super::protocol::{self, End, Protocol, rewritten};
 use super::sse::{self, Event};
 use bytes::Bytes;
 use condense_host::formats::Format;
-use condense_model::{Message, Part, Role, ToolCall, ToolResult};
+use condense_model::{Message, Part, Role, ToolCall};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -95,12 +95,7 @@ impl Protocol for Chat {
         Call::from_text(id, unit["function"]["arguments"].as_str().unwrap_or(""))
     }
 
-    fn continuation(
-        &self,
-        _body: &Value,
-        turn: Vec<Value>,
-        results: Vec<ToolResult>,
-    ) -> Vec<Value> {
+    fn turn(&self, _body: &Value, turn: Vec<Value>) -> Vec<Value> {
         let parts = turn
             .iter()
             .map(|unit| match text_of(unit) {
@@ -122,9 +117,7 @@ impl Protocol for Chat {
             role: Role::Assistant,
             parts,
         };
-        let mut entries = condense_host::formats::render_messages(Format::OpenAi, &[assistant]);
-        entries.extend(protocol::results(Format::OpenAi, results));
-        entries
+        condense_host::formats::render_messages(Format::OpenAi, &[assistant])
     }
 
     fn stream(&self) -> Box<dyn protocol::Stream> {
@@ -353,6 +346,7 @@ impl protocol::Stream for Stream {
 mod tests {
     use super::super::stream::tests::{body, events, replay};
     use super::*;
+    use condense_model::ToolResult;
 
     const TOOL: &str = condense_model::recall::TOOL_NAME;
 
@@ -501,7 +495,8 @@ mod tests {
             content: "42".into(),
             is_error: false,
         };
-        let entries = Chat.continuation(&json!({}), turn, vec![result]);
+        let mut entries = Chat.turn(&json!({}), turn);
+        entries.extend(protocol::results(Format::OpenAi, vec![result]));
         assert_eq!(entries[0]["role"], "assistant");
         assert_eq!(entries[0]["content"], "Let me look.");
         assert_eq!(entries[0]["tool_calls"][0]["function"]["name"], TOOL);

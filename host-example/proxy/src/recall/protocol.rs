@@ -51,9 +51,10 @@ pub trait Protocol: Sync {
     /// The call a recall unit makes.
     fn call(&self, unit: &Value) -> Call;
 
-    /// What the request's list is continued with: the assistant's `turn`
-    /// ([`super::gate::turn`]), then `results`, one per recall call.
-    fn continuation(&self, body: &Value, turn: Vec<Value>, results: Vec<ToolResult>) -> Vec<Value>;
+    /// The assistant's `turn` ([`super::gate::turn`]) as entries of the
+    /// list of `body`, the request it continues; the recall results follow
+    /// it ([`results`]).
+    fn turn(&self, body: &Value, turn: Vec<Value>) -> Vec<Value>;
 
     /// A reader of a streamed answer, for all the rounds of one request.
     fn stream(&self) -> Box<dyn Stream>;

@@ -18,8 +18,6 @@ use super::gate::{Gate, Kind, Unit};
 use super::protocol::{self, End, Protocol, rewritten};
 use super::sse::{self, Event};
 use bytes::Bytes;
-use condense_host::formats::Format;
-use condense_model::ToolResult;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -87,19 +85,16 @@ impl Protocol for Responses {
         Call::from_text(id, unit["arguments"].as_str().unwrap_or(""))
     }
 
-    fn continuation(&self, body: &Value, turn: Vec<Value>, results: Vec<ToolResult>) -> Vec<Value> {
+    fn turn(&self, body: &Value, turn: Vec<Value>) -> Vec<Value> {
         let stored = body["store"].as_bool() != Some(false);
-        let mut entries: Vec<Value> = turn
-            .into_iter()
+        turn.into_iter()
             .map(|mut item| {
                 if let (false, Some(item)) = (stored, item.as_object_mut()) {
                     item.shift_remove("id");
                 }
                 item
             })
-            .collect();
-        entries.extend(protocol::results(Format::Responses, results));
-        entries
+            .collect()
     }
 
     fn stream(&self) -> Box<dyn protocol::Stream> {
@@ -282,6 +277,8 @@ impl protocol::Stream for Stream {
 mod tests {
     use super::super::stream::tests::{body, events, replay};
     use super::*;
+    use condense_host::formats::Format;
+    use condense_model::ToolResult;
 
     const TOOL: &str = condense_model::recall::TOOL_NAME;
 
@@ -431,7 +428,8 @@ mod tests {
             content: "42".into(),
             is_error: false,
         };
-        let entries = Responses.continuation(&json!({"store": false}), turn, vec![result]);
+        let mut entries = Responses.turn(&json!({"store": false}), turn);
+        entries.extend(protocol::results(Format::Responses, vec![result]));
         assert_eq!(entries[0]["encrypted_content"], "gAAAA-signed");
         assert!(entries.iter().all(|e| e.get("id").is_none()), "{entries:?}");
         assert_eq!(
