@@ -876,10 +876,7 @@ fn smallest_request(input: &[Message], config: &CoreConfig, recall: bool) -> u64
         .sum();
     let pinned = opener_before(input, last).map_or(0, |p| tokens(&input[p]));
     // With recall the summary ends with the fold's note: the longest one.
-    let note = recall.then(|| {
-        let handle = condense_model::recall::fold_handle_of(u128::MAX);
-        condense_model::recall::fold_note(&handle, input.len())
-    });
+    let note = recall.then(|| condense_model::recall::costliest_fold_note(input.len()));
     let framing = LANGUAGES
         .iter()
         .map(|lang| {

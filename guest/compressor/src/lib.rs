@@ -668,8 +668,7 @@ struct Fold {
 /// With `recall`, the summary ends with the fold's note, at its longest.
 pub fn max_pair_tokens(summary_tokens: u32, recall: bool) -> u64 {
     const JOIN_SLACK: u64 = 2;
-    let note =
-        recall.then(|| recall::fold_note(&recall::fold_handle_of(u128::MAX), u32::MAX as usize));
+    let note = recall.then(|| recall::costliest_fold_note(u32::MAX as usize));
     let framing = framing::LANGUAGES
         .iter()
         .map(|lang| {

@@ -53,6 +53,18 @@ pub fn fold_note(handle: &str, folded: usize) -> String {
     )
 }
 
+/// The fold note condense's estimate counts most tokens for, up to
+/// `folded` messages: what a bound on a summary pair's size must count. A
+/// hash can come out as a handle whose hex alternates letter and digit,
+/// which the estimate splits into a token a character (`ffffffffffff` is
+/// two tokens, `f1a1a1a1a1a1` twelve).
+pub fn costliest_fold_note(folded: usize) -> String {
+    let alternating: String = (0..HEX_DIGITS)
+        .map(|i| if i % 2 == 0 { '1' } else { 'a' })
+        .collect();
+    fold_note(&format!("f{alternating}"), folded)
+}
+
 /// Whether `text` is a fold's note ([`fold_note`]), for a reader of a
 /// summary condense wrote.
 pub fn is_fold_note(text: &str) -> bool {
@@ -372,6 +384,24 @@ mod tests {
         assert!(is_fold_note(&fold));
         assert!(!is_fold_note(&fold.replace("1234", "12x4")));
         assert!(!is_fold_note(&result));
+    }
+
+    /// The bound on a summary pair counts the costliest note: no hash
+    /// gives a dearer one (a bound counting `ffffffffffff` let a request
+    /// over the threshold through).
+    #[test]
+    fn no_fold_note_costs_more_than_the_costliest() {
+        let bound = estimate_text(&costliest_fold_note(99));
+        let mut hash = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834_u128;
+        for _ in 0..20_000 {
+            hash = hash
+                .wrapping_mul(0x2360_ed05_1fc6_5da4_4385_df64_9fcc_f645)
+                .wrapping_add(1);
+            let note = fold_note(&fold_handle_of(hash), 99);
+            assert!(estimate_text(&note) <= bound, "{note}");
+        }
+        let dear = fold_note(&fold_handle_of(0x1a1_a1a1_a1a1 << 84), 99);
+        assert_eq!(estimate_text(&dear), bound, "{dear}");
     }
 
     #[test]
