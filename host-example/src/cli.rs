@@ -283,6 +283,9 @@ pub fn run_on(
                 operator_token_env: args.operator_token_env,
                 log_bodies: args.log_bodies,
                 events: args.events,
+                prepare_jobs: args.prepare_jobs,
+                prepare_wait_ms: args.prepare_wait_ms,
+                prepare_quiet: args.prepare_quiet,
             };
             crate::proxy::run(file.as_ref(), &run, stdout)
         }

@@ -8,13 +8,15 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use condense_config::ConfigFile;
+use condense_host::prepared::Prepared;
 use condense_host::sessions::{DbSessions, RedisSessions, SessionStore};
 use condense_proxy::sessions::Access;
-use condense_proxy::{DEFAULT_AGENT, Proxy, Routes};
+use condense_proxy::{DEFAULT_AGENT, PrepareSettings, Proxy, Routes};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What `condense proxy` was asked for.
 #[derive(Clone, Debug)]
@@ -36,6 +38,12 @@ pub struct ProxyRun {
     pub log_bodies: bool,
     /// Append each compaction to this file as a JSON line.
     pub events: Option<PathBuf>,
+    /// Background jobs preparing summaries ahead at once (0: none).
+    pub prepare_jobs: usize,
+    /// The longest a compaction waits for its summary's job.
+    pub prepare_wait_ms: u64,
+    /// A job whose session sent nothing this long is dropped.
+    pub prepare_quiet: u64,
 }
 
 /// The state directory when none is given: `$XDG_STATE_HOME/condense`, else
@@ -141,9 +149,24 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         }
     }
     let (store, kept_in) = session_store(run.state_dir.as_deref(), run.store.as_deref(), true)?;
-    let agents = condense_proxy::agents(file, &condense_embedded::COMPONENTS, &|llm| {
-        crate::components::client(llm, None)
-    })?;
+    // Summaries prepared ahead are kept beside the checkpoints: in Redis,
+    // every proxy behind it uses the ones any of them prepared.
+    let prepare = (run.prepare_jobs > 0).then(|| PrepareSettings {
+        jobs: run.prepare_jobs,
+        quiet: Duration::from_secs(run.prepare_quiet),
+    });
+    let prepared = prepare.map(|_| {
+        Arc::new(Prepared::new(
+            Duration::from_millis(run.prepare_wait_ms),
+            Some(store.clone()),
+        ))
+    });
+    let agents = condense_proxy::agents(
+        file,
+        &condense_embedded::COMPONENTS,
+        &|llm| crate::components::client(llm, None),
+        prepared.as_ref(),
+    )?;
     // The cap of agent `default`, the file's top level: the proxy reads a
     // body before it knows whose it is.
     let max_request_bytes = agents[DEFAULT_AGENT].middleware.max_request_bytes();
@@ -160,6 +183,7 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         log_bodies: run.log_bodies,
         events: crate::session::events_log(run.events.as_deref())?,
         sessions_view,
+        prepare,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -275,6 +299,20 @@ pub struct ProxyArgs {
     /// passes, summarizer, time) to FILE as a JSON line. They are logged too.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+    /// Summaries prepared ahead: background jobs at once (0: none; every compaction then
+    /// waits for its summary). Once a session passes the compressor's soft mark
+    /// (`prepare_at_permille`), its next compaction's summary is written in the background,
+    /// so the request that compacts does not wait for the summarizer.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub prepare_jobs: usize,
+    /// The longest a compacting request waits for its summary's background job, in
+    /// milliseconds; past it the summarizer chain writes the summary as without preparation.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub prepare_wait_ms: u64,
+    /// A background job whose session sent nothing for this many seconds when its turn
+    /// comes is dropped.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub prepare_quiet: u64,
 }
 
 #[cfg(test)]

@@ -66,6 +66,7 @@ fn native(
         checkpoint,
         tokens: None,
         recall: false,
+        preparing: false,
     };
     condense_compressor::compress(request, &mut summarize).unwrap()
 }
@@ -196,6 +197,8 @@ fn bench(c: &mut Criterion) {
                                 checkpoint,
                                 tokens: Some(&estimate_messages(&history[offset..])),
                                 recall: false,
+                                prepared: None,
+                                preparing: false,
                             })
                             .unwrap()
                     })

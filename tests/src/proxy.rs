@@ -7,9 +7,10 @@ pub mod session;
 pub mod wire;
 
 use condense_config::ConfigFile;
+use condense_host::prepared::Prepared;
 use condense_host::sessions::{MemorySessions, SessionStore};
 use condense_model::SUMMARY_MARKER;
-use condense_proxy::{Proxy, Routes};
+use condense_proxy::{PrepareSettings, Proxy, Routes};
 use condense_runtime::model::OpenAiLlm;
 use condense_scripted_server::{Reply, TestServer};
 use serde_json::{Value, json};
@@ -45,9 +46,12 @@ impl RunningProxy {
     pub fn settings(config: &str, upstream: &str, store: Arc<dyn SessionStore>) -> Proxy {
         let file = ConfigFile::parse(config).unwrap();
         Proxy {
-            agents: condense_proxy::agents(Some(&file), &condense_embedded::COMPONENTS, &|llm| {
-                Ok(Arc::new(OpenAiLlm::from_settings(llm)?))
-            })
+            agents: condense_proxy::agents(
+                Some(&file),
+                &condense_embedded::COMPONENTS,
+                &|llm| Ok(Arc::new(OpenAiLlm::from_settings(llm)?)),
+                None,
+            )
             .unwrap(),
             store,
             routes: Routes {
@@ -60,7 +64,45 @@ impl RunningProxy {
             log_bodies: false,
             events: None,
             sessions_view: condense_proxy::sessions::Access::Loopback,
+            prepare: None,
         }
+    }
+
+    /// [`start`](RunningProxy::start) preparing summaries ahead (two jobs
+    /// at once), kept in memory and in `store`; a compaction waits up to
+    /// `wait` for its summary's job.
+    pub fn preparing(
+        config: &str,
+        upstream: &str,
+        store: Arc<dyn SessionStore>,
+        wait: std::time::Duration,
+    ) -> RunningProxy {
+        let proxy = RunningProxy::settings(config, upstream, store.clone());
+        RunningProxy::preparing_with(proxy, config, store, wait)
+    }
+
+    /// [`preparing`](RunningProxy::preparing) with `proxy` as
+    /// [`settings`](RunningProxy::settings) gave it (then changed).
+    pub fn preparing_with(
+        mut proxy: Proxy,
+        config: &str,
+        store: Arc<dyn SessionStore>,
+        wait: std::time::Duration,
+    ) -> RunningProxy {
+        let prepared = Arc::new(Prepared::new(wait, Some(store)));
+        let file = ConfigFile::parse(config).unwrap();
+        proxy.agents = condense_proxy::agents(
+            Some(&file),
+            &condense_embedded::COMPONENTS,
+            &|llm| Ok(Arc::new(OpenAiLlm::from_settings(llm)?)),
+            Some(&prepared),
+        )
+        .unwrap();
+        proxy.prepare = Some(PrepareSettings {
+            jobs: 2,
+            quiet: std::time::Duration::from_secs(600),
+        });
+        RunningProxy::serve(proxy)
     }
 
     /// Serves `proxy` on 127.0.0.1 from a thread of its own; dropping it

@@ -1237,6 +1237,8 @@ fn the_compressor_measures_in_the_hosts_token_counts() {
             checkpoint: None,
             tokens: Some(tokens),
             recall: false,
+            prepared: None,
+            preparing: false,
         })
     };
     let own = condense_model::tokens::estimate_messages(&history);

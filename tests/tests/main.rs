@@ -9,6 +9,7 @@ mod identifiers;
 mod layout;
 mod llm;
 mod passes;
+mod prepare;
 mod properties;
 mod proxy;
 mod python_summarizer;

@@ -816,6 +816,7 @@ fn compress_at(
             checkpoint,
             tokens: None,
             recall: config.recall,
+            preparing: false,
         },
         &mut summarize,
     )

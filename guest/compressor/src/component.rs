@@ -8,7 +8,7 @@ wit_bindgen::generate!({
     with: { "condense:middleware/types@0.2.0": condense_guest_sdk::types },
 });
 
-use condense::middleware::{folding, recall, summarizer};
+use condense::middleware::{folding, prepare, recall, summarizer};
 use condense_guest_sdk::types as wit;
 
 struct Component;
@@ -38,6 +38,7 @@ impl exports::condense::middleware::compressor::Guest for Component {
                 checkpoint: checkpoint.as_ref(),
                 tokens: request.tokens.as_deref(),
                 recall: recall::offered(),
+                preparing: prepare::preparing(),
             },
             &mut summarize,
         )
@@ -45,6 +46,9 @@ impl exports::condense::middleware::compressor::Guest for Component {
             if !outcome.handles.is_empty() {
                 let named: Vec<recall::Handle> = outcome.handles.iter().map(handle).collect();
                 recall::named(&named);
+            }
+            if outcome.prepare_due {
+                prepare::due();
             }
             outcome.into()
         })

@@ -60,6 +60,12 @@ pub struct Request<'a> {
     /// The model can call `condense_recall` (the WIT's `recall.offered`):
     /// the summary and the placeholders then name their handles.
     pub recall: bool,
+    /// The host prepares (the WIT's `prepare.preparing`): this call folds
+    /// at the planned cut whatever the request's size, so that the
+    /// summarizer writes now, in the background, the summary the next
+    /// compaction will ask for. The host keeps the summary and discards the
+    /// outcome.
+    pub preparing: bool,
 }
 
 impl<'a> Request<'a> {
@@ -78,12 +84,18 @@ impl<'a> Request<'a> {
             checkpoint,
             tokens: None,
             recall: false,
+            preparing: false,
         }
     }
 
     /// This call, offering recall or not.
     pub fn offering_recall(self, recall: bool) -> Request<'a> {
         Request { recall, ..self }
+    }
+
+    /// This call, preparing the next compaction's summary or not.
+    pub fn preparing(self, preparing: bool) -> Request<'a> {
+        Request { preparing, ..self }
     }
 }
 
@@ -103,6 +115,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
         checkpoint,
         tokens,
         recall,
+        preparing,
     } = request;
     config.validate().map_err(CompressError::InvalidConfig)?;
     settings.validate().map_err(CompressError::InvalidConfig)?;
@@ -137,6 +150,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
                 config,
                 settings,
                 recall,
+                preparing,
             );
             match window.resume(&state) {
                 Ok(at) => {
@@ -175,6 +189,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
                 config,
                 settings,
                 recall,
+                preparing,
             );
             let at = At {
                 boundary: 0,
@@ -191,6 +206,7 @@ pub fn compress(request: Request, summarize: &mut Summarize) -> Result<Outcome, 
                 config,
                 settings,
                 recall,
+                preparing,
             );
             window.run(None, None, summarize)?
         }
@@ -239,6 +255,10 @@ struct Window<'a> {
     cuts: Vec<usize>,
     /// The summary and placeholders name their recall handles.
     recall: bool,
+    /// The call prepares the next compaction ([`Request::preparing`]).
+    preparing: bool,
+    /// What the window's sums needed from the messages before it.
+    before: fold::Before,
 }
 
 /// A fold of the window: up to window index `boundary` into the summary
@@ -260,6 +280,7 @@ impl<'a> Window<'a> {
         config: &'a CoreConfig,
         settings: &'a Settings,
         recall: bool,
+        preparing: bool,
     ) -> Window<'a> {
         let before = fold::Before {
             offset: prefix.boundary as usize,
@@ -277,6 +298,8 @@ impl<'a> Window<'a> {
             sizes,
             cuts,
             recall,
+            preparing,
+            before,
         }
     }
 
@@ -325,6 +348,8 @@ impl<'a> Window<'a> {
         let grew = previous
             .as_ref()
             .is_none_or(|(at, _)| self.messages.len() > at.horizon);
+        // The requests of this cycle end after what the checkpoint saw.
+        let cycle_start = previous.as_ref().map_or(0, |(at, _)| at.horizon);
         let current = match previous {
             // The pair's tokens estimated afresh, not read from the
             // checkpoint: a checkpoint is the guest's input and may say
@@ -370,13 +395,19 @@ impl<'a> Window<'a> {
                 },
                 self.settings,
             );
-        if current.tokens <= u64::from(config.token_threshold) && !pays {
+        // The request of this cycle that passed the soft mark first, which
+        // plans the next compaction's cut (see [`Window::plan`]).
+        let soft = self.soft_mark(current.tokens, cycle_start, max_pair);
+        let under = current.tokens <= u64::from(config.token_threshold) && !pays;
+        if (under && !self.preparing) || (self.preparing && soft.is_none()) {
             let trigger = if reused {
                 Trigger::ReusedCheckpoint
             } else {
                 Trigger::UnderThreshold
             };
-            return Ok(unchanged(trigger, keep()));
+            let mut outcome = unchanged(trigger, keep());
+            outcome.prepare_due = soft.is_some() && !self.preparing;
+            return Ok(outcome);
         }
         // A compaction's outcome, self-checked: `fold` with `newly_folded`
         // messages folded by this call.
@@ -413,6 +444,16 @@ impl<'a> Window<'a> {
         } else {
             0
         };
+        let planned = soft.and_then(|soft| self.plan(soft, max_pair));
+        if self.preparing {
+            // Only the plan's summary is wanted: fold at it, nothing else.
+            let Some(plan) = planned else {
+                return Ok(unchanged(Trigger::UnderThreshold, keep()));
+            };
+            let (fold, count) =
+                self.fold_in_steps(&current, tokens_before, &[plan], tail_floor, summarize)?;
+            return compacted(&fold, count);
+        }
         if tail_floor > 0 {
             let at = At {
                 boundary: 0,
@@ -447,45 +488,192 @@ impl<'a> Window<'a> {
         }) else {
             return Ok(unchanged(Trigger::WontShrink, keep()));
         };
-        let newly_folded: Vec<Message> = self.messages[..boundary]
-            .iter()
-            .filter(|m| m.role != Role::System)
-            .cloned()
-            .collect();
-        let newly_folded_count = newly_folded.len() as u32;
-        // What the model was sent of the messages now folded: the request as
-        // it stands, cut at the new boundary (a summarizer may ask the model
-        // in that very conversation, which the provider has cached).
-        let end = offset + boundary;
-        let replaced: Vec<Item> = self
-            .outcome(&current, tokens_before, Trigger::Compacted, 0, None)
-            .items
-            .into_iter()
-            .filter(|item| item.origin().is_none_or(|i| i < end))
-            .collect();
-        let summary = summarize(
-            SummaryRequest {
-                previous_summary: current.summary.clone(),
-                messages: newly_folded,
-                max_tokens: config.summary_max_tokens,
-                language: self.prefix.language(self.messages, boundary).to_string(),
-                settings: "{}".into(),
-            },
-            &replaced,
-        )
-        .map_err(CompressError::SummarizerFailed)?;
-        // A summarizer is third-party code: hold it to its budget.
-        let summary = clamp_to_tokens(summary, config.summary_max_tokens);
-        let at = At {
-            boundary,
-            tail_start: tail_floor.max(boundary),
-            horizon,
+        // With a plan, the compaction folds at the planned cut when that
+        // brings the request down far enough (its summary was prepared
+        // ahead), and otherwise summarizes the rest on top of the plan's.
+        let accept = (u64::from(config.target_tokens) + u64::from(config.token_threshold)) / 2;
+        let steps: Vec<usize> = match planned {
+            Some(plan) if self.sizes.request(plan, max_pair) <= accept => vec![plan],
+            Some(plan) if plan < boundary => vec![plan, boundary],
+            _ => vec![boundary],
         };
-        let next = self.fold(at, summary, None);
+        let (next, count) =
+            self.fold_in_steps(&current, tokens_before, &steps, tail_floor, summarize)?;
         if next.tokens >= current.tokens {
             return Ok(unchanged(Trigger::WontShrink, keep()));
         }
-        compacted(&next, newly_folded_count)
+        compacted(&next, count)
+    }
+
+    /// Folds the window up to the last of `steps` (increasing cuts), one
+    /// summary per step, each on top of the one before: the summarizer is
+    /// asked the same for a step whatever comes after it, so a summary
+    /// prepared for the first step serves. Returns the fold and how many
+    /// messages it newly folded.
+    fn fold_in_steps(
+        &self,
+        current: &Fold,
+        tokens_before: u32,
+        steps: &[usize],
+        tail_floor: usize,
+        summarize: &mut Summarize,
+    ) -> Result<(Fold, u32), CompressError> {
+        let config = self.config;
+        let boundary = *steps.last().expect("a fold has a step");
+        // What the model was sent of the messages now folded: the request as
+        // it stands, cut at the new boundary (a summarizer may ask the model
+        // in that very conversation, which the provider has cached).
+        let sent = self
+            .outcome(current, tokens_before, Trigger::Compacted, 0, None)
+            .items;
+        let mut summary = current.summary.clone();
+        let mut count = 0u32;
+        let mut from = 0;
+        for &step in steps {
+            let newly_folded: Vec<Message> = self.messages[from..step]
+                .iter()
+                .filter(|m| m.role != Role::System)
+                .cloned()
+                .collect();
+            count += newly_folded.len() as u32;
+            let end = self.offset() + step;
+            let replaced: Vec<Item> = sent
+                .iter()
+                .filter(|item| item.origin().is_none_or(|i| i < end))
+                .cloned()
+                .collect();
+            let written = summarize(
+                SummaryRequest {
+                    previous_summary: summary,
+                    messages: newly_folded,
+                    max_tokens: config.summary_max_tokens,
+                    language: self.prefix.language(self.messages, step).to_string(),
+                    settings: "{}".into(),
+                },
+                &replaced,
+            )
+            .map_err(CompressError::SummarizerFailed)?;
+            // A summarizer is third-party code: hold it to its budget.
+            summary = clamp_to_tokens(written, config.summary_max_tokens);
+            from = step;
+        }
+        let at = At {
+            boundary,
+            tail_start: tail_floor.max(boundary),
+            horizon: self.messages.len(),
+        };
+        Ok((self.fold(at, summary, None), count))
+    }
+
+    /// The first request of this cycle that passed the soft mark: window
+    /// index of its end (after `cycle_start`), and the tokens the request
+    /// is expected to grow by before the compaction it marks. A request
+    /// ends where the model was called: after a user message or tool
+    /// results, before the assistant's answer (or at the end). Each request
+    /// of the cycle is the history up to its end, shown through the
+    /// checkpoint's fold, so its size is the current request's less what
+    /// came after it.
+    ///
+    /// The mark is `prepare_at_permille` of the way to the compaction the
+    /// rule in force makes: of `token_threshold`, and by the `cost` rule
+    /// also of the excess that pays for a compaction (`trigger::near`);
+    /// what is left of the way is the growth expected.
+    fn soft_mark(&self, current_tokens: u64, cycle_start: usize, max_pair: u64) -> Option<Soft> {
+        let share = self.settings.prepare_at_permille;
+        if share == 0 {
+            return None;
+        }
+        let config = self.config;
+        let threshold = u64::from(config.token_threshold);
+        let mark = threshold * u64::from(share) / 1000;
+        let by_cost = self.settings.compact_when == CompactWhen::Cost;
+        let keep = u64::from(config.keep_recent_tokens);
+        let n = self.messages.len();
+        let mut calls = self.messages[..cycle_start]
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .count() as u64;
+        for p in cycle_start.max(1)..=n {
+            if self.messages[p - 1].role == Role::Assistant {
+                calls += 1;
+            }
+            let ends_request = matches!(self.messages[p - 1].role, Role::User | Role::Tool)
+                && self
+                    .messages
+                    .get(p)
+                    .is_none_or(|m| m.role == Role::Assistant);
+            if !ends_request {
+                continue;
+            }
+            let request = current_tokens.saturating_sub(self.sizes.tail(p));
+            let to_threshold = threshold.saturating_sub(request);
+            // The cost rule's: what a compaction at this request would
+            // leave (its floor cut), and the excess over it.
+            let to_cost = by_cost
+                .then(|| {
+                    let tail = |t: usize| self.sizes.tail(t) - self.sizes.tail(p);
+                    let end = self.cuts.partition_point(|&t| t < p && tail(t) >= keep);
+                    let floor = self.cuts[..end].last().copied().filter(|&t| t > 0)?;
+                    let carry = trigger::Carry {
+                        request,
+                        after: self.sizes.head(floor, max_pair) + tail(floor),
+                        window_tokens: self.sizes.total() - self.sizes.tail(p),
+                        window_calls: calls,
+                    };
+                    trigger::remaining(carry, self.settings, f64::from(share) / 1000.0)
+                })
+                .flatten();
+            let growth = match to_cost {
+                Some(to_cost) => to_cost.min(to_threshold),
+                None if request > mark => to_threshold,
+                None => continue,
+            };
+            return Some(Soft { end: p, growth });
+        }
+        None
+    }
+
+    /// The cut planned at the request `soft` marks: where the rule in
+    /// force would fold that request grown by the growth expected (the
+    /// growth comes after it, so only the tail it keeps changes): the
+    /// earliest cut bringing it down to `target_tokens`, or by the `cost`
+    /// rule the latest keeping `keep_recent_tokens`. Only what came before
+    /// `soft` decides it, so the host that prepares at that request and
+    /// the compaction that comes later plan the same cut.
+    fn plan(&self, soft: Soft, max_pair: u64) -> Option<usize> {
+        let config = self.config;
+        let Soft { end, growth } = soft;
+        let messages = &self.messages[..end];
+        let sizes = fold::Sizes::new(messages, &self.tokens[..end], self.before);
+        let cuts: Vec<usize> = self.cuts.iter().copied().take_while(|&c| c < end).collect();
+        let threshold = u64::from(config.token_threshold);
+        if self.settings.compact_when == CompactWhen::Cost {
+            let keep = u64::from(config.keep_recent_tokens);
+            let floor = cuts
+                .iter()
+                .copied()
+                .rfind(|&t| sizes.tail(t) + growth >= keep)
+                .filter(|&t| t > 0);
+            if let Some(floor) = floor
+                && sizes.request(floor, max_pair) + growth <= threshold
+            {
+                return Some(floor);
+            }
+        }
+        let target = u64::from(config.target_tokens).saturating_sub(growth);
+        let config = CoreConfig {
+            target_tokens: target as u32,
+            ..*config
+        };
+        fold::choose_boundary(
+            messages,
+            &sizes,
+            &cuts,
+            0,
+            &config,
+            max_pair,
+            self.prefix.turns as usize,
+        )
     }
 
     /// Whether `outcome` keeps every rule for this call's history.
@@ -608,6 +796,7 @@ impl<'a> Window<'a> {
             handles: self.handles(fold),
             items,
             checkpoint,
+            prepare_due: false,
         }
     }
 
@@ -640,6 +829,15 @@ impl<'a> Window<'a> {
 fn results_changed(original: &Message, now: &Message) -> bool {
     let contents = |m| Message::tool_results(m).map(|r| &r.content);
     contents(original).ne(contents(now))
+}
+
+/// The request that passed the soft mark ([`Window::soft_mark`]).
+#[derive(Clone, Copy, Debug)]
+struct Soft {
+    /// Window index of its end.
+    end: usize,
+    /// Tokens it is expected to grow by before the compaction.
+    growth: u64,
 }
 
 /// One way of showing the window.
@@ -792,6 +990,118 @@ mod tests {
             run(&history, &by_cost, Some(&cp)).report.trigger,
             Trigger::ReusedCheckpoint
         );
+    }
+
+    /// A coding session: one opener, then steps of a tool call and its
+    /// result, each result of `size` words.
+    fn session(steps: usize, size: impl Fn(usize) -> usize) -> Vec<Message> {
+        let mut history = vec![Message::text(Role::User, "fix the build")];
+        for i in 0..steps {
+            history.push(Message {
+                role: Role::Assistant,
+                parts: vec![condense_model::Part::ToolCall(condense_model::ToolCall {
+                    id: format!("c{i}"),
+                    name: "Bash".into(),
+                    arguments: format!("{{\"command\":\"step {i}\"}}"),
+                })],
+            });
+            history.push(Message {
+                role: Role::Tool,
+                parts: vec![condense_model::Part::ToolResult(
+                    condense_model::ToolResult {
+                        call_id: format!("c{i}"),
+                        content: format!("output {i} {}", "word ".repeat(size(i))),
+                        is_error: false,
+                    },
+                )],
+            });
+        }
+        history
+    }
+
+    /// Summaries prepared ahead: the call that first passes the soft mark
+    /// says so; a preparing call on that request asks the summarizer the
+    /// very request the compaction asks later, which then, in the common
+    /// case, asks nothing more. By both rules, over several cycles, with
+    /// one step far larger than the rest (the plan then does not bring the
+    /// request down, and the rest is summarized on top of it).
+    #[test]
+    fn the_compaction_asks_for_the_summary_planned_at_the_soft_mark() {
+        let config = CoreConfig {
+            token_threshold: 6_000,
+            target_tokens: 3_000,
+            recent_turns: 0,
+            keep_recent_tokens: 800,
+            summary_max_tokens: 200,
+        };
+        for rule in [CompactWhen::Threshold, CompactWhen::Cost] {
+            let settings = Settings {
+                compact_when: rule,
+                prepare_at_permille: 700,
+                ..Settings::default()
+            };
+            let history = session(300, |i| {
+                if [151, 160, 169, 178].contains(&i) {
+                    4_000
+                } else {
+                    40 + i % 30
+                }
+            });
+            let run = |n: usize, cp: Option<&Checkpoint>, preparing: bool| {
+                let mut asked = Vec::new();
+                let mut summarize = |r: SummaryRequest, _: &[Item]| {
+                    let text = format!("{} after {}", r.messages.len(), r.previous_summary.len());
+                    asked.push(r);
+                    Ok(text)
+                };
+                let out = compress(
+                    Request::whole(&history[..n], &config, &settings, cp).preparing(preparing),
+                    &mut summarize,
+                )
+                .unwrap();
+                (out, asked)
+            };
+            let (mut cp, mut prepared) = (None, None);
+            let (mut compactions, mut served, mut on_top) = (0, 0, 0);
+            for n in (3..=history.len()).step_by(2) {
+                let (out, asked) = run(n, cp.as_ref(), false);
+                if out.prepare_due && prepared.is_none() {
+                    let (_, asked) = run(n, cp.as_ref(), true);
+                    assert_eq!(asked.len(), 1, "{rule:?} {n}: one summary prepared");
+                    prepared = asked.into_iter().next();
+                }
+                if out.report.trigger != Trigger::Compacted {
+                    assert!(asked.is_empty());
+                    continue;
+                }
+                compactions += 1;
+                if let Some(p) = prepared.take() {
+                    assert_eq!(asked[0], p, "{rule:?} {n}: the prepared request");
+                    match asked.len() {
+                        1 => served += 1,
+                        2 => {
+                            on_top += 1;
+                            let first = format!(
+                                "{} after {}",
+                                asked[0].messages.len(),
+                                asked[0].previous_summary.len()
+                            );
+                            assert_eq!(asked[1].previous_summary, first, "on top of the plan's");
+                        }
+                        k => panic!("{k} summaries"),
+                    }
+                }
+                cp = out.checkpoint;
+            }
+            eprintln!("{rule:?}: {compactions} compactions, {served} served, {on_top} on top");
+            assert!(compactions >= 4, "{rule:?}: {compactions}");
+            // Only the compactions a large step brought fold otherwise.
+            assert!(
+                served >= compactions - 4,
+                "{rule:?}: {served} of {compactions}"
+            );
+            assert!(on_top >= 1, "{rule:?}: the large step");
+        }
     }
 
     /// With recall offered, the summary ends naming the fold's handle and

@@ -86,6 +86,16 @@ pub struct Settings {
     /// rewrites its whole request anyway. With `compact_when = "cost"`, a
     /// compaction due soon is done now, at no extra break.
     pub cache_cold: bool,
+    /// Summaries prepared ahead: the share of the way to the next
+    /// compaction, in thousandths, at which the next compaction's cut is
+    /// planned (the request past this share of `token_threshold`, or by the
+    /// `cost` rule of the excess that pays for a compaction), so that its
+    /// summary can be written in the background before it is needed. The
+    /// compaction then folds at that cut when it still brings the request
+    /// down to halfway between `target_tokens` and `token_threshold`, and
+    /// otherwise summarizes the rest on top of it. 0: no plan, every
+    /// compaction cuts where it is made.
+    pub prepare_at_permille: u32,
 }
 
 /// The ranges of the numeric keys: [`Settings::validate`] enforces them and
@@ -100,6 +110,7 @@ pub const RANGES: &[Range] = &[
     Range::new("cache_write_permille", 1, 10_000),
     Range::new("summary_cost_tokens", 0, 100_000_000),
     Range::new("cache_ttl_seconds", 1, 1_000_000),
+    Range::new("prepare_at_permille", 0, 999),
 ];
 
 fn publish_ranges(schema: &mut schemars::Schema) {
@@ -246,6 +257,7 @@ impl Default for Settings {
             summary_cost_tokens: 0,
             cache_ttl_seconds: 300,
             cache_cold: false,
+            prepare_at_permille: 0,
         }
     }
 }

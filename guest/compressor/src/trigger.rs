@@ -55,11 +55,11 @@ pub fn compact_now(carry: Carry, settings: &Settings) -> bool {
     if carry.window_calls == 0 || carry.request <= carry.after {
         return false;
     }
-    let (read, write) = (settings.read_price(), settings.write_price());
+    let read = settings.read_price();
     let growth = carry.window_tokens as f64 / carry.window_calls as f64;
     let summary = f64::from(settings.summary_cost_tokens);
     let order = |fixed: f64| (2.0 * fixed * growth / read).sqrt();
-    let warm = order((write - read).max(0.0) * carry.after as f64 + summary);
+    let warm = warm_order(carry, settings);
     let excess = (carry.request - carry.after) as f64;
     if settings.cache_cold {
         // The cache expired: this call rewrites its whole request anyway,
@@ -70,6 +70,27 @@ pub fn compact_now(carry: Carry, settings: &Settings) -> bool {
     }
     let cycle_calls = warm / growth;
     excess >= warm && carry.window_calls as f64 >= (2f64.sqrt() - 1.0) * cycle_calls
+}
+
+/// `E*` with a warm cache: the excess at which the rule compacts.
+fn warm_order(carry: Carry, settings: &Settings) -> f64 {
+    let (read, write) = (settings.read_price(), settings.write_price());
+    let growth = carry.window_tokens as f64 / carry.window_calls.max(1) as f64;
+    let fixed =
+        (write - read).max(0.0) * carry.after as f64 + f64::from(settings.summary_cost_tokens);
+    (2.0 * fixed * growth / read).sqrt()
+}
+
+/// When the excess has come `share` of the way to `E*` (the soft mark of
+/// summaries prepared ahead: the compaction this rule makes is near), the
+/// tokens it has left to go.
+pub fn remaining(carry: Carry, settings: &Settings, share: f64) -> Option<u64> {
+    if carry.window_calls == 0 || carry.request <= carry.after {
+        return None;
+    }
+    let order = warm_order(carry, settings);
+    let excess = (carry.request - carry.after) as f64;
+    (excess >= share * order).then(|| (order - excess).max(0.0) as u64)
 }
 
 #[cfg(test)]

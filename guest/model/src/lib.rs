@@ -359,6 +359,10 @@ pub struct Outcome {
     /// The recall handles the request names (none unless recall was
     /// offered; the WIT's `recall.named`).
     pub handles: Vec<recall::Handle>,
+    /// The request passed the compressor's soft mark without compacting:
+    /// the host may prepare the next compaction's summary now (the WIT's
+    /// `prepare.due`).
+    pub prepare_due: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

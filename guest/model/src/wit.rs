@@ -241,8 +241,10 @@ macro_rules! wit_conversions {
                         items: o.items.into_iter().map(Into::into).collect(),
                         checkpoint: o.checkpoint.map(Into::into),
                         report: o.report.into(),
-                        // Told apart, through `recall.named`.
+                        // Told apart, through `recall.named` and
+                        // `prepare.due`.
                         handles: Vec::new(),
+                        prepare_due: false,
                     }
                 }
             }

@@ -13,8 +13,9 @@
 //! compressed, and the caller sends the body as it is rather than recompute
 //! a fold it could not keep.
 
+use crate::failure::GuestFailure;
 use crate::formats::{self, Format, Parsed};
-use crate::middleware::{Middleware, compress_attributed};
+use crate::middleware::{Middleware, compress_caused};
 use crate::report::{Cause, HostReport};
 use crate::store::{CheckpointStore, StoreError};
 use condense_model::recall::Handle;
@@ -220,40 +221,25 @@ pub fn compress_body_for<'c>(
     store: &mut dyn CheckpointStore,
     config: impl FnOnce(Option<&str>) -> &'c BodyConfig,
 ) -> Result<CompressedBody, BodyError> {
-    let limit = middleware.max_request_bytes();
-    if body.len() > limit {
-        return Err(BodyError::TooLarge {
-            size: body.len(),
-            limit,
-        });
-    }
-    let parsed = parse_body(body, format)?;
-    let config = config(parsed.body().get("model").and_then(|m| m.as_str()));
+    let Read {
+        parsed,
+        config,
+        recall,
+        core,
+    } = read(middleware, body, format, config)?;
     let history = parsed.messages();
     let (stored, unreadable) = match store.load(history) {
         Ok(stored) => (stored, None),
         Err(e @ StoreError::Backend { .. }) => return Err(BodyError::Store(e)),
         Err(e) => (None, Some(format!("{e}: ignored"))),
     };
-    // The tool goes with every request of a session once it has compacted:
-    // counted from the start, so the threshold stays where it was.
     let format = parsed.format();
-    let recall = config.recall.is_some() && formats::recall_offerable(format, parsed.body());
-    let recall_tokens = if recall {
-        estimate_text(&formats::recall_tool(format).to_string())
-    } else {
-        0
-    };
-    let core = with_overhead(&config.core, tools_tokens(parsed.body()) + recall_tokens);
     // Only a store asked for it records the request's time.
     let idle = config.cold.as_ref().and_then(|_| idle(store, history));
     let (settings, own_rule) = ColdSettings::choose(config.cold.as_ref(), &config.settings, idle);
-    let (mut sent, cause) = compress_attributed(
-        &core,
-        own_rule,
-        |core| middleware.compress_offering(history, core, settings, stored.as_ref(), recall),
-        |_| true,
-    );
+    let (mut sent, cause) = compress_caused(&core, own_rule, |core| {
+        middleware.compress_offering(history, core, settings, stored.as_ref(), recall)
+    });
     if let Some(why) = unreadable {
         tracing::warn!("{why}");
         sent.report.checkpoint_ignored = Some(why);
@@ -291,6 +277,86 @@ pub fn compress_body_for<'c>(
         handles: sent.handles,
         history,
     })
+}
+
+/// A request body read for compressing: the body, its config, whether the
+/// model is offered recall, and the fold knobs for what is left of the
+/// request once its tool definitions are counted.
+struct Read<'c> {
+    parsed: Parsed,
+    config: &'c BodyConfig,
+    recall: bool,
+    core: CoreConfig,
+}
+
+fn read<'c>(
+    middleware: &Middleware,
+    body: &[u8],
+    format: Option<Format>,
+    config: impl FnOnce(Option<&str>) -> &'c BodyConfig,
+) -> Result<Read<'c>, BodyError> {
+    let limit = middleware.max_request_bytes();
+    if body.len() > limit {
+        return Err(BodyError::TooLarge {
+            size: body.len(),
+            limit,
+        });
+    }
+    let parsed = parse_body(body, format)?;
+    let config = config(parsed.body().get("model").and_then(|m| m.as_str()));
+    // The tool goes with every request of a session once it has compacted:
+    // counted from the start, so the threshold stays where it was.
+    let format = parsed.format();
+    let recall = config.recall.is_some() && formats::recall_offerable(format, parsed.body());
+    let recall_tokens = if recall {
+        estimate_text(&formats::recall_tool(format).to_string())
+    } else {
+        0
+    };
+    let core = with_overhead(&config.core, tools_tokens(parsed.body()) + recall_tokens);
+    Ok(Read {
+        parsed,
+        config,
+        recall,
+        core,
+    })
+}
+
+/// Why a summary could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error(transparent)]
+    Body(#[from] BodyError),
+    #[error(transparent)]
+    Guest(#[from] GuestFailure),
+}
+
+/// Prepares the next compaction's summary for the session of a request
+/// body whose compression said [`HostReport::prepare_due`]: the body read
+/// as [`compress_body_for`] reads it, with the session's checkpoint from
+/// `store` (read, never written), through [`Middleware::prepare`]. Takes as
+/// long as the summarizer: a host runs it in the background. `Ok(true)`
+/// when a summary is kept for the plan.
+pub fn prepare_body<'c>(
+    middleware: &Middleware,
+    body: &[u8],
+    format: Option<Format>,
+    store: &mut dyn CheckpointStore,
+    config: impl FnOnce(Option<&str>) -> &'c BodyConfig,
+) -> Result<bool, PrepareError> {
+    let Read {
+        parsed,
+        config,
+        recall,
+        core,
+    } = read(middleware, body, format, config)?;
+    let history = parsed.messages();
+    let stored = match store.load(history) {
+        Ok(stored) => stored,
+        Err(e @ StoreError::Backend { .. }) => return Err(BodyError::Store(e).into()),
+        Err(_) => None,
+    };
+    Ok(middleware.prepare(history, &core, &config.settings, stored.as_ref(), recall)?)
 }
 
 /// How long ago the session's previous request came, as `store` knows it;

@@ -9,6 +9,7 @@ use crate::failure::{ComponentLabel, FailureKind, GuestFailure, failure};
 use crate::folding::Sent;
 use crate::llm::Llm;
 use crate::llm_import::SummarizerHost;
+use crate::prepared::{self, Prepared, PreparedUse};
 use crate::sandbox::{Credit, Sandbox, StoreData};
 use crate::summarizer::{SummarizerInstance, SummarizerPre, no_settings};
 use condense_model::Message;
@@ -44,6 +45,14 @@ pub(crate) struct SummarizerSession {
     pub(crate) recall_offered: bool,
     /// The handles the compressor's request names (`recall.named`).
     pub(crate) named: Vec<Handle>,
+    /// Summaries prepared ahead, when the host keeps them.
+    pub(crate) prepared: Option<Arc<Prepared>>,
+    /// What names the chain in a prepared summary's key.
+    pub(crate) chain_id: Arc<str>,
+    /// This call prepares (`prepare.preparing`).
+    pub(crate) preparing: bool,
+    /// The compressor said the request passed its soft mark (`prepare.due`).
+    pub(crate) due: bool,
 }
 
 /// What the chain did in one call.
@@ -53,6 +62,8 @@ pub(crate) struct Summaries {
     pub(crate) wrote: Option<ComponentLabel>,
     /// Why the ones before it did not.
     pub(crate) fell_through: Vec<String>,
+    /// How the summary came, when summaries are prepared ahead.
+    pub(crate) prepared: Option<PreparedUse>,
     /// When every summarizer failed: the last failure, naming the others.
     pub(crate) exhausted: Option<GuestFailure>,
 }
@@ -63,6 +74,65 @@ impl SummarizerSession {
     /// goes to the compressor as an error, a trap traps the compressor —
     /// and the call's failure names every summarizer's.
     pub(crate) fn call(
+        &mut self,
+        request: &wit::SummaryRequest,
+    ) -> Result<Result<String, String>, GuestFailure> {
+        let Some(kept) = self.prepared.clone() else {
+            return self.run_chain(request);
+        };
+        let key = prepared::key(request, &self.chain_id);
+        if self.preparing {
+            // Written once: a summary kept (by this host or another behind
+            // the same store) is not written again.
+            if let Some(text) = kept.get(key) {
+                return Ok(Ok(text));
+            }
+            let _writing = kept.begin(key);
+            let written = self.run_chain(request);
+            if let Ok(Ok(text)) = &written {
+                kept.keep(key, text);
+            }
+            return written;
+        }
+        // The wait is the host's, not the guest's: it moves the deadline.
+        let started = Instant::now();
+        let (text, how) = kept.take(key);
+        self.credit.add(started.elapsed());
+        // A compaction past its plan asks twice: the plan's summary, then
+        // the rest on top of it.
+        self.summaries.prepared = Some(match (self.summaries.prepared.take(), how) {
+            (
+                Some(PreparedUse::Used | PreparedUse::Waited { .. }),
+                PreparedUse::FellBack { .. },
+            ) => PreparedUse::OnTop,
+            (_, how) => how,
+        });
+        if let Some(text) = text {
+            return Ok(Ok(text));
+        }
+        // Its job is writing it still, past the wait: the summarizers
+        // before the last would take as long again (the job is asking
+        // them), so the last one, the chain's fallback, writes it now.
+        if let Some(PreparedUse::FellBack {
+            waited_ms: Some(waited),
+        }) = self.summaries.prepared
+        {
+            let n = self.chain.len();
+            for k in 0..n - 1 {
+                self.failed[k].get_or_insert_with(|| {
+                    let why = format!(
+                        "its summary of this fold is being prepared ahead and was not written \
+                         within the wait ({waited} ms)"
+                    );
+                    failure(&self.chain[k].label, FailureKind::Summarizer, why)
+                });
+            }
+        }
+        self.run_chain(request)
+    }
+
+    /// The chain, asked: see [`SummarizerSession::call`].
+    fn run_chain(
         &mut self,
         request: &wit::SummaryRequest,
     ) -> Result<Result<String, String>, GuestFailure> {
@@ -169,13 +239,14 @@ impl SummarizerSession {
 
     /// Forwards the summarizers' stdio and says what the chain did.
     /// What the chain did, and the handles the compressor named.
-    pub(crate) fn finish(self) -> (Summaries, Vec<Handle>) {
+    /// And whether the compressor said the request passed its soft mark.
+    pub(crate) fn finish(self) -> (Summaries, Vec<Handle>, bool) {
         for (live, guest) in self.live.iter().zip(self.chain.iter()) {
             if let Some((store, _)) = live {
                 store.data().forward_output(&guest.label);
             }
         }
-        (self.summaries, self.named)
+        (self.summaries, self.named, self.due)
     }
 }
 
@@ -228,6 +299,17 @@ impl compressor_world::condense::middleware::recall::Host for SummarizerSession 
                 id: h.id,
             })
             .collect();
+        Ok(())
+    }
+}
+
+impl compressor_world::condense::middleware::prepare::Host for SummarizerSession {
+    fn preparing(&mut self) -> wasmtime::Result<bool> {
+        Ok(self.preparing)
+    }
+
+    fn due(&mut self) -> wasmtime::Result<()> {
+        self.due = true;
         Ok(())
     }
 }

@@ -37,6 +37,11 @@ pub struct Compaction {
     pub cache_breaks: u32,
     /// Wall time of the compressing call, in microseconds.
     pub elapsed_us: u64,
+    /// How the summary came, when the host prepares summaries ahead: used
+    /// at once, waited for, on top of the plan's, or written by the chain
+    /// as without preparation (`fell_back`).
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub prepared: Option<crate::prepared::PreparedUse>,
 }
 
 impl Compaction {
@@ -56,6 +61,7 @@ impl Compaction {
             fell_through: report.fell_through.clone(),
             cache_breaks,
             elapsed_us: report.elapsed_us,
+            prepared: report.prepared.clone(),
         })
     }
 
@@ -74,6 +80,7 @@ impl Compaction {
             fell_through = self.fell_through.join("; "),
             cache_breaks = self.cache_breaks,
             elapsed_us = self.elapsed_us,
+            prepared = self.prepared.as_ref().map_or("-", |p| p.name()),
             "compacted"
         );
     }

@@ -59,6 +59,7 @@ pub mod llm;
 mod llm_import;
 pub mod middleware;
 pub mod optimal;
+pub mod prepared;
 pub mod pricing;
 pub mod replay;
 pub mod report;
@@ -73,7 +74,8 @@ pub mod transcript;
 pub use condense_formats as formats;
 
 pub use body::{
-    BodyConfig, BodyError, ColdSettings, CompressedBody, Recall, compress_body, compress_body_for,
+    BodyConfig, BodyError, ColdSettings, CompressedBody, PrepareError, Recall, compress_body,
+    compress_body_for, prepare_body,
 };
 pub use component::{CONTRACT_VERSION, ComponentSource, Embedded};
 pub use failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure};

@@ -3,6 +3,7 @@
 //! model gets the original messages and the report says why.
 
 use crate::failure::{FailureKind, GuestFailure};
+use crate::prepared::Prepared;
 use crate::report::{Cause, HostReport, Status, Verdict};
 use crate::runtime::{Call, Runtime};
 use crate::transcript::{Transcript, message_bytes, request_bytes};
@@ -13,6 +14,7 @@ use condense_model::tokens::estimate_messages;
 use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Report};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The default of [`Middleware::with_max_request_bytes`] and of the config
@@ -27,6 +29,8 @@ pub const DEFAULT_MAX_REQUEST_BYTES: usize = 64 << 20;
 pub struct Middleware {
     runtime: Runtime,
     max_request_bytes: usize,
+    /// Summaries prepared ahead, when the host keeps them.
+    prepared: Option<Arc<Prepared>>,
 }
 
 /// What the host keeps beside a session between calls: the compressor's
@@ -128,7 +132,61 @@ impl Middleware {
         Middleware {
             runtime,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            prepared: None,
         }
+    }
+
+    /// Keeps summaries prepared ahead in `prepared`: a compaction asks it
+    /// before the chain, and [`Middleware::prepare`] fills it.
+    pub fn with_prepared(mut self, prepared: Arc<Prepared>) -> Middleware {
+        self.prepared = Some(prepared);
+        self
+    }
+
+    pub fn prepared(&self) -> Option<&Arc<Prepared>> {
+        self.prepared.as_ref()
+    }
+
+    /// Prepares the next compaction's summary for the session of `history`
+    /// (a request whose report said [`HostReport::prepare_due`], or one
+    /// after it): the compressor folds at its planned cut, and the summary
+    /// the chain writes is kept in this middleware's [`Prepared`]. Nothing
+    /// is returned for a request: the outcome is discarded, and nothing is
+    /// stored beside the session. Runs the chain, so it takes as long as a
+    /// compaction; a host runs it in the background. Returns whether a
+    /// summary is now kept for the plan (`Ok(false)`: there was no plan, or
+    /// no middleware keeps prepared summaries).
+    pub fn prepare(
+        &self,
+        history: &[Message],
+        config: &CoreConfig,
+        settings: &str,
+        checkpoint: Option<&SessionCheckpoint>,
+        recall: bool,
+    ) -> Result<bool, GuestFailure> {
+        let Some(prepared) = &self.prepared else {
+            return Ok(false);
+        };
+        let measured = Measured::Fresh(history);
+        let call = |offset: usize| {
+            self.runtime.call(Call {
+                history,
+                offset,
+                config,
+                settings,
+                checkpoint: checkpoint.map(|c| &c.checkpoint),
+                tokens: Some(&measured.tokens(offset)),
+                recall,
+                prepared: Some(prepared),
+                preparing: true,
+            })
+        };
+        let resume = resume_point(measured, checkpoint);
+        let called = match call(resume) {
+            Err(f) if resume > 0 && f.kind == FailureKind::NeedsFullHistory => call(0),
+            called => called,
+        }?;
+        Ok(called.outcome.report.trigger == condense_model::Trigger::Compacted)
     }
 
     /// Sets the size cap: a request whose messages carry more than `bytes`
@@ -273,6 +331,8 @@ impl Middleware {
                 sent_from: 0,
                 elapsed_us: elapsed_us(started),
                 store_error: None,
+                prepared: None,
+                prepare_due: false,
             });
         }
         // Between compactions the folded messages need not cross the
@@ -290,6 +350,8 @@ impl Middleware {
                 checkpoint: checkpoint.map(|c| &c.checkpoint),
                 tokens: Some(tokens),
                 recall,
+                prepared: self.prepared.as_ref(),
+                preparing: false,
             })
         };
         let mut sent_from = resume;
@@ -300,16 +362,19 @@ impl Middleware {
         }
         let mut summary_by = None;
         let mut fell_through = Vec::new();
+        let mut prepared = None;
         let result = result
             .map_err(|failure| Box::new((failure, None)))
             .and_then(|called| {
                 summary_by = called.summary_by;
                 fell_through = called.fell_through;
+                prepared = called.prepared;
                 self.validate(measured, size, config, recall, called.outcome)
             });
         let elapsed_us = elapsed_us(started);
         match result {
             Ok(outcome) => {
+                let prepare_due = outcome.prepare_due;
                 // The stored hash is kept only when it was just checked
                 // (the call resumed from its boundary); otherwise it is
                 // computed anew, so that a stale one is not handed on.
@@ -352,6 +417,8 @@ impl Middleware {
                         sent_from: sent_from as u32,
                         elapsed_us,
                         store_error: None,
+                        prepared,
+                        prepare_due,
                     },
                 }
             }
@@ -371,6 +438,8 @@ impl Middleware {
                     sent_from: sent_from as u32,
                     elapsed_us,
                     store_error: None,
+                    prepared: None,
+                    prepare_due: false,
                 })
             }
         }
@@ -437,6 +506,25 @@ pub fn compress_attributed(
         return (sent, own_rule);
     }
     (compress(core), Cause::Threshold)
+}
+
+/// One call with `core`, for a host with no policy on compactions (the
+/// proxy, `condense compress`): what set a compaction off is the threshold
+/// when the request was over it, else the compressor's own rule. Unlike
+/// [`compress_attributed`]'s first step, the compressor sees the real
+/// threshold, which its plan for the next compaction (summaries prepared
+/// ahead) is made with.
+pub fn compress_caused(
+    core: &CoreConfig,
+    own_rule: Cause,
+    compress: impl FnOnce(&CoreConfig) -> Compressed,
+) -> (Compressed, Cause) {
+    let sent = compress(core);
+    let over = sent
+        .report
+        .guest()
+        .is_some_and(|r| r.tokens_before > core.token_threshold);
+    (sent, if over { Cause::Threshold } else { own_rule })
 }
 
 /// Where the call starts: the checkpoint's boundary when the messages before

@@ -99,6 +99,15 @@ pub struct HostReport {
     /// next call compacts again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store_error: Option<String>,
+    /// How the summary of this call's compaction came, when the host keeps
+    /// summaries prepared ahead ([`crate::prepared`]).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub prepared: Option<crate::prepared::PreparedUse>,
+    /// The request passed the compressor's soft mark without compacting:
+    /// the next compaction's summary can be prepared now
+    /// ([`crate::middleware::Middleware::prepare`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub prepare_due: bool,
 }
 
 impl HostReport {

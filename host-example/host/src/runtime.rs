@@ -15,6 +15,7 @@ use crate::failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure, f
 use crate::folding::Sent;
 use crate::llm::Llm;
 use crate::llm_import::SummarizerHost;
+use crate::prepared::{Prepared, PreparedUse};
 use crate::sandbox::{Credit, Limits, Sandbox, StoreData};
 use crate::summarizer::{SummarizerPre, no_settings};
 use condense_model::{Checkpoint, CoreConfig, Message, Outcome, SummaryRequest};
@@ -35,6 +36,9 @@ pub struct Runtime {
     /// Per summarizer of the chain, its own settings JSON from the host's
     /// configuration, handed to it in place of what the compressor sends.
     summarizer_settings: Arc<[Option<String>]>,
+    /// The chain's components and settings, which name it in a prepared
+    /// summary's key.
+    chain_id: Arc<str>,
 }
 
 /// A compress call that returned: the compressor's outcome, and which
@@ -58,6 +62,13 @@ pub struct Call<'a> {
     /// Whether the model can call `condense_recall` (the compressor's
     /// `recall.offered`).
     pub recall: bool,
+    /// Summaries prepared ahead, consulted before the chain is asked
+    /// (`None`: none are kept, the chain writes every summary).
+    pub prepared: Option<&'a Arc<Prepared>>,
+    /// This call prepares the next compaction's summary (the compressor's
+    /// `prepare.preparing`): the summary is kept in `prepared`, and the
+    /// outcome is for no request.
+    pub preparing: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -66,6 +77,8 @@ pub struct Called {
     pub summary_by: Option<ComponentLabel>,
     /// Why the summarizers before `summary_by` did not write it.
     pub fell_through: Vec<String>,
+    /// How the summary came, when summaries are prepared ahead.
+    pub prepared: Option<PreparedUse>,
 }
 
 /// Why a [`Runtime`] could not be built.
@@ -143,7 +156,23 @@ impl Runtime {
             summarizers: summarizers.into(),
             llm: None,
             summarizer_settings: vec![None; n].into(),
-        })
+            chain_id: Arc::from(""),
+        }
+        .identified())
+    }
+
+    /// The runtime with its `chain_id` made of its chain as configured.
+    fn identified(mut self) -> Runtime {
+        let mut id = String::new();
+        for (s, settings) in self.summarizers.iter().zip(self.summarizer_settings.iter()) {
+            id.push_str(&format!(
+                "{} {}\n",
+                s.label,
+                settings.as_deref().unwrap_or("{}")
+            ));
+        }
+        self.chain_id = id.into();
+        self
     }
 
     /// The runtime with `settings` (a JSON object) as the settings of
@@ -158,7 +187,7 @@ impl Runtime {
             *slot = Some(settings);
         }
         self.summarizer_settings = all.into();
-        self
+        self.identified()
     }
 
     /// The runtime with `llm` behind its summarizers' `llm` import. Without
@@ -198,9 +227,14 @@ impl Runtime {
             checkpoint,
             tokens,
             recall,
+            prepared,
+            preparing,
         } = call;
         let (mut store, instance) = self.compressor_instance()?;
-        store.data_mut().host.recall_offered = recall;
+        let session = &mut store.data_mut().host;
+        session.recall_offered = recall;
+        session.prepared = prepared.cloned();
+        session.preparing = preparing;
         let label = &self.compressor.label;
         let request = Arc::new(wit::CompressRequest {
             history: history[offset..].iter().map(Into::into).collect(),
@@ -221,15 +255,17 @@ impl Runtime {
         });
         let data = store.into_data();
         data.forward_output(label);
-        let (summaries, handles) = data.host.finish();
+        let (summaries, handles, prepare_due) = data.host.finish();
         match result {
             Ok(Ok(outcome)) => Ok(Called {
                 outcome: condense_model::Outcome {
                     handles,
+                    prepare_due,
                     ..outcome.into()
                 },
                 summary_by: summaries.wrote,
                 fell_through: summaries.fell_through,
+                prepared: summaries.prepared,
             }),
             Ok(Err(refusal)) => {
                 let refusal = condense_model::CompressError::from(refusal);
@@ -410,6 +446,10 @@ impl Runtime {
             conversation: None,
             recall_offered: false,
             named: Vec::new(),
+            prepared: None,
+            chain_id: self.chain_id.clone(),
+            preparing: false,
+            due: false,
         }
     }
 }

@@ -106,6 +106,17 @@ pub trait SessionStore: Send + Sync {
     /// The groups that have checkpoints, sorted: what an operator's view of
     /// the store lists (`condense sessions`).
     fn groups(&self) -> Result<Vec<String>, StoreError>;
+    /// The summary prepared ahead under `key` ([`crate::prepared`]), if this
+    /// store keeps them. A store shared by hosts (Redis) does, so that a
+    /// summary one host prepared serves a compaction on another; one of a
+    /// single host keeps none (the host keeps them in memory).
+    fn prepared(&self, _key: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+    /// Keeps `summary` under `key` for [`SessionStore::prepared`].
+    fn keep_prepared(&self, _key: &str, _summary: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// The group of a request: `session` when the client named it

@@ -16,6 +16,7 @@
 //! only history its handles resolve against.
 
 use crate::Agent;
+use crate::prepare::Job;
 use crate::recall::Recalling;
 use crate::route::Route;
 use bytes::Bytes;
@@ -120,6 +121,11 @@ pub struct Condensed {
     /// When the body carries `condense_recall`: what answering its calls
     /// needs.
     pub recall: Option<Recalling>,
+    /// The session's checkpoint group, once the body was read.
+    pub group: Option<String>,
+    /// When the request passed the compressor's soft mark: the job that
+    /// prepares its session's next summary ([`crate::prepare`]).
+    pub prepare: Option<Job>,
 }
 
 /// `body` as it goes upstream, and what condense did.
@@ -170,7 +176,15 @@ pub async fn compress(
             Err(e) => return failed(FailedOpen::Unreadable(e.to_string()), false),
         };
         let group = lookup.group().unwrap_or_default().to_owned();
-        match (sent.report.status(), sent.report.guest()) {
+        let prepare = sent.report.prepare_due.then(|| Job {
+            body: body.clone(),
+            format,
+            agent: agent_name.clone(),
+            group: group.clone(),
+            named: session.clone(),
+            fold: sent.report.guest().map_or(0, |r| r.boundary),
+        });
+        let mut condensed = match (sent.report.status(), sent.report.guest()) {
             (Status::Compressed, Some(report)) => {
                 let recall = match (sent.handles.is_empty(), recall) {
                     (true, _) => None,
@@ -196,13 +210,15 @@ pub async fn compress(
                             |compaction| {
                                 Box::new(Compacted {
                                     agent: agent_name.clone(),
-                                    session: group,
+                                    session: group.clone(),
                                     compaction,
                                 })
                             },
                         ),
                     },
                     recall,
+                    group: None,
+                    prepare: None,
                 }
             }
             (Status::FailedOpen, _) => failed(
@@ -210,7 +226,10 @@ pub async fn compress(
                 lookup.found(),
             ),
             _ => Condensed::unchanged(body.clone(), Outcome::Unchanged),
-        }
+        };
+        condensed.group = Some(group);
+        condensed.prepare = prepare;
+        condensed
     });
     match task.await {
         Ok(done) => done,
@@ -231,6 +250,8 @@ impl Condensed {
             body,
             outcome,
             recall: None,
+            group: None,
+            prepare: None,
         }
     }
 }

@@ -29,6 +29,7 @@
 
 pub mod compress;
 pub mod metrics;
+pub mod prepare;
 pub mod recall;
 pub mod route;
 pub mod sessions;
@@ -42,10 +43,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use condense_config::{ConfigFile, ModelClient, Settings};
 use condense_host::events::EventLog;
+use condense_host::prepared::Prepared;
 use condense_host::pricing::{ModelPrice, PriceTable};
 use condense_host::sessions::SessionStore;
 use condense_host::{BodyConfig, Embedded, Middleware};
 use metrics::Metrics;
+use prepare::Preparer;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -123,20 +126,25 @@ impl Models {
 /// The agents of a config file, or the defaults alone without one: its
 /// top-level settings are agent [`DEFAULT_AGENT`], each `[agents.NAME]`
 /// table an agent of its own; their components from `embedded` unless the
-/// file gives paths, the model behind `llm` from `client`.
+/// file gives paths, the model behind `llm` from `client`. With `prepared`,
+/// their middlewares keep summaries prepared ahead there.
 pub fn agents(
     file: Option<&ConfigFile>,
     embedded: &Embedded,
     client: ModelClient<'_>,
+    prepared: Option<&Arc<Prepared>>,
 ) -> anyhow::Result<BTreeMap<String, Agent>> {
     let base = file.map_or_else(Settings::default, |f| f.base.clone());
     let named = file.into_iter().flat_map(|f| f.agents.iter());
     std::iter::once((DEFAULT_AGENT.to_owned(), base))
         .chain(named.map(|(name, settings)| (name.clone(), settings.clone())))
         .map(|(name, settings)| {
-            let middleware = settings
+            let mut middleware = settings
                 .middleware(embedded, client)
                 .with_context(|| format!("agent {name}"))?;
+            if let Some(prepared) = prepared {
+                middleware = middleware.with_prepared(prepared.clone());
+            }
             Ok((name, Agent::new(Arc::new(middleware), &settings)))
         })
         .collect()
@@ -161,6 +169,20 @@ pub struct Proxy {
     pub events: Option<EventLog>,
     /// Who may read `GET /sessions`.
     pub sessions_view: sessions::Access,
+    /// Summaries prepared ahead in the background (`None`: every
+    /// compaction's summary is written when it comes). The agents'
+    /// middlewares keep them ([`condense_host::Middleware::with_prepared`]).
+    pub prepare: Option<PrepareSettings>,
+}
+
+/// How the proxy prepares summaries ahead.
+#[derive(Clone, Copy, Debug)]
+pub struct PrepareSettings {
+    /// Jobs at once; more wait for a turn.
+    pub jobs: usize,
+    /// A job whose session sent nothing for this long when its turn comes
+    /// is dropped.
+    pub quiet: std::time::Duration,
 }
 
 /// What the handlers share.
@@ -170,8 +192,10 @@ struct Shared {
     agents: Vec<String>,
     slots: Semaphore,
     client: ureq::Agent,
-    metrics: Metrics,
+    metrics: Arc<Metrics>,
     events: Option<Mutex<EventLog>>,
+    /// Prepares summaries ahead, when the proxy does.
+    preparer: Option<Arc<Preparer>>,
 }
 
 /// Serves `proxy` on `listener` until `shutdown` completes; requests in
@@ -185,7 +209,10 @@ pub async fn serve(
         agents: proxy.agents.keys().cloned().collect(),
         slots: Semaphore::new(proxy.compress_slots.max(1)),
         client: upstream::client(),
-        metrics: Metrics::new(),
+        metrics: Arc::new(Metrics::new()),
+        preparer: proxy
+            .prepare
+            .map(|p| Arc::new(Preparer::new(p.jobs, p.quiet))),
         events: proxy.events.take().map(Mutex::new),
         proxy,
     });
@@ -341,6 +368,15 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             } = &condensed.outcome
             {
                 shared.record(event);
+            }
+            if let Some(preparer) = &shared.preparer {
+                if let Some(group) = &condensed.group {
+                    preparer.seen(group);
+                }
+                if let Some(job) = condensed.prepare.clone() {
+                    let store = shared.proxy.store.clone();
+                    preparer.start(job, agent, store, shared.metrics.clone());
+                }
             }
             condensed
         }

@@ -36,6 +36,16 @@ struct KindLabels {
     kind: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SummaryLabels {
+    summary: &'static str,
+}
+
 /// The proxy's counters; shared by every request.
 pub struct Metrics {
     registry: Registry,
@@ -52,6 +62,8 @@ pub struct Metrics {
     /// The condense step of the requests that compacted.
     compaction_seconds: Histogram,
     recall: RecallCounters,
+    prepare_jobs: Family<ResultLabels, Counter>,
+    prepared: Family<SummaryLabels, Counter>,
 }
 
 /// What the recall loop did, over all requests.
@@ -199,6 +211,30 @@ impl Metrics {
         );
         let recall = RecallCounters::default();
         recall.register(&mut registry);
+        let prepare_jobs = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "prepare_jobs",
+            "Summaries prepared ahead in the background, by result: prepared (kept for the \
+             next compaction), nothing (no plan yet), failed, cancelled (the session went quiet \
+             before the job's turn)",
+            prepare_jobs.clone(),
+        );
+        // Every result and way shown from the start, at 0.
+        for result in ["prepared", "nothing", "failed", "cancelled"] {
+            drop(prepare_jobs.get_or_create(&ResultLabels { result }));
+        }
+        let prepared = Family::<SummaryLabels, Counter>::default();
+        for summary in ["used", "waited", "on_top", "fell_back"] {
+            drop(prepared.get_or_create(&SummaryLabels { summary }));
+        }
+        registry.register(
+            "compaction_summaries",
+            "Compactions by how their summary came, when summaries are prepared ahead: used \
+             (prepared, at once), waited (for its job, still running), on_top (the rest \
+             summarized on top of the prepared one), fell_back (written by the summarizer \
+             chain, as without preparation)",
+            prepared.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -213,7 +249,16 @@ impl Metrics {
             condense_seconds,
             compaction_seconds,
             recall,
+            prepare_jobs,
+            prepared,
         }
+    }
+
+    /// Counts a background job that prepared a summary (or did not).
+    pub fn prepare_job(&self, result: &'static str) {
+        self.prepare_jobs
+            .get_or_create(&ResultLabels { result })
+            .inc();
     }
 
     /// Counts what the recall loop did for one request.
@@ -254,7 +299,13 @@ impl Metrics {
                 let taken_out = f64::from(before.saturating_sub(*after));
                 self.cost_saved
                     .inc_by(price.input_usd(taken_out * price.cache_read));
-                if compacted.is_some() {
+                if let Some(event) = compacted {
+                    if let Some(prepared) = &event.compaction.prepared {
+                        let summary = prepared.name();
+                        self.prepared
+                            .get_or_create(&SummaryLabels { summary })
+                            .inc();
+                    }
                     self.compaction_seconds.observe(took.as_secs_f64());
                     let rewrite = f64::from(*after) * (price.write() - price.cache_read);
                     self.rewrite_cost.inc_by(price.input_usd(rewrite.max(0.0)));
@@ -330,6 +381,7 @@ mod tests {
             fell_through: Vec::new(),
             cache_breaks: 0,
             elapsed_us: 3000,
+            prepared: None,
         };
         let compacted = Outcome::Compressed {
             before: 1_200_000,

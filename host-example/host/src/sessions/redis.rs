@@ -36,6 +36,9 @@ pub const EXPIRY_SECS: u64 = 30 * 24 * 3600;
 /// server does not keep a key for every session it ever served.
 pub const TOUCH_EXPIRY_SECS: u64 = 24 * 3600;
 
+/// How long a summary prepared ahead is kept ([`SessionStore::keep_prepared`]).
+pub const PREPARED_EXPIRY_SECS: u64 = 3600;
+
 /// Idle connections kept for the next calls; more calls at once open more.
 const IDLE: usize = 16;
 
@@ -147,6 +150,12 @@ pub fn touched_key(group: &str) -> String {
     format!("condense-touched:{group}")
 }
 
+/// The key of a summary prepared ahead: a prefix of its own, like
+/// [`touched_key`].
+fn prepared_key(key: &str) -> String {
+    format!("condense-prepared:{key}")
+}
+
 /// The entries of a hash's values; one this condense cannot read is
 /// skipped, never an error.
 fn parse(values: Vec<Vec<u8>>) -> Vec<StoredCheckpoint> {
@@ -209,6 +218,23 @@ impl SessionStore for RedisSessions {
         })?;
         // A value this condense did not write (not a number) is no time.
         Ok(previous.and_then(|v| v.parse().ok()))
+    }
+
+    fn prepared(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.with(|con| redis::cmd("GET").arg(prepared_key(key)).query(con))
+    }
+
+    /// Kept an hour: a summary is prepared for a compaction a few calls
+    /// away, and a session quiet longer starts a new plan.
+    fn keep_prepared(&self, key: &str, summary: &str) -> Result<(), StoreError> {
+        self.with(|con| {
+            redis::cmd("SET")
+                .arg(prepared_key(key))
+                .arg(summary)
+                .arg("EX")
+                .arg(PREPARED_EXPIRY_SECS)
+                .query(con)
+        })
     }
 
     /// `SCAN`, never `KEYS`: a server shared with other work is not held

@@ -1,0 +1,286 @@
+//! Summaries prepared ahead: what a compaction's summarizer request gets
+//! when the summary was written before the request that needs it.
+//!
+//! The compressor plans the next compaction's cut once a request passes its
+//! soft mark and says so (`prepare.due`); the host then calls it again on
+//! that request, in the background, with `prepare.preparing` true, and the
+//! summary the chain writes for that call is kept here, keyed by the exact
+//! summarizer request (the previous summary, the messages, the budget, the
+//! language, the settings) and the chain that wrote it. When the compaction
+//! comes, the compressor asks the same request, and [`Prepared::take`]
+//! answers it: at once when the summary is kept, after a bounded wait when
+//! its job is still running here, or not at all (the chain runs as it
+//! would have).
+//!
+//! Kept in this process, and in a [`SessionStore`] when one is given (Redis:
+//! another host behind the same store uses a summary this one prepared).
+
+use crate::convert::wit;
+use crate::sessions::SessionStore;
+use condense_model::hash::{chain, message_digest};
+use condense_model::{Message, Role};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Summaries kept in this process at most (the oldest go first): one per
+/// session about to compact.
+const KEPT: usize = 4_096;
+
+/// Prepared summaries, shared by every call of a host.
+pub struct Prepared {
+    /// How long a compaction waits for a job still running.
+    wait: Duration,
+    kept: Mutex<Kept>,
+    running: Mutex<HashMap<u128, Arc<Running>>>,
+    store: Option<Arc<dyn SessionStore>>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("wait", &self.wait)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct Kept {
+    summaries: HashMap<u128, String>,
+    order: VecDeque<u128>,
+}
+
+/// A job writing a summary, which a compaction may wait for.
+#[derive(Default)]
+struct Running {
+    done: Mutex<bool>,
+    finished: Condvar,
+}
+
+/// How a compaction's summary came, when summaries are prepared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "prepared")]
+pub enum PreparedUse {
+    /// Prepared ahead, kept: used at once.
+    Used,
+    /// Its job was still running: waited for it this long, and used it.
+    Waited { waited_ms: u64 },
+    /// The compaction folded past its plan: the prepared summary served the
+    /// plan's part, and the chain wrote the rest on top of it.
+    OnTop,
+    /// None was kept, or its job failed or ran past the wait: the chain
+    /// wrote the summary, as without preparation.
+    FellBack {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        waited_ms: Option<u64>,
+    },
+}
+
+impl PreparedUse {
+    pub fn name(&self) -> &'static str {
+        match self {
+            PreparedUse::Used => "used",
+            PreparedUse::Waited { .. } => "waited",
+            PreparedUse::OnTop => "on_top",
+            PreparedUse::FellBack { .. } => "fell_back",
+        }
+    }
+}
+
+/// The key of a summarizer request for the chain `chain` (its labels and
+/// settings: another chain writes another summary).
+pub(crate) fn key(request: &wit::SummaryRequest, chain_id: &str) -> u128 {
+    let head = Message::text(
+        Role::System,
+        format!(
+            "{chain_id}\n{}\n{}\n{}\n{}",
+            request.max_tokens, request.language, request.settings, request.previous_summary
+        ),
+    );
+    let messages: Vec<Message> = request.messages.iter().cloned().map(Into::into).collect();
+    chain(message_digest(&head), &messages)
+}
+
+impl Prepared {
+    /// Prepared summaries kept in this process, and in `store` when given;
+    /// a compaction waits up to `wait` for one still being written.
+    pub fn new(wait: Duration, store: Option<Arc<dyn SessionStore>>) -> Prepared {
+        Prepared {
+            wait,
+            kept: Mutex::default(),
+            running: Mutex::default(),
+            store,
+        }
+    }
+
+    pub fn wait(&self) -> Duration {
+        self.wait
+    }
+
+    /// The summary kept for `key`, here or in the store.
+    pub fn get(&self, key: u128) -> Option<String> {
+        if let Some(text) = self.kept.lock().expect("kept").summaries.get(&key) {
+            return Some(text.clone());
+        }
+        let store = self.store.as_ref()?;
+        match store.prepared(&store_key(key)) {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!("prepared summaries: {e}");
+                None
+            }
+        }
+    }
+
+    /// Keeps `summary` for `key`, here and in the store.
+    pub fn keep(&self, key: u128, summary: &str) {
+        {
+            let mut kept = self.kept.lock().expect("kept");
+            if kept.summaries.insert(key, summary.to_owned()).is_none() {
+                kept.order.push_back(key);
+            }
+            while kept.order.len() > KEPT {
+                let oldest = kept.order.pop_front().expect("not empty");
+                kept.summaries.remove(&oldest);
+            }
+        }
+        if let Some(store) = &self.store
+            && let Err(e) = store.keep_prepared(&store_key(key), summary)
+        {
+            tracing::warn!("prepared summaries: {e}");
+        }
+    }
+
+    /// Marks `key` as being written until the guard is dropped, so that a
+    /// compaction asking for it meanwhile waits for it.
+    pub fn begin(self: &Arc<Self>, key: u128) -> Writing {
+        let running = Arc::new(Running::default());
+        self.running
+            .lock()
+            .expect("running")
+            .insert(key, running.clone());
+        Writing {
+            prepared: self.clone(),
+            key,
+            running,
+        }
+    }
+
+    /// What a compaction gets for `key`: the kept summary; or, while its
+    /// job runs here, the summary once written, waiting at most the bound;
+    /// or nothing. Also how it went.
+    pub fn take(&self, key: u128) -> (Option<String>, PreparedUse) {
+        if let Some(text) = self.get(key) {
+            return (Some(text), PreparedUse::Used);
+        }
+        let running = self.running.lock().expect("running").get(&key).cloned();
+        let Some(running) = running else {
+            return (None, PreparedUse::FellBack { waited_ms: None });
+        };
+        let started = Instant::now();
+        let done = running.done.lock().expect("done");
+        let _done = running
+            .finished
+            .wait_timeout_while(done, self.wait, |done| !*done)
+            .expect("done");
+        let waited_ms = started.elapsed().as_millis() as u64;
+        match self.get(key) {
+            Some(text) => (Some(text), PreparedUse::Waited { waited_ms }),
+            None => (
+                None,
+                PreparedUse::FellBack {
+                    waited_ms: Some(waited_ms),
+                },
+            ),
+        }
+    }
+}
+
+/// A summary being written ([`Prepared::begin`]).
+pub struct Writing {
+    prepared: Arc<Prepared>,
+    key: u128,
+    running: Arc<Running>,
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        *self.running.done.lock().expect("done") = true;
+        self.running.finished.notify_all();
+        let mut running = self.prepared.running.lock().expect("running");
+        if running
+            .get(&self.key)
+            .is_some_and(|r| Arc::ptr_eq(r, &self.running))
+        {
+            running.remove(&self.key);
+        }
+    }
+}
+
+fn store_key(key: u128) -> String {
+    format!("{key:032x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(text: &str) -> wit::SummaryRequest {
+        wit::SummaryRequest {
+            previous_summary: String::new(),
+            messages: vec![(&Message::text(Role::User, text)).into()],
+            max_tokens: 100,
+            language: "en".into(),
+            settings: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn a_compaction_gets_what_was_prepared_for_its_exact_request() {
+        let prepared = Arc::new(Prepared::new(Duration::from_millis(50), None));
+        let (a, b) = (key(&request("a"), "chain"), key(&request("b"), "chain"));
+        assert_ne!(a, b);
+        assert_ne!(a, key(&request("a"), "another chain"));
+        prepared.keep(a, "summary of a");
+        assert_eq!(
+            prepared.take(a),
+            (Some("summary of a".into()), PreparedUse::Used)
+        );
+        assert_eq!(
+            prepared.take(b),
+            (None, PreparedUse::FellBack { waited_ms: None })
+        );
+    }
+
+    #[test]
+    fn a_compaction_waits_for_a_running_job_up_to_the_bound() {
+        let prepared = Arc::new(Prepared::new(Duration::from_secs(5), None));
+        let k = key(&request("a"), "chain");
+        let writing = prepared.begin(k);
+        let writer = {
+            let prepared = prepared.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(100));
+                prepared.keep(k, "written");
+                drop(writing);
+            })
+        };
+        let (text, how) = prepared.take(k);
+        writer.join().unwrap();
+        assert_eq!(text.as_deref(), Some("written"));
+        assert!(
+            matches!(how, PreparedUse::Waited { waited_ms } if waited_ms >= 50),
+            "{how:?}"
+        );
+        // A job that does not finish in time: the compaction goes on.
+        let prepared = Arc::new(Prepared::new(Duration::from_millis(100), None));
+        let _stuck = prepared.begin(k);
+        let (text, how) = prepared.take(k);
+        assert_eq!(text, None);
+        assert!(
+            matches!(how, PreparedUse::FellBack { waited_ms: Some(w) } if w >= 100),
+            "{how:?}"
+        );
+    }
+}

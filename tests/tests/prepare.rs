@@ -1,0 +1,233 @@
+//! Summaries prepared ahead, through the proxy: a recorded session sent
+//! call by call, its summaries written by an OpenAI-compatible model that
+//! takes its time (the scripted server), against the same calls through a
+//! proxy that writes each summary when its compaction comes.
+
+use condense_host::sessions::{MemorySessions, RedisSessions, SessionStore};
+use condense_scripted_server::{Reply, TestServer};
+use condense_tests::proxy::{
+    RunningProxy, assert_as_reference, compacted, metric, post, scrape, session_calls,
+};
+use serde_json::{Value, json};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A summarizer model taking `delay` per summary: a chat completion whose
+/// text is a digest of the request it was sent, so the same request gets
+/// the same summary whoever asks and when.
+fn summarizer(delay: Duration) -> TestServer {
+    TestServer::answering(move |request| {
+        let mut hasher = DefaultHasher::new();
+        request.body.to_string().hash(&mut hasher);
+        let text = format!("Summary {:016x}: the work so far.", hasher.finish());
+        let answer = json!({
+            "id": "s", "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+        });
+        Reply::json(200, answer.to_string()).after(delay)
+    })
+}
+
+/// The config: summaries by the model at `summarizer`, then the heuristic
+/// summarizer; the next compaction planned at 80% of the way.
+fn config(summarizer: &str) -> String {
+    format!(
+        "token_threshold = 20000\nprepare_at_permille = 600\n\
+         [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
+         [llm]\nbase_url = \"{summarizer}/v1\"\nmodel = \"m\"\nmax_retries = 0\n"
+    )
+}
+
+/// The agent's model: an empty answer after `delay` (the time a model
+/// takes, in which the background job writes).
+fn upstream(delay: Duration) -> TestServer {
+    TestServer::answering(move |_| Reply::json(200, r#"{"content": []}"#).after(delay))
+}
+
+/// Sends `calls` through `proxy` one by one; what the upstream got, and
+/// the proxy's metrics.
+fn send(proxy: &RunningProxy, upstream: &TestServer, calls: &[Value]) -> (Vec<Value>, String) {
+    let client = ureq::Agent::new_with_defaults();
+    for call in calls {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    let bodies = upstream.requests().into_iter().map(|r| r.body).collect();
+    (bodies, scrape(&proxy.url("/metrics")))
+}
+
+fn summaries(metrics: &str, how: &str) -> f64 {
+    metric(
+        metrics,
+        &format!("condense_proxy_compaction_summaries_total{{summary=\"{how}\"}}"),
+    )
+}
+
+fn jobs(metrics: &str, result: &str) -> f64 {
+    metric(
+        metrics,
+        &format!("condense_proxy_prepare_jobs_total{{result=\"{result}\"}}"),
+    )
+}
+
+/// With summaries prepared ahead, the compactions find their summary
+/// written (or its job about to finish), and the upstream gets the very
+/// requests of the proxy that writes each summary when its compaction
+/// comes: the same cuts, the same summaries, the same cache breaks.
+#[test]
+fn prepared_summaries_change_no_request_and_keep_compactions_from_writing() {
+    let calls = &session_calls("cc-opus-c")[..70];
+    let model = summarizer(Duration::from_millis(400));
+    let config = config(&model.url(""));
+    // The reference: every summary written when its compaction comes.
+    let agent = upstream(Duration::ZERO);
+    let synchronous = RunningProxy::in_memory(&config, &agent.url(""));
+    let (reference, written) = send(&synchronous, &agent, calls);
+    drop(synchronous);
+    let compactions = metric(&written, "condense_proxy_compactions_total");
+    let agent = upstream(Duration::from_millis(150));
+    let store: Arc<dyn SessionStore> = Arc::new(MemorySessions::default());
+    let proxy = RunningProxy::preparing(&config, &agent.url(""), store, Duration::from_secs(10));
+    let (got, metrics) = send(&proxy, &agent, calls);
+    assert_as_reference(
+        &reference,
+        &got,
+        "the requests with summaries prepared ahead",
+    );
+    assert!(compactions >= 3.0, "{compactions} compactions");
+    assert_eq!(
+        metric(&metrics, "condense_proxy_compactions_total"),
+        compactions
+    );
+    let (used, waited) = (summaries(&metrics, "used"), summaries(&metrics, "waited"));
+    eprintln!("{compactions} compactions: {used} used, {waited} waited\n{metrics}");
+    assert_eq!(summaries(&metrics, "fell_back"), 0.0, "{metrics}");
+    assert_eq!(summaries(&metrics, "on_top"), 0.0, "{metrics}");
+    assert_eq!(used + waited, compactions, "{metrics}");
+    assert!(jobs(&metrics, "prepared") >= compactions, "{metrics}");
+    assert!(compacted(&got) > 0);
+}
+
+/// Two proxies behind one Redis: the summary one of them prepared serves
+/// the compaction the other makes.
+#[test]
+fn a_summary_prepared_by_one_proxy_serves_another_behind_the_same_redis() {
+    let Some(server) = condense_tests::proxy::RedisServer::start() else {
+        return;
+    };
+    let open = || -> Arc<dyn SessionStore> { Arc::new(RedisSessions::open(&server.url).unwrap()) };
+    let calls = &session_calls("cc-opus-c")[..70];
+    let model = summarizer(Duration::ZERO);
+    let config = config(&model.url(""));
+    let agent = upstream(Duration::ZERO);
+    let wait = Duration::from_secs(10);
+    let first = RunningProxy::preparing(&config, &agent.url(""), open(), wait);
+    let second = RunningProxy::preparing(&config, &agent.url(""), open(), wait);
+    // The first proxy takes the calls until its job is done, then the
+    // second the rest.
+    let client = ureq::Agent::new_with_defaults();
+    let mut on_first = 0;
+    for call in calls {
+        assert_eq!(post(&client, &first.url("/v1/messages"), call, &[]), 200);
+        on_first += 1;
+        let done = || jobs(&scrape(&first.url("/metrics")), "prepared") > 0.0;
+        if (0..20).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            done()
+        }) {
+            break;
+        }
+    }
+    // The second, up to its first compaction.
+    let asked = model.requests().len();
+    let mut on_second = 0;
+    for call in &calls[on_first..] {
+        assert_eq!(post(&client, &second.url("/v1/messages"), call, &[]), 200);
+        on_second += 1;
+        let compactions = metric(
+            &scrape(&second.url("/metrics")),
+            "condense_proxy_compactions_total",
+        );
+        if compactions > 0.0 {
+            break;
+        }
+    }
+    let metrics = scrape(&second.url("/metrics"));
+    eprintln!("{on_first} calls on the first proxy, {on_second} on the second");
+    assert_eq!(
+        metric(
+            &scrape(&first.url("/metrics")),
+            "condense_proxy_compactions_total"
+        ),
+        0.0,
+        "the first proxy prepared, the second compacts"
+    );
+    assert_eq!(
+        metric(&metrics, "condense_proxy_compactions_total"),
+        1.0,
+        "{metrics}"
+    );
+    assert_eq!(summaries(&metrics, "used"), 1.0, "{metrics}");
+    // Nothing more was asked of the model: the summary came from Redis.
+    assert_eq!(model.requests().len(), asked);
+}
+
+/// With the summarizer model down, each job writes what the chain writes
+/// (the heuristic summary, the model failing at once), and the requests
+/// are the synchronous proxy's; with the model slower than the wait, a
+/// compaction waits the bound, no more, and the chain's last summarizer
+/// writes its summary.
+#[test]
+fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
+    let calls = &session_calls("cc-opus-c")[..50];
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let config_down = config(&down);
+    let agent = upstream(Duration::ZERO);
+    let synchronous = RunningProxy::in_memory(&config_down, &agent.url(""));
+    let (reference, _) = send(&synchronous, &agent, calls);
+    drop(synchronous);
+    let agent = upstream(Duration::from_millis(50));
+    let store: Arc<dyn SessionStore> = Arc::new(MemorySessions::default());
+    let wait = Duration::from_secs(10);
+    let proxy = RunningProxy::preparing(&config_down, &agent.url(""), store, wait);
+    let (got, metrics) = send(&proxy, &agent, calls);
+    assert_as_reference(&reference, &got, "the requests with the model down");
+    assert!(metric(&metrics, "condense_proxy_compactions_total") >= 2.0);
+    drop(proxy);
+
+    let slow = summarizer(Duration::from_secs(3));
+    let config_slow = config(&slow.url(""));
+    let agent = upstream(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.jsonl");
+    let bound = Duration::from_millis(300);
+    let store: Arc<dyn SessionStore> = Arc::new(MemorySessions::default());
+    let mut settings = RunningProxy::settings(&config_slow, &agent.url(""), store.clone());
+    settings.events = Some(condense_host::events::EventLog::open(&events).unwrap());
+    let proxy = RunningProxy::preparing_with(settings, &config_slow, store, bound);
+    let (_, metrics) = send(&proxy, &agent, &calls[..40]);
+    drop(proxy);
+    let events: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let waited: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["prepared"] == "fell_back" && e["waited_ms"].is_u64())
+        .collect();
+    assert!(
+        !waited.is_empty(),
+        "a compaction waited for its job: {events:?}\n{metrics}"
+    );
+    for event in waited {
+        let ms = event["waited_ms"].as_u64().unwrap();
+        assert!(ms >= 300, "it waited the bound: {event}");
+        assert_eq!(event["summary_by"], "heuristic", "{event}");
+        let fell = event["fell_through"].to_string();
+        assert!(fell.contains("being prepared ahead"), "{event}");
+    }
+}
