@@ -20,7 +20,7 @@
 
 use axum::body::Bytes;
 use axum::http::HeaderMap;
-use condense_tests::corpus_dir;
+use condense_tests::proxy::load::{calls, marked, peak_kib, percentile};
 use condense_tests::proxy::{
     ProxyProcess, RunningProxy, metric, proxy_args, scrape, serve_on_a_thread,
 };
@@ -61,38 +61,6 @@ fn upstream(seen: Seen) -> String {
         axum::serve(listener, app).await.unwrap();
     });
     format!("http://{addr}")
-}
-
-/// The calls of one session: cc-opus-c's requests, each user message
-/// marked with the session's number.
-fn calls(calls: usize) -> Vec<Value> {
-    let path = corpus_dir().join("anthropic/cc-opus-c.request.json");
-    let body: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let messages = body["messages"].as_array().unwrap();
-    (1..messages.len())
-        .filter(|&k| messages[k]["role"] == "assistant")
-        .take(calls)
-        .map(|k| {
-            json!({"model": "claude-opus-4", "max_tokens": 1000,
-                   "system": body["system"], "messages": messages[..k]})
-        })
-        .collect()
-}
-
-fn marked(call: &Value, session: usize) -> Value {
-    let mut call = call.clone();
-    let mark = format!("[bench session {session}]");
-    for message in call["messages"].as_array_mut().unwrap() {
-        if message["role"] != "user" {
-            continue;
-        }
-        match &mut message["content"] {
-            Value::String(text) => text.push_str(&format!("\n{mark}")),
-            Value::Array(blocks) => blocks.push(json!({"type": "text", "text": mark})),
-            _ => {}
-        }
-    }
-    call
 }
 
 /// One call: its round trip, or why it was lost.
@@ -156,22 +124,6 @@ fn run(url: &str, sessions: usize, calls: &[Value]) -> (Vec<Duration>, Vec<Strin
     }
     times.sort();
     (times, lost)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn peak_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 fn main() {

@@ -3,6 +3,7 @@
 //! it ([`ProxyProcess`]); the protocols spoken through it ([`wire`]) and a
 //! session whose model recalls ([`session`]).
 
+pub mod load;
 pub mod session;
 pub mod wire;
 

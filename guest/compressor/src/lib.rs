@@ -491,7 +491,8 @@ impl<'a> Window<'a> {
         // With a plan, the compaction folds at the planned cut when that
         // brings the request down far enough (its summary was prepared
         // ahead), and otherwise summarizes the rest on top of the plan's.
-        let accept = (u64::from(config.target_tokens) + u64::from(config.token_threshold)) / 2;
+        let accept = u64::from(config.target_tokens)
+            + (u64::from(config.token_threshold) - u64::from(config.target_tokens)) / 4;
         let steps: Vec<usize> = match planned {
             Some(plan) if self.sizes.request(plan, max_pair) <= accept => vec![plan],
             Some(plan) if plan < boundary => vec![plan, boundary],
@@ -623,12 +624,19 @@ impl<'a> Window<'a> {
                     trigger::remaining(carry, self.settings, f64::from(share) / 1000.0)
                 })
                 .flatten();
-            let growth = match to_cost {
+            let to_compaction = match to_cost {
                 Some(to_cost) => to_cost.min(to_threshold),
                 None if request > mark => to_threshold,
                 None => continue,
             };
-            return Some(Soft { end: p, growth });
+            // The call that passes the mark goes past it by half a call's
+            // growth on average (the window's mean): the plan counts it,
+            // so the compaction comes down to the target on average.
+            let per_call = (self.sizes.total() - self.sizes.tail(p)) / calls.max(1);
+            return Some(Soft {
+                end: p,
+                growth: to_compaction + per_call / 2,
+            });
         }
         None
     }

@@ -94,7 +94,8 @@ pub struct Settings {
     /// compaction then folds at that cut when it still brings the request
     /// down to halfway between `target_tokens` and `token_threshold`, and
     /// otherwise summarizes the rest on top of it. 0: no plan, every
-    /// compaction cuts where it is made.
+    /// compaction cuts where it is made (condense's configuration makes it
+    /// 800 when its summarizer chain starts with `llm`).
     pub prepare_at_permille: u32,
 }
 
