@@ -19,7 +19,8 @@
 //! Run: `cargo bench -p condense-cli --bench proxy_prepare` (16 sessions ×
 //! 100 calls, 3 s a summary, 1 s an answer; `CONDENSE_PREPARE_SESSIONS`,
 //! `CONDENSE_PREPARE_CALLS`, `CONDENSE_PREPARE_SUMMARY_MS`,
-//! `CONDENSE_PREPARE_MODEL_MS` to change).
+//! `CONDENSE_PREPARE_MODEL_MS`, `CONDENSE_PREPARE_PERMILLE` (800, the
+//! configuration's default behind the LLM summarizer) to change).
 
 use axum::body::Bytes;
 use axum::http::HeaderMap;
@@ -202,10 +203,11 @@ fn main() {
     let calls = calls(var("CONDENSE_PREPARE_CALLS", 100) as usize);
     let summary = Duration::from_millis(var("CONDENSE_PREPARE_SUMMARY_MS", 3_000));
     let model = Duration::from_millis(var("CONDENSE_PREPARE_MODEL_MS", 1_000));
+    let share = var("CONDENSE_PREPARE_PERMILLE", 800);
     let asked = Arc::new(AtomicU64::new(0));
     let llm = summarizer(summary, asked.clone());
     let config = format!(
-        "token_threshold = 20000\nprepare_at_permille = 600\n\
+        "token_threshold = 20000\nprepare_at_permille = {share}\n\
          [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
          [llm]\nbase_url = \"{llm}\"\nmodel = \"m\"\nmax_retries = 0\n"
     );
@@ -213,7 +215,8 @@ fn main() {
     let file = dir.path().join("condense.toml");
     std::fs::write(&file, &config).unwrap();
     println!(
-        "{sessions} sessions × {} calls of cc-opus-c; a summary takes {} ms, an answer {} ms",
+        "{sessions} sessions × {} calls of cc-opus-c; a summary takes {} ms, an answer {} ms; \
+         prepare_at_permille = {share}",
         calls.len(),
         summary.as_millis(),
         model.as_millis()

@@ -34,7 +34,7 @@ fn summarizer(delay: Duration) -> TestServer {
 /// summarizer; the next compaction planned at 80% of the way.
 fn config(summarizer: &str) -> String {
     format!(
-        "token_threshold = 20000\nprepare_at_permille = 600\n\
+        "token_threshold = 20000\nprepare_at_permille = 500\n\
          [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
          [llm]\nbase_url = \"{summarizer}/v1\"\nmodel = \"m\"\nmax_retries = 0\n"
     )

@@ -16,7 +16,6 @@
 //! another host behind the same store uses a summary this one prepared).
 
 use crate::convert::wit;
-use crate::sessions::SessionStore;
 use condense_model::hash::{chain, message_digest};
 use condense_model::{Message, Role};
 use serde::{Deserialize, Serialize};
@@ -28,13 +27,28 @@ use std::time::{Duration, Instant};
 /// session about to compact.
 const KEPT: usize = 4_096;
 
+/// Where prepared summaries are kept for other hosts: a session store
+/// shared by hosts (`condense_host::sessions`: Redis) keeps them; a store
+/// of one host keeps none (the host keeps them in memory). Errors are said,
+/// never a reason to fail: a summary not found is written again.
+pub trait Shared: Send + Sync {
+    /// The summary prepared ahead under `key`, if this store keeps them.
+    fn prepared(&self, _key: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+    /// Keeps `summary` under `key` for [`Shared::prepared`].
+    fn keep_prepared(&self, _key: &str, _summary: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 /// Prepared summaries, shared by every call of a host.
 pub struct Prepared {
     /// How long a compaction waits for a job still running.
     wait: Duration,
     kept: Mutex<Kept>,
     running: Mutex<HashMap<u128, Arc<Running>>>,
-    store: Option<Arc<dyn SessionStore>>,
+    store: Option<Arc<dyn Shared>>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -105,7 +119,7 @@ pub(crate) fn key(request: &wit::SummaryRequest, chain_id: &str) -> u128 {
 impl Prepared {
     /// Prepared summaries kept in this process, and in `store` when given;
     /// a compaction waits up to `wait` for one still being written.
-    pub fn new(wait: Duration, store: Option<Arc<dyn SessionStore>>) -> Prepared {
+    pub fn new(wait: Duration, store: Option<Arc<dyn Shared>>) -> Prepared {
         Prepared {
             wait,
             kept: Mutex::default(),

@@ -39,6 +39,7 @@
 
 use crate::formats::Format;
 use crate::middleware::SessionCheckpoint;
+use crate::prepared::Shared;
 use crate::store::{CheckpointStore, StoreError};
 use condense_model::hash::message_digest;
 use condense_model::{Message, Role};
@@ -79,8 +80,10 @@ impl StoredCheckpoint {
 }
 
 /// Where the checkpoints of many sessions are kept: shared by every request
-/// a host serves, from any thread.
-pub trait SessionStore: Send + Sync {
+/// a host serves, from any thread. A store shared by hosts keeps their
+/// summaries prepared ahead too ([`Shared`]: Redis), so that a summary one
+/// host prepared serves a compaction on another.
+pub trait SessionStore: Shared + Send + Sync {
     /// Every checkpoint of `group`, in no particular order.
     fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError>;
     /// Adds `entry` to `group` (the same [`StoredCheckpoint::id`] again
@@ -106,17 +109,6 @@ pub trait SessionStore: Send + Sync {
     /// The groups that have checkpoints, sorted: what an operator's view of
     /// the store lists (`condense sessions`).
     fn groups(&self) -> Result<Vec<String>, StoreError>;
-    /// The summary prepared ahead under `key` ([`crate::prepared`]), if this
-    /// store keeps them. A store shared by hosts (Redis) does, so that a
-    /// summary one host prepared serves a compaction on another; one of a
-    /// single host keeps none (the host keeps them in memory).
-    fn prepared(&self, _key: &str) -> Result<Option<String>, StoreError> {
-        Ok(None)
-    }
-    /// Keeps `summary` under `key` for [`SessionStore::prepared`].
-    fn keep_prepared(&self, _key: &str, _summary: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
 }
 
 /// The group of a request: `session` when the client named it
@@ -258,6 +250,8 @@ pub struct MemorySessions {
     /// Each group's latest request ([`SessionStore::touch`]).
     touched: Mutex<HashMap<String, u64>>,
 }
+
+impl Shared for MemorySessions {}
 
 impl SessionStore for MemorySessions {
     fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {

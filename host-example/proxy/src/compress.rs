@@ -16,7 +16,6 @@
 //! only history its handles resolve against.
 
 use crate::Agent;
-use crate::prepare::Job;
 use crate::recall::Recalling;
 use crate::route::Route;
 use bytes::Bytes;
@@ -112,6 +111,21 @@ impl fmt::Display for Outcome {
     }
 }
 
+/// One session's next summary to prepare: its request as the client sent
+/// it, and whose it is.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub body: Bytes,
+    pub format: Format,
+    pub agent: String,
+    /// The session's checkpoint group.
+    pub group: String,
+    /// The session the client named (`x-condense-session`), if any.
+    pub named: Option<String>,
+    /// The boundary of the fold the request stood on.
+    pub fold: u32,
+}
+
 /// A request through condense.
 pub struct Condensed {
     /// The body as it goes upstream.
@@ -124,7 +138,7 @@ pub struct Condensed {
     /// The session's checkpoint group, once the body was read.
     pub group: Option<String>,
     /// When the request passed the compressor's soft mark: the job that
-    /// prepares its session's next summary ([`crate::prepare`]).
+    /// prepares its session's next summary (`crate::prepare`).
     pub prepare: Option<Job>,
 }
 

@@ -12,9 +12,8 @@
 //! quiet is dropped: a session that stopped will not compact.
 
 use crate::Agent;
+use crate::compress::Job;
 use crate::metrics::Metrics;
-use bytes::Bytes;
-use condense_host::formats::Format;
 use condense_host::prepare_body;
 use condense_host::sessions::{Lookup, SessionStore};
 use std::collections::HashMap;
@@ -38,21 +37,6 @@ struct Session {
     seen: Instant,
     /// The fold (its boundary) of the latest job queued, running or done.
     planned: Option<u32>,
-}
-
-/// One session's next summary to prepare: its request as the client sent
-/// it, and whose it is.
-#[derive(Clone, Debug)]
-pub struct Job {
-    pub body: Bytes,
-    pub format: Format,
-    pub agent: String,
-    /// The session's checkpoint group.
-    pub group: String,
-    /// The session the client named (`x-condense-session`), if any.
-    pub named: Option<String>,
-    /// The boundary of the fold the request stood on.
-    pub fold: u32,
 }
 
 impl Preparer {

@@ -47,6 +47,9 @@ impl DbSessions {
     }
 }
 
+/// One host's database: its prepared summaries stay in its memory.
+impl crate::prepared::Shared for DbSessions {}
+
 impl SessionStore for DbSessions {
     fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {
         use redb::ReadableDatabase;

@@ -165,6 +165,28 @@ fn parse(values: Vec<Vec<u8>>) -> Vec<StoredCheckpoint> {
         .collect()
 }
 
+/// Shared by every host behind the server.
+impl crate::prepared::Shared for RedisSessions {
+    fn prepared(&self, key: &str) -> Result<Option<String>, String> {
+        self.with(|con| redis::cmd("GET").arg(prepared_key(key)).query(con))
+            .map_err(|e| e.to_string())
+    }
+
+    /// Kept an hour: a summary is prepared for a compaction a few calls
+    /// away, and a session quiet longer starts a new plan.
+    fn keep_prepared(&self, key: &str, summary: &str) -> Result<(), String> {
+        self.with(|con| {
+            redis::cmd("SET")
+                .arg(prepared_key(key))
+                .arg(summary)
+                .arg("EX")
+                .arg(PREPARED_EXPIRY_SECS)
+                .query(con)
+        })
+        .map_err(|e| e.to_string())
+    }
+}
+
 impl SessionStore for RedisSessions {
     fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {
         let values = self.with(|con| redis::cmd("HVALS").arg(key(group)).query(con))?;
@@ -218,23 +240,6 @@ impl SessionStore for RedisSessions {
         })?;
         // A value this condense did not write (not a number) is no time.
         Ok(previous.and_then(|v| v.parse().ok()))
-    }
-
-    fn prepared(&self, key: &str) -> Result<Option<String>, StoreError> {
-        self.with(|con| redis::cmd("GET").arg(prepared_key(key)).query(con))
-    }
-
-    /// Kept an hour: a summary is prepared for a compaction a few calls
-    /// away, and a session quiet longer starts a new plan.
-    fn keep_prepared(&self, key: &str, summary: &str) -> Result<(), StoreError> {
-        self.with(|con| {
-            redis::cmd("SET")
-                .arg(prepared_key(key))
-                .arg(summary)
-                .arg("EX")
-                .arg(PREPARED_EXPIRY_SECS)
-                .query(con)
-        })
     }
 
     /// `SCAN`, never `KEYS`: a server shared with other work is not held
