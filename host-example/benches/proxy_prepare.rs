@@ -5,7 +5,9 @@
 //! (a model's time), the summaries written by a fake OpenAI-compatible
 //! model that takes `SUMMARY_MS` per summary. Twice: with the summaries
 //! written when their compaction comes (`--prepare-jobs 0`), and prepared
-//! ahead (`--prepare-jobs 4`).
+//! ahead (`--prepare-jobs 16`). Sessions start `STAGGER_MS` apart, as
+//! users' do (the same recorded session started at once everywhere would
+//! compact everywhere in the same second).
 //!
 //! - **added latency of the calls that compact**: the client's round trip
 //!   less the upstream's own time, on the calls whose request carries a new
@@ -19,8 +21,9 @@
 //! Run: `cargo bench -p condense-cli --bench proxy_prepare` (16 sessions ×
 //! 100 calls, 3 s a summary, 1 s an answer; `CONDENSE_PREPARE_SESSIONS`,
 //! `CONDENSE_PREPARE_CALLS`, `CONDENSE_PREPARE_SUMMARY_MS`,
-//! `CONDENSE_PREPARE_MODEL_MS`, `CONDENSE_PREPARE_PERMILLE` (800, the
-//! configuration's default behind the LLM summarizer) to change).
+//! `CONDENSE_PREPARE_MODEL_MS`, `CONDENSE_PREPARE_PERMILLE` (500, the
+//! configuration's default behind the LLM summarizer),
+//! `CONDENSE_PREPARE_STAGGER_MS` (1500) to change).
 
 use axum::body::Bytes;
 use axum::http::HeaderMap;
@@ -109,7 +112,13 @@ struct Run {
     wall: Duration,
 }
 
-fn run(config: &Path, sessions: usize, calls: &[Value], model: Duration, flags: &[&str]) -> Run {
+fn run(
+    config: &Path,
+    sessions: usize,
+    calls: &[Value],
+    (model, stagger): (Duration, Duration),
+    flags: &[&str],
+) -> Run {
     let seen: Seen = Arc::default();
     let url = upstream(seen.clone(), model);
     let dir = tempfile::tempdir().unwrap();
@@ -127,6 +136,8 @@ fn run(config: &Path, sessions: usize, calls: &[Value], model: Duration, flags: 
             .map(|session| {
                 let target = &target;
                 scope.spawn(move || {
+                    // Sessions start one after another, as users do.
+                    std::thread::sleep(stagger * session as u32);
                     let client = ureq::Agent::new_with_defaults();
                     let mut out = Vec::new();
                     for (i, call) in calls.iter().enumerate() {
@@ -203,7 +214,8 @@ fn main() {
     let calls = calls(var("CONDENSE_PREPARE_CALLS", 100) as usize);
     let summary = Duration::from_millis(var("CONDENSE_PREPARE_SUMMARY_MS", 3_000));
     let model = Duration::from_millis(var("CONDENSE_PREPARE_MODEL_MS", 1_000));
-    let share = var("CONDENSE_PREPARE_PERMILLE", 800);
+    let share = var("CONDENSE_PREPARE_PERMILLE", 500);
+    let stagger = Duration::from_millis(var("CONDENSE_PREPARE_STAGGER_MS", 1_500));
     let asked = Arc::new(AtomicU64::new(0));
     let llm = summarizer(summary, asked.clone());
     let config = format!(
@@ -216,14 +228,16 @@ fn main() {
     std::fs::write(&file, &config).unwrap();
     println!(
         "{sessions} sessions × {} calls of cc-opus-c; a summary takes {} ms, an answer {} ms; \
-         prepare_at_permille = {share}",
+         prepare_at_permille = {share}; sessions start {} ms apart",
         calls.len(),
         summary.as_millis(),
-        model.as_millis()
+        model.as_millis(),
+        stagger.as_millis()
     );
-    let synchronous = run(&file, sessions, &calls, model, &["--prepare-jobs", "0"]);
+    let timing = (model, stagger);
+    let synchronous = run(&file, sessions, &calls, timing, &["--prepare-jobs", "0"]);
     let asked_synchronous = asked.swap(0, Ordering::SeqCst);
-    let prepared = run(&file, sessions, &calls, model, &["--prepare-jobs", "4"]);
+    let prepared = run(&file, sessions, &calls, timing, &["--prepare-jobs", "16"]);
     let asked_prepared = asked.load(Ordering::SeqCst);
 
     let same = {

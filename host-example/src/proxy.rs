@@ -300,10 +300,10 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
     /// Summaries prepared ahead: background jobs at once (0: none; every compaction then
-    /// waits for its summary). Once a session passes the compressor's soft mark
+    /// waits for its summary). A job mostly waits for the summarizer's model. Once a session passes the compressor's soft mark
     /// (`prepare_at_permille`), its next compaction's summary is written in the background,
     /// so the request that compacts does not wait for the summarizer.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 8)]
     pub prepare_jobs: usize,
     /// The longest a compacting request waits for its summary's background job, in
     /// milliseconds; past it the summarizer chain writes the summary as without preparation.

@@ -1,16 +1,27 @@
-//! Summaries prepared ahead, through the proxy: a recorded session sent
-//! call by call, its summaries written by an OpenAI-compatible model that
-//! takes its time (the scripted server), against the same calls through a
-//! proxy that writes each summary when its compaction comes.
+//! Summaries prepared ahead, through the proxy and the agent runtime: a
+//! recorded session sent call by call, its summaries written by an
+//! OpenAI-compatible model that takes its time (the scripted server),
+//! against the same calls through a host that writes each summary when its
+//! compaction comes.
 
+use condense_config::Settings;
+use condense_host::FileStore;
+use condense_host::events::Compaction;
+use condense_host::llm::LanguageModel;
+use condense_host::prepared::Prepared;
 use condense_host::sessions::{MemorySessions, RedisSessions, SessionStore};
+use condense_model::{Message, Role};
+use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
+use condense_runtime::chain::{self, Chain, Condense, ModelCall};
+use condense_runtime::journal::{self, Journal};
+use condense_runtime::model::{ModelResponse, OpenAiLlm, ReplayModel};
 use condense_scripted_server::{Reply, TestServer};
 use condense_tests::proxy::{
     RunningProxy, assert_as_reference, compacted, metric, post, scrape, session_calls,
 };
 use serde_json::{Value, json};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A summarizer model taking `delay` per summary: a chat completion whose
@@ -230,4 +241,98 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
         let fell = event["fell_through"].to_string();
         assert!(fell.contains("being prepared ahead"), "{event}");
     }
+}
+
+/// What the agent's model is sent, call by call.
+#[derive(Clone, Default)]
+struct Sent(Arc<Mutex<Vec<Vec<Message>>>>);
+
+impl chain::Middleware for Sent {
+    fn after_model_call(&mut self, call: &ModelCall<'_>, _: &ModelResponse) {
+        self.0.lock().unwrap().push(call.request.messages.clone());
+    }
+}
+
+/// `condense agent`'s loop (a recorded session played back), its summaries
+/// by a model that takes its time, prepared ahead on a thread of their own:
+/// the agent's model is sent the very requests of the same loop writing
+/// each summary at its compaction, and the compactions find their summary
+/// written or being written.
+#[test]
+fn the_agent_runtime_prepares_summaries_ahead_and_sends_the_same_requests() {
+    let recording = condense_tests::session("cc-opus-c");
+    let model = summarizer(Duration::from_millis(300));
+    let settings = Settings::parse(&config(&model.url(""))).unwrap();
+    let client = |llm: &condense_config::LlmSettings| {
+        Ok(Arc::new(OpenAiLlm::from_settings(llm)?) as Arc<dyn LanguageModel>)
+    };
+    let run = |ahead: bool| {
+        let mut middleware = settings
+            .middleware(&condense_embedded::COMPONENTS, &client)
+            .unwrap();
+        if ahead {
+            let prepared = Prepared::new(Duration::from_secs(10), None);
+            middleware = middleware.with_prepared(Arc::new(prepared));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        let mut condense = Condense::new(
+            Arc::new(middleware),
+            settings.core,
+            settings.compressor_json(),
+            Box::new(FileStore::new(path.with_extension("ckpt"))),
+        );
+        if ahead {
+            condense = condense.with_summaries_prepared_ahead();
+        }
+        let sent = Sent::default();
+        let answers = recording
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .cloned()
+            .collect();
+        let mut agent = Agent::new(
+            Box::new(ReplayModel::new(answers)),
+            Box::new(RecordedTools::from_recording(&recording)),
+            Chain::new().with(condense).with(sent.clone()),
+            Journal::create(&path).unwrap(),
+            &Default::default(),
+            Vec::new(),
+        )
+        .unwrap();
+        replay_recording(&mut agent, &recording, |_| {}).unwrap();
+        drop(agent);
+        let events = journal::read(&path).unwrap().events;
+        let compactions: Vec<Compaction> = condense_tests::compaction_events(&events)
+            .into_iter()
+            .cloned()
+            .collect();
+        let sent = sent.0.lock().unwrap().clone();
+        (sent, compactions)
+    };
+    let (reference, written) = run(false);
+    let (got, compactions) = run(true);
+    assert_eq!(got.len(), reference.len());
+    for (i, (a, b)) in reference.iter().zip(&got).enumerate() {
+        assert!(
+            a == b,
+            "call {i}: the request differs with summaries prepared ahead"
+        );
+    }
+    assert!(written.len() >= 3, "{} compactions", written.len());
+    assert_eq!(compactions.len(), written.len());
+    let how: Vec<&str> = compactions
+        .iter()
+        .map(|c| c.prepared.as_ref().map_or("-", |p| p.name()))
+        .collect();
+    eprintln!("{how:?}");
+    let served = how
+        .iter()
+        .filter(|h| matches!(**h, "used" | "waited"))
+        .count();
+    assert!(
+        served * 2 > how.len(),
+        "most compactions found their summary: {how:?}"
+    );
+    assert!(written.iter().all(|c| c.prepared.is_none()));
 }

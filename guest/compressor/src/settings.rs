@@ -95,7 +95,7 @@ pub struct Settings {
     /// down to halfway between `target_tokens` and `token_threshold`, and
     /// otherwise summarizes the rest on top of it. 0: no plan, every
     /// compaction cuts where it is made (condense's configuration makes it
-    /// 800 when its summarizer chain starts with `llm`).
+    /// 500 when its summarizer chain starts with `llm`).
     pub prepare_at_permille: u32,
 }
 

@@ -59,11 +59,15 @@ pub const EMBEDDED_SUMMARIZER: &str = "heuristic";
 pub const LLM_SUMMARIZER: &str = "llm";
 
 /// The embedded compressor's `prepare_at_permille` behind a chain that
-/// starts with the LLM summarizer: on the long corpus sessions (replayed at
-/// a 40k threshold) planning there costs 1.08–1.17× the offline optimum
-/// against 1.07–1.09× without a plan, and leaves 20% of the way for the
-/// background job to write the summary.
-pub const PREPARE_AT_PERMILLE: u32 = 800;
+/// starts with the LLM summarizer: half way. In the proxy's load bench
+/// (`benches/proxy_prepare.rs`: 3 s a summary, 1 s a model call, 16
+/// sessions of cc-opus-c at a 20k threshold) every compaction found its
+/// summary written at 500 (p99 20 ms added), at 800 only 40% did (the rest
+/// waited, p50 2 s): cc-opus-c grows by thousands of tokens a call, so 20%
+/// of the way is one or two calls. Its price, replayed at a 40k threshold:
+/// 1.10/1.30/1.11× the offline optimum on cc-opus-a/b/c, against
+/// 1.09/1.08/1.07× without a plan (800: 1.08/1.17/1.12×).
+pub const PREPARE_AT_PERMILLE: u32 = 500;
 
 /// Whether a `summarizers` entry names an embedded summarizer, not a path.
 pub(crate) fn is_builtin(entry: &Path) -> bool {

@@ -509,8 +509,10 @@ pub fn compress_attributed(
 }
 
 /// One call with `core`, for a host with no policy on compactions (the
-/// proxy, `condense compress`): what set a compaction off is the threshold
-/// when the request was over it, else the compressor's own rule. Unlike
+/// proxy, `condense compress`, a runtime whose policy allows them all):
+/// what set a compaction off is the threshold when the request was over it,
+/// else the compressor's own rule — and `cold` whenever the call found the
+/// cache expired (it rewrites its whole request anyway). Unlike
 /// [`compress_attributed`]'s first step, the compressor sees the real
 /// threshold, which its plan for the next compaction (summaries prepared
 /// ahead) is made with.
@@ -524,7 +526,12 @@ pub fn compress_caused(
         .report
         .guest()
         .is_some_and(|r| r.tokens_before > core.token_threshold);
-    (sent, if over { Cause::Threshold } else { own_rule })
+    let cause = if over && own_rule != Cause::Cold {
+        Cause::Threshold
+    } else {
+        own_rule
+    };
+    (sent, cause)
 }
 
 /// Where the call starts: the checkpoint's boundary when the messages before

@@ -19,7 +19,7 @@ use crate::tools::ToolSpec;
 pub use condense_config::SummaryPlacement;
 use condense_host::body::with_overhead;
 use condense_host::events::{Cause, Compaction};
-use condense_host::middleware::compress_attributed;
+use condense_host::middleware::{compress_attributed, compress_caused};
 use condense_host::replay::{ReplayStats, StatsMeter};
 use condense_host::{CheckpointStore, ColdSettings, Compressed, SessionCheckpoint, Transcript};
 use condense_model::hash::message_digest;
@@ -27,6 +27,7 @@ use condense_model::tokens::{estimate_message, estimate_messages};
 use condense_model::{CoreConfig, Item, Message, Role};
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 /// One model call as the middlewares see it.
@@ -157,6 +158,69 @@ pub struct Condense<M = Arc<condense_host::Middleware>> {
     /// When the last request was compressed (wall-clock: a resumed session's
     /// comes from its journal).
     last_call: Option<SystemTime>,
+    /// Summaries prepared ahead, when on
+    /// ([`Condense::with_summaries_prepared_ahead`]).
+    ahead: Option<Ahead>,
+}
+
+/// Summaries prepared ahead: one job at a time, on a thread of its own.
+struct Ahead {
+    /// Starts a job ([`condense_host::Middleware::prepare`]) on the history
+    /// as it stands, with the fold knobs, settings, checkpoint and recall of
+    /// the call that said it is due.
+    start: Box<dyn Fn(PrepareJob) -> JoinHandle<()> + Send>,
+    /// The fold (the checkpoint's boundary) the latest job prepared for: the
+    /// session asks nothing more until it compacts.
+    planned: Option<u32>,
+    running: Option<JoinHandle<()>>,
+}
+
+/// What one job prepares with.
+struct PrepareJob {
+    history: Vec<Message>,
+    core: CoreConfig,
+    settings: String,
+    checkpoint: Option<SessionCheckpoint>,
+    recall: bool,
+}
+
+impl<M> Condense<M>
+where
+    M: Deref<Target = condense_host::Middleware> + Clone + Send + 'static,
+{
+    /// Prepares summaries ahead: once a request passes the compressor's
+    /// soft mark, the next compaction's summary is written on a thread of
+    /// its own, into the middleware's
+    /// [`Prepared`](condense_host::prepared::Prepared) (which it must have:
+    /// [`condense_host::Middleware::with_prepared`]), while the agent's
+    /// model answers; the compaction then finds it written. Under a policy
+    /// that does not allow every compaction, nothing is prepared: its
+    /// compactions are made at the threshold's call only when allowed.
+    pub fn with_summaries_prepared_ahead(mut self) -> Condense<M> {
+        let middleware = self.middleware.clone();
+        let start = move |job: PrepareJob| {
+            let middleware = middleware.clone();
+            std::thread::spawn(move || {
+                let prepared = middleware.prepare(
+                    &job.history,
+                    &job.core,
+                    &job.settings,
+                    job.checkpoint.as_ref(),
+                    job.recall,
+                );
+                match prepared {
+                    Ok(kept) => tracing::info!(kept, "summary prepared ahead"),
+                    Err(e) => tracing::warn!("cannot prepare a summary ahead: {e}"),
+                }
+            })
+        };
+        self.ahead = Some(Ahead {
+            start: Box::new(start),
+            planned: None,
+            running: None,
+        });
+        self
+    }
 }
 
 impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
@@ -181,6 +245,7 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
             frame: None,
             cold: None,
             last_call: None,
+            ahead: None,
         }
     }
 
@@ -253,36 +318,64 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
         let (settings, own_rule) = ColdSettings::choose(self.cold.as_ref(), &self.settings, idle);
         self.last_call = Some(now);
         let (middleware, policy) = (&self.middleware, &mut self.policy);
-        compress_attributed(
-            core,
-            own_rule,
-            |core| {
-                middleware.compress_transcript_offering(
-                    history,
-                    core,
-                    settings,
-                    stored.as_ref(),
-                    recall,
-                )
-            },
-            |request_tokens| {
-                let due = Due {
-                    call: number,
-                    request_tokens: u64::from(request_tokens) + u64::from(overhead),
-                    threshold: u64::from(core.token_threshold) + u64::from(overhead),
-                    at: Instant::now(),
-                };
-                let allowed = policy.allow(&due);
-                if !allowed {
-                    tracing::info!(
-                        call = number,
-                        request_tokens = due.request_tokens,
-                        "compaction deferred by the policy"
-                    );
-                }
-                allowed
-            },
-        )
+        let compress = |core: &CoreConfig| {
+            middleware.compress_transcript_offering(
+                history,
+                core,
+                settings,
+                stored.as_ref(),
+                recall,
+            )
+        };
+        if policy.allows_all() {
+            return compress_caused(core, own_rule, compress);
+        }
+        compress_attributed(core, own_rule, compress, |request_tokens| {
+            let due = Due {
+                call: number,
+                request_tokens: u64::from(request_tokens) + u64::from(overhead),
+                threshold: u64::from(core.token_threshold) + u64::from(overhead),
+                at: Instant::now(),
+            };
+            let allowed = policy.allow(&due);
+            if !allowed {
+                tracing::info!(
+                    call = number,
+                    request_tokens = due.request_tokens,
+                    "compaction deferred by the policy"
+                );
+            }
+            allowed
+        })
+    }
+}
+
+impl<M> Condense<M> {
+    /// Starts the job that prepares the next compaction's summary, unless
+    /// one ran for this fold or one still runs.
+    fn prepare_ahead(
+        &mut self,
+        history: &Transcript,
+        core: &CoreConfig,
+        recall: bool,
+        sent: &Compressed,
+    ) {
+        let Some(ahead) = &mut self.ahead else {
+            return;
+        };
+        let fold = sent.report.guest().map_or(0, |r| r.boundary);
+        let busy = ahead.running.as_ref().is_some_and(|job| !job.is_finished());
+        if ahead.planned == Some(fold) || busy {
+            return;
+        }
+        ahead.planned = Some(fold);
+        ahead.running = Some((ahead.start)(PrepareJob {
+            history: history.messages().to_vec(),
+            core: *core,
+            settings: self.settings.clone(),
+            checkpoint: sent.checkpoint.clone(),
+            recall,
+        }));
     }
 }
 
@@ -304,6 +397,9 @@ impl<M: Deref<Target = condense_host::Middleware>> Middleware for Condense<M> {
             .iter()
             .any(|t| t.name == condense_model::recall::TOOL_NAME);
         let (sent, cause) = self.compress(call.history, &core, overhead, call.number, recall);
+        if sent.report.prepare_due && self.policy.allows_all() {
+            self.prepare_ahead(call.history, &core, recall, &sent);
+        }
         if let Some(checkpoint) = &sent.checkpoint
             && self.stored.as_ref().and_then(Option::as_ref) != Some(checkpoint)
         {

@@ -30,11 +30,22 @@ pub trait Policy {
     /// `true`: compact on this call. `false`: send the request as it stands;
     /// the policy is asked again on the next call.
     fn allow(&mut self, due: &Due) -> bool;
+
+    /// Whether it allows every compaction, whatever is due: then condense
+    /// compresses in one call at the threshold, as the proxy does, and its
+    /// plan for the next compaction is the one a summary is prepared for.
+    fn allows_all(&self) -> bool {
+        false
+    }
 }
 
 impl<P: Policy + ?Sized> Policy for Box<P> {
     fn allow(&mut self, due: &Due) -> bool {
         (**self).allow(due)
+    }
+
+    fn allows_all(&self) -> bool {
+        (**self).allows_all()
     }
 }
 
@@ -44,6 +55,10 @@ pub struct Automatic;
 
 impl Policy for Automatic {
     fn allow(&mut self, _: &Due) -> bool {
+        true
+    }
+
+    fn allows_all(&self) -> bool {
         true
     }
 }
