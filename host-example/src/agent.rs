@@ -10,7 +10,6 @@ use condense_compressor::settings::CompactWhen;
 use condense_config::{CompactionPolicy, RuntimeSettings, Settings, cold_settings_of};
 use condense_host::ColdSettings;
 use condense_host::FileStore;
-use condense_host::prepared::Prepared;
 use condense_runtime::agent::{Agent, Step};
 use condense_runtime::chain::{Chain, Condense, UsageMeter};
 use condense_runtime::context::{BlockKind, ContextCompiler};
@@ -24,9 +23,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The longest a compaction waits for its summary's job.
-const PREPARE_WAIT: Duration = Duration::from_secs(10);
 
 /// The wire format of the model endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -80,11 +76,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     let events = crate::session::events_log(run.events.as_deref())?;
     // The frame the agent's requests send, for the LLM summarizer's.
     let frame = AgentFrame::default();
-    // Summaries prepared ahead, while the model answers (the compressor
-    // says when: `prepare_at_permille`); a compaction waits at most
-    // PREPARE_WAIT for one still being written.
-    let middleware = crate::components::middleware_in(settings, Some(&frame))?
-        .with_prepared(Arc::new(Prepared::new(PREPARE_WAIT, None)));
+    let middleware = crate::components::middleware_in(settings, Some(&frame))?;
     let (journal, journaled) = if run.resume {
         Journal::resume(&run.session)?
     } else {
@@ -106,8 +98,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     )
     .with_placement(settings.runtime.summary_placement)
     .with_policy(policy(&settings.runtime, compaction))
-    .with_frame(frame)
-    .with_summaries_prepared_ahead();
+    .with_frame(frame);
     if let Some(cold) = cold {
         condense = condense.with_cold_settings(cold.ttl, cold.settings);
     }

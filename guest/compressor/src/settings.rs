@@ -94,8 +94,9 @@ pub struct Settings {
     /// compaction then folds at that cut when it still brings the request
     /// down to halfway between `target_tokens` and `token_threshold`, and
     /// otherwise summarizes the rest on top of it. 0: no plan, every
-    /// compaction cuts where it is made (condense's configuration makes it
-    /// 500 when its summarizer chain starts with `llm`).
+    /// compaction cuts where it is made (`condense proxy`, which prepares
+    /// summaries ahead, makes it 500 when its summarizer chain starts with
+    /// `llm`).
     pub prepare_at_permille: u32,
 }
 

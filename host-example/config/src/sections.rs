@@ -460,13 +460,18 @@ impl Settings {
         Some(cold_settings_of(self.embedded_compressor()?.ok()?))
     }
 
-    /// The compressor's settings JSON, as the compress call hands it over:
-    /// the keys as written, and for the embedded compressor behind a chain
-    /// that starts with the LLM summarizer, `prepare_at_permille` at
-    /// [`PREPARE_AT_PERMILLE`] unless written (a summary that takes seconds
-    /// is prepared ahead; one written in milliseconds needs no plan).
+    /// The compressor's settings JSON, as the compress call hands it over.
     pub fn compressor_json(&self) -> String {
-        let mut keys = self.compressor.clone();
+        serde_json::Value::Object(self.compressor.clone()).to_string()
+    }
+
+    /// These settings for a host that prepares summaries ahead (the proxy):
+    /// behind a chain that starts with the LLM summarizer, the embedded
+    /// compressor plans each compaction at [`PREPARE_AT_PERMILLE`] unless
+    /// the file sets `prepare_at_permille` (a summary that takes seconds is
+    /// prepared ahead; one written in milliseconds needs no plan, and a host
+    /// that prepares nothing gains nothing from one).
+    pub fn preparing_ahead(mut self) -> Settings {
         let llm_first = self
             .components
             .summarizers
@@ -474,10 +479,11 @@ impl Settings {
             .and_then(|chain| chain.first())
             .is_some_and(|first| first.as_os_str() == LLM_SUMMARIZER);
         if llm_first && self.components.compressor.is_none() {
-            keys.entry("prepare_at_permille")
+            self.compressor
+                .entry("prepare_at_permille")
                 .or_insert(PREPARE_AT_PERMILLE.into());
         }
-        serde_json::Value::Object(keys).to_string()
+        self
     }
 
     /// The settings of the embedded compressor these keys give, defaults

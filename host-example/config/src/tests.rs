@@ -727,15 +727,22 @@ fn a_bad_models_key_is_named_with_its_pattern() {
     }
 }
 
-/// A chain that starts with the LLM summarizer plans ahead (its summaries
-/// take seconds) unless the file says otherwise; the heuristic one does not.
+/// For a host that prepares summaries ahead, a chain that starts with the
+/// LLM summarizer plans (its summaries take seconds) unless the file says
+/// otherwise; the heuristic one does not; nor does a host that prepares
+/// nothing.
 #[test]
 fn an_llm_chain_prepares_summaries_ahead_by_default() {
-    let plan = |text: &str| passes(&Settings::parse(text).unwrap()).prepare_at_permille;
+    let plan =
+        |text: &str| passes(&Settings::parse(text).unwrap().preparing_ahead()).prepare_at_permille;
     assert_eq!(plan(""), 0);
     assert_eq!(plan("[components]\nsummarizers = [\"heuristic\"]\n"), 0);
     let llm = "[components]\nsummarizers = [\"llm\", \"heuristic\"]\n";
     assert_eq!(plan(llm), PREPARE_AT_PERMILLE);
     assert_eq!(plan(&format!("prepare_at_permille = 0\n{llm}")), 0);
     assert_eq!(plan(&format!("prepare_at_permille = 650\n{llm}")), 650);
+    assert_eq!(
+        passes(&Settings::parse(llm).unwrap()).prepare_at_permille,
+        0
+    );
 }

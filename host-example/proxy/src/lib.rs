@@ -139,6 +139,11 @@ pub fn agents(
     std::iter::once((DEFAULT_AGENT.to_owned(), base))
         .chain(named.map(|(name, settings)| (name.clone(), settings.clone())))
         .map(|(name, settings)| {
+            // Preparing ahead, an LLM chain plans each compaction.
+            let settings = match prepared {
+                Some(_) => settings.preparing_ahead(),
+                None => settings,
+            };
             let mut middleware = settings
                 .middleware(embedded, client)
                 .with_context(|| format!("agent {name}"))?;
