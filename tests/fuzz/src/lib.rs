@@ -741,6 +741,7 @@ pub fn run_from(
         checkpoint,
         tokens: None,
         recall: false,
+        preparing: false,
     };
     compress(request, &mut |request, _| summarizer.summarize(request))
 }
