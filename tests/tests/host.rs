@@ -620,8 +620,23 @@ fn summary_under_the_summarizer_cap_reaches_the_compressor_whole() {
     // summary is clamped to its token budget. This compressor does not clamp,
     // and a checkpoint is not an output the host validates: it comes back as
     // the checkpoint's state.
-    let out =
-        hostile_middleware().compress(&history("summarize 16"), &CoreConfig::default(), "{}", None);
+    // The hostile limits' memory, with the time a 16 MiB copy takes on a
+    // busy machine: the memory is under test here, not the deadline.
+    let runtime = Runtime::new(
+        Limits {
+            call_timeout: std::time::Duration::from_secs(30),
+            ..hostile_limits()
+        },
+        ComponentSource::Path(guests::TEST_COMPRESSOR_HOSTILE.into()),
+        ComponentSource::Path(guests::TEST_SUMMARIZER_HOSTILE.into()),
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let out = Middleware::new(runtime).compress(
+        &history("summarize 16"),
+        &CoreConfig::default(),
+        "{}",
+        None,
+    );
     assert_ne!(
         out.report.status(),
         Status::FailedOpen,

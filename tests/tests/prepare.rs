@@ -7,6 +7,7 @@
 use condense_config::Settings;
 use condense_host::FileStore;
 use condense_host::events::Compaction;
+use condense_host::formats::Format;
 use condense_host::llm::LanguageModel;
 use condense_host::prepared::Prepared;
 use condense_host::sessions::{MemorySessions, RedisSessions, SessionStore};
@@ -15,9 +16,13 @@ use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::chain::{self, Chain, Condense, ModelCall};
 use condense_runtime::journal::{self, Journal};
 use condense_runtime::model::{ModelResponse, OpenAiLlm, ReplayModel};
+use condense_scripted_server::Recorded;
 use condense_scripted_server::{Reply, TestServer};
+use condense_tests::SUMMARY_INSTRUCTION;
+use condense_tests::proxy::session::{RECALL_CONFIG, TASK, USAGE, output};
+use condense_tests::proxy::wire::{Piece, SHELL, Turn, WIRES, Wire};
 use condense_tests::proxy::{
-    RunningProxy, assert_as_reference, compacted, metric, post, scrape, session_calls,
+    KEY, RunningProxy, assert_as_reference, compacted, metric, post, scrape, session_calls,
 };
 use serde_json::{Value, json};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -335,4 +340,151 @@ fn the_agent_runtime_prepares_summaries_ahead_and_sends_the_same_requests() {
         "most compactions found their summary: {how:?}"
     );
     assert!(written.iter().all(|c| c.prepared.is_none()));
+}
+
+/// The last entry of a request's list as text (a string content or its
+/// text parts), if it is the LLM summarizer's instruction.
+fn instruction(wire: Wire, body: &Value) -> Option<String> {
+    let last = body[wire.list_key()].as_array()?.last()?;
+    let text = match &last["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        _ => return None,
+    };
+    text.starts_with(SUMMARY_INSTRUCTION).then_some(text)
+}
+
+/// The client's key, as its request carried it.
+fn key_of(request: &Recorded) -> Option<&str> {
+    request
+        .headers
+        .iter()
+        .find_map(|(name, value)| match name.as_str() {
+            "x-api-key" => Some(value.as_str()),
+            "authorization" => value.strip_prefix("Bearer "),
+            _ => None,
+        })
+}
+
+/// A scripted upstream for `wire`: each request of the agent answered with
+/// a shell call, each summary request with a numbered summary (never
+/// streamed: the proxy reads it whole).
+fn agent_and_summarizer(wire: Wire) -> TestServer {
+    let answers = Arc::new(Mutex::new(0));
+    TestServer::answering(move |request| {
+        let mut n = answers.lock().unwrap();
+        *n += 1;
+        if instruction(wire, &request.body).is_some() {
+            let summary = format!("## Current task\n- summary {n} of the parser work");
+            let plain = Wire::new(wire.format, false);
+            return plain.reply(*n, &[Piece::text(&summary)], USAGE);
+        }
+        let command = json!({"command": format!("cargo test {n}")});
+        let pieces = [
+            Piece::text("Running the tests."),
+            Piece::call(&format!("shell_{n}"), SHELL, command),
+        ];
+        wire.reply(*n, &pieces, USAGE)
+    })
+}
+
+/// Cache-friendly in the proxy (`[llm]` without a `base_url`): a summary
+/// request is the client's own request as the upstream last got it, cut at
+/// the fold — its model, system prompt and tools, its messages as they
+/// were sent — then the instruction, sent to the client's upstream with the
+/// client's key. For each protocol, with each summary written when its
+/// compaction comes and prepared ahead in the background.
+#[test]
+fn the_proxys_summary_request_starts_with_the_clients_own_request() {
+    let config = format!(
+        "{RECALL_CONFIG}\n[components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
+         [llm]\nmax_retries = 0\n"
+    );
+    let prepared = format!("prepare_at_permille = 500\n{config}");
+    for wire in WIRES {
+        for preparing in [false, true] {
+            let what = format!(
+                "{}{}",
+                wire.name(),
+                if preparing { ", prepared" } else { "" }
+            );
+            let upstream = agent_and_summarizer(wire);
+            let proxy = match preparing {
+                false => RunningProxy::in_memory(&config, &upstream.url("")),
+                true => RunningProxy::preparing(
+                    &prepared,
+                    &upstream.url(""),
+                    Arc::new(MemorySessions::default()),
+                    Duration::from_secs(10),
+                ),
+            };
+            let client: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build()
+                .into();
+            let mut history = vec![Turn::User(TASK.into())];
+            for turn in 0..24 {
+                let body = wire.request(&history);
+                let mut request = client.post(&proxy.url(wire.path()));
+                request = match wire.format {
+                    Format::Anthropic => request
+                        .header("x-api-key", KEY)
+                        .header("anthropic-version", "2023-06-01"),
+                    _ => request.header("authorization", &format!("Bearer {KEY}")),
+                };
+                let mut response = request.send(body.to_string()).unwrap();
+                let text = response.body_mut().read_to_string().unwrap();
+                assert_eq!(response.status().as_u16(), 200, "{what}: {text}");
+                let answer = wire.read(text.as_bytes());
+                let calls: Vec<String> = answer.calls().iter().map(|c| c.0.to_owned()).collect();
+                history.push(Turn::Assistant(answer.pieces.clone()));
+                history.push(Turn::Results(
+                    calls.into_iter().map(|id| (id, output(turn))).collect(),
+                ));
+            }
+            drop(proxy);
+            let requests = upstream.requests();
+            let list = wire.list_key();
+            let mut asked = 0;
+            for (at, summary) in requests.iter().enumerate() {
+                if instruction(wire, &summary.body).is_none() {
+                    continue;
+                }
+                asked += 1;
+                let ours = summary.body[list].as_array().unwrap();
+                let (_, prefix) = ours.split_last().unwrap();
+                assert!(!prefix.is_empty(), "{what}: {ours:?}");
+                // The request of the agent it was made from: the latest the
+                // upstream got before it that it agrees with entry for entry
+                // (a job prepared ahead runs while the client goes on), to
+                // its end, or to the fold when the fold took in the client's
+                // new turn (its entries, at most 3 in Responses).
+                let agrees = |r: &&Recorded| {
+                    let theirs = r.body[list].as_array().unwrap();
+                    let n = theirs.len().min(prefix.len());
+                    theirs[..n] == prefix[..n] && prefix.len() <= theirs.len() + 3
+                };
+                let theirs = requests[..at]
+                    .iter()
+                    .rev()
+                    .filter(|r| instruction(wire, &r.body).is_none())
+                    .find(agrees)
+                    .unwrap_or_else(|| panic!("{what}: no request of the agent starts so"));
+                assert_eq!(summary.path, theirs.path, "{what}");
+                assert_eq!(key_of(summary), Some(KEY), "{what}: the client's key");
+                for key in ["model", "system", "instructions", "tools", "tool_choice"] {
+                    let (ours, theirs) = (summary.body.get(key), theirs.body.get(key));
+                    assert_eq!(ours, theirs, "{what}: {key}");
+                }
+                assert!(summary.body.get("stream").is_none(), "{what}");
+            }
+            assert!(asked >= 2, "{what}: {asked} summary requests");
+            // The summaries the client's model wrote are the ones sent on.
+            let last = &requests.last().unwrap().body;
+            assert!(
+                last.to_string().contains("of the parser work"),
+                "{what}: {last}"
+            );
+        }
+    }
 }

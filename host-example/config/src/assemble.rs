@@ -76,7 +76,6 @@ impl Settings {
             .iter()
             .any(|(name, path)| path.is_none() && name == LLM_SUMMARIZER)
         {
-            self.llm.endpoint()?;
             runtime = runtime.with_llm(Llm::new(client(&self.llm)?, self.llm.limits()));
         }
         // Each summarizer's settings, checked by the summarizer itself now,

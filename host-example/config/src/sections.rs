@@ -135,6 +135,36 @@ pub struct LlmSettings {
     /// the provider's prompt cache serves it when `base_url` and `model` are
     /// the agent's. Off: its own, smaller transcript of the folded messages.
     pub cache_friendly: bool,
+    /// condense proxy: whom the LLM summarizer asks. `client`: the upstream
+    /// and model of the request being compacted, with the client's own
+    /// credentials (held in memory for that request or its background job
+    /// only), the summary request being the client's request up to the
+    /// fold in its own format, which the provider's prompt cache serves;
+    /// `context_tokens` does not bound it (the client's model took it
+    /// whole). `endpoint`: `base_url` and `model` (a cheaper model, say).
+    /// Unset: `endpoint` when `base_url` is set, else `client`. Every other
+    /// program asks `base_url`.
+    pub in_proxy: Option<InProxy>,
+}
+
+/// Whom the proxy's LLM summarizer asks (`[llm] in_proxy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum InProxy {
+    Client,
+    Endpoint,
+}
+
+impl LlmSettings {
+    /// Whether the proxy's LLM summarizer asks the client's own upstream
+    /// (`in_proxy`, or no `base_url`).
+    pub fn asks_client_in_proxy(&self) -> bool {
+        match self.in_proxy {
+            Some(InProxy::Client) => true,
+            Some(InProxy::Endpoint) => false,
+            None => self.base_url.is_none(),
+        }
+    }
 }
 
 impl Default for LlmSettings {
@@ -153,6 +183,7 @@ impl Default for LlmSettings {
             breaker_failures: limits.breaker_failures,
             breaker_cooldown_ms: limits.breaker_cooldown.as_millis() as u32,
             cache_friendly: true,
+            in_proxy: None,
         }
     }
 }
@@ -463,6 +494,17 @@ impl Settings {
     /// The compressor's settings JSON, as the compress call hands it over.
     pub fn compressor_json(&self) -> String {
         serde_json::Value::Object(self.compressor.clone()).to_string()
+    }
+
+    /// These settings in condense proxy: an LLM summarizer that asks the
+    /// client's own upstream ([`LlmSettings::asks_client_in_proxy`]) sends
+    /// the client's request up to the fold, which the client's model took
+    /// whole, so `context_tokens` does not make it chunk the fold.
+    pub fn in_proxy(mut self) -> Settings {
+        if self.llm.asks_client_in_proxy() {
+            self.llm.context_tokens = crate::validate::CONTEXT_TOKENS_MAX;
+        }
+        self
     }
 
     /// These settings for a host that prepares summaries ahead (the proxy):

@@ -8,6 +8,9 @@ use crate::{LLM_SUMMARIZER, Settings};
 use anyhow::{Result, anyhow, bail};
 use condense_model::{Range, range};
 
+/// The largest `[llm] context_tokens`: no model's context is larger.
+pub(crate) const CONTEXT_TOKENS_MAX: u32 = 10_000_000;
+
 /// The ranges of the `[llm]` keys: [`Settings::validate`] enforces them and
 /// [`json_schema`](crate::json_schema) publishes them.
 pub const LLM_RANGES: &[Range] = &[
@@ -15,7 +18,7 @@ pub const LLM_RANGES: &[Range] = &[
     Range::new("budget_ms", 100, 3_600_000),
     Range::new("max_output_tokens", 64, 1_000_000),
     Range::new("max_retries", 0, 10),
-    Range::new("context_tokens", 2_000, 10_000_000),
+    Range::new("context_tokens", 2_000, CONTEXT_TOKENS_MAX),
     Range::new("breaker_failures", 1, 1_000),
     Range::new("breaker_cooldown_ms", 0, 86_400_000),
 ];

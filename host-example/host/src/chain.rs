@@ -7,12 +7,11 @@ use crate::component::Loaded;
 use crate::convert::{compressor_world, wit};
 use crate::failure::{ComponentLabel, FailureKind, GuestFailure, failure};
 use crate::folding::Sent;
-use crate::llm::Llm;
+use crate::llm::{Conversation, Llm};
 use crate::llm_import::SummarizerHost;
 use crate::prepared::{self, Prepared, PreparedUse};
 use crate::sandbox::{Credit, Sandbox, StoreData};
 use crate::summarizer::{SummarizerInstance, SummarizerPre, no_settings};
-use condense_model::Message;
 use condense_model::recall::{Handle, Span};
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,7 +39,7 @@ pub(crate) struct SummarizerSession {
     pub(crate) sent: Option<Sent>,
     /// What the compaction replaces, as the model was sent it, once the
     /// compressor said (`folding.replaces`).
-    pub(crate) conversation: Option<Arc<[Message]>>,
+    pub(crate) conversation: Option<Conversation>,
     /// The model can call `condense_recall` (`recall.offered`).
     pub(crate) recall_offered: bool,
     /// The handles the compressor's request names (`recall.named`).
@@ -265,11 +264,7 @@ impl compressor_world::condense::middleware::summarizer::Host for SummarizerSess
 
 impl compressor_world::condense::middleware::folding::Host for SummarizerSession {
     fn replaces(&mut self, items: Vec<wit::Item>) -> wasmtime::Result<()> {
-        self.conversation = self
-            .sent
-            .as_ref()
-            .and_then(|sent| sent.resolve(items))
-            .map(Arc::from);
+        self.conversation = self.sent.as_ref().and_then(|sent| sent.resolve(items));
         Ok(())
     }
 }

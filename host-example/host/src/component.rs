@@ -37,6 +37,7 @@ pub struct Embedded {
 }
 
 /// A compiled, linked component and its name.
+#[derive(Clone)]
 pub(crate) struct Loaded<P> {
     pub(crate) label: ComponentLabel,
     pub(crate) pre: P,

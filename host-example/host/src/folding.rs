@@ -3,6 +3,7 @@
 //! the conversation as it was sent without the host copying it again.
 
 use crate::convert::wit;
+use crate::llm::Conversation;
 use condense_model::{Item, Message, Role};
 use std::sync::Arc;
 
@@ -38,13 +39,15 @@ impl Sent {
     /// request. Items out of order are `None` too: like an outcome's, the
     /// indices increase, so what a compressor names costs the host at most
     /// one copy of each message it was sent.
-    pub(crate) fn resolve(&self, items: Vec<wit::Item>) -> Option<Vec<Message>> {
+    pub(crate) fn resolve(&self, items: Vec<wit::Item>) -> Option<Conversation> {
         let offset = self.request.offset;
         let mut next = 0;
         let mut written = 0;
-        items
-            .into_iter()
-            .map(|item| match Item::from(item) {
+        let items: Vec<Item> = items.into_iter().map(Item::from).collect();
+        let messages = items
+            .iter()
+            .cloned()
+            .map(|item| match item {
                 Item::Kept(i) | Item::Rewritten(i, _) if i < next => None,
                 Item::Written(_) if written == 2 => None,
                 item => {
@@ -69,7 +72,11 @@ impl Sent {
                     .map(Message::from),
                 Item::Rewritten(_, message) | Item::Written(message) => Some(message),
             })
-            .collect()
+            .collect::<Option<Vec<Message>>>()?;
+        Some(Conversation {
+            messages: messages.into(),
+            items: items.into(),
+        })
     }
 }
 
@@ -105,28 +112,33 @@ mod tests {
         let sent = Sent::new(request, &history);
         let pair = text(Role::User, "[condense summary] s");
         let items = |items: &[Item]| items.iter().map(wit::Item::from).collect::<Vec<_>>();
-        let resolved = sent.resolve(items(&[
+        let named = [
             Item::Kept(0),
             Item::Written(pair.clone()),
             Item::Kept(3),
             Item::Kept(5),
-        ]));
+        ];
+        let resolved = sent.resolve(items(&named)).unwrap();
+        assert_eq!(*resolved.items, named);
         assert_eq!(
-            resolved,
-            Some(vec![
+            resolved.messages.to_vec(),
+            vec![
                 history[0].clone(),
                 pair.clone(),
                 history[3].clone(),
                 history[5].clone()
-            ])
+            ]
         );
         // Message 1 was not kept aside; 5 twice is out of order.
-        assert_eq!(sent.resolve(items(&[Item::Kept(1)])), None);
-        assert_eq!(sent.resolve(items(&[Item::Kept(5), Item::Kept(5)])), None);
-        assert_eq!(
-            sent.resolve(items(&vec![Item::Written(pair.clone()); 3])),
-            None
+        assert!(sent.resolve(items(&[Item::Kept(1)])).is_none());
+        assert!(
+            sent.resolve(items(&[Item::Kept(5), Item::Kept(5)]))
+                .is_none()
         );
-        assert_eq!(sent.resolve(items(&[Item::Kept(9)])), None);
+        assert!(
+            sent.resolve(items(&vec![Item::Written(pair.clone()); 3]))
+                .is_none()
+        );
+        assert!(sent.resolve(items(&[Item::Kept(9)])).is_none());
     }
 }

@@ -21,7 +21,7 @@
 //! and time, never with the conversation or the key.
 
 use condense_model::tokens::estimate_messages;
-use condense_model::{Message, Role};
+use condense_model::{Item, Message, Role};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -37,13 +37,25 @@ pub struct ChatMessage {
 /// tokens the answer may have.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChatRequest {
-    /// For a summarizer's `chat-after-conversation`: the messages the
-    /// compaction replaces, as the agent's model was last sent them (the
-    /// compressor's `folding.replaces`, resolved by the host), to be sent
-    /// first, exactly so, before `messages`. `None` for a plain chat.
-    pub conversation: Option<Arc<[Message]>>,
+    /// For a summarizer's `chat-after-conversation`: what the compaction
+    /// replaces, to be sent first, exactly as the agent's model was last
+    /// sent it, before `messages`. `None` for a plain chat.
+    pub conversation: Option<Conversation>,
     pub messages: Vec<ChatMessage>,
     pub max_tokens: u32,
+}
+
+/// The messages a compaction replaces (the compressor's
+/// `folding.replaces`, resolved by the host), twice over: as messages, and
+/// as items of the history the call was given, for an embedder that
+/// renders them from its own copy of that history — the proxy renders the
+/// client's request body, byte for byte where a message was kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conversation {
+    pub messages: Arc<[Message]>,
+    /// One per message: `Kept(i)` is message `i` of the call's history, a
+    /// rewritten or written one carries its message.
+    pub items: Arc<[Item]>,
 }
 
 /// A model the host calls for summarizers. Shared by every call of a
@@ -130,6 +142,10 @@ impl Llm {
         }
     }
 
+    pub fn limits(&self) -> LlmLimits {
+        self.limits
+    }
+
     /// One call for a compaction that has already spent `spent` on the
     /// model; returns the answer and the time this call took.
     pub fn chat(
@@ -179,7 +195,7 @@ impl Llm {
                 target: "condense::llm",
                 model = self.model.name(),
                 messages = request.messages.len(),
-                after_conversation = request.conversation.as_ref().map_or(0, |c| c.len()),
+                after_conversation = request.conversation.as_ref().map_or(0, |c| c.messages.len()),
                 answer_chars = answer.len(),
                 ms = took.as_millis() as u64,
                 "model call answered"

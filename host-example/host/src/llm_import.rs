@@ -3,9 +3,8 @@
 //! deadline (it is not the guest's).
 
 use crate::convert::{compressor_world, summarizer_world, wit};
-use crate::llm::{ChatMessage, ChatRequest, Llm};
+use crate::llm::{ChatMessage, ChatRequest, Conversation, Llm};
 use crate::sandbox::Credit;
-use condense_model::Message;
 use std::sync::Arc;
 
 /// What a summarizer's store holds for its `llm` import.
@@ -13,13 +12,13 @@ pub(crate) struct SummarizerHost {
     pub(crate) llm: Option<Arc<Llm>>,
     pub(crate) credit: Arc<Credit>,
     /// What the compaction being summarised replaces, if the compressor said.
-    pub(crate) conversation: Option<Arc<[Message]>>,
+    pub(crate) conversation: Option<Conversation>,
 }
 
 impl SummarizerHost {
     fn ask(
         &mut self,
-        conversation: Option<Arc<[Message]>>,
+        conversation: Option<Conversation>,
         request: wit::ChatRequest,
     ) -> Result<String, String> {
         let Some(llm) = &self.llm else {
@@ -50,7 +49,11 @@ impl summarizer_world::condense::middleware::llm::Host for SummarizerHost {
 
     fn conversation_tokens(&mut self) -> Option<u32> {
         let conversation = self.conversation.as_ref()?;
-        Some(self.llm.as_ref()?.conversation_tokens(conversation))
+        Some(
+            self.llm
+                .as_ref()?
+                .conversation_tokens(&conversation.messages),
+        )
     }
 
     fn chat_after_conversation(&mut self, request: wit::ChatRequest) -> Result<String, String> {

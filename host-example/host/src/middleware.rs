@@ -3,6 +3,7 @@
 //! model gets the original messages and the report says why.
 
 use crate::failure::{FailureKind, GuestFailure};
+use crate::llm::LanguageModel;
 use crate::prepared::Prepared;
 use crate::report::{Cause, HostReport, Status, Verdict};
 use crate::runtime::{Call, Runtime};
@@ -26,6 +27,7 @@ use std::time::Instant;
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 64 << 20;
 
 /// Runs compressions through a [`Runtime`] and validates every output.
+#[derive(Clone)]
 pub struct Middleware {
     runtime: Runtime,
     max_request_bytes: usize,
@@ -145,6 +147,16 @@ impl Middleware {
 
     pub fn prepared(&self) -> Option<&Arc<Prepared>> {
         self.prepared.as_ref()
+    }
+
+    /// This middleware with its summaries asking `model`, for one request
+    /// ([`Runtime::asking`]).
+    pub fn asking(&self, model: Arc<dyn LanguageModel>) -> Middleware {
+        Middleware {
+            runtime: self.runtime.asking(model),
+            max_request_bytes: self.max_request_bytes,
+            prepared: self.prepared.clone(),
+        }
     }
 
     /// Prepares the next compaction's summary for the session of `history`

@@ -13,7 +13,7 @@ use crate::convert::summarizer_world::exports::condense::middleware::summarizer_
 use crate::convert::wit;
 use crate::failure::{ComponentLabel, ComponentRole, FailureKind, GuestFailure, failure};
 use crate::folding::Sent;
-use crate::llm::Llm;
+use crate::llm::{LanguageModel, Llm};
 use crate::llm_import::SummarizerHost;
 use crate::prepared::{Prepared, PreparedUse};
 use crate::sandbox::{Credit, Limits, Sandbox, StoreData};
@@ -26,6 +26,9 @@ use wasmtime::component::HasSelf;
 
 /// A compressor and a summarizer, compiled and linked, ready for calls from
 /// any number of threads (up to [`Limits::max_concurrent_calls`] at once).
+/// A clone shares the compiled components and the engine: it costs a few
+/// reference counts ([`Runtime::asking`] makes one per request).
+#[derive(Clone)]
 pub struct Runtime {
     sandbox: Arc<Sandbox>,
     compressor: Loaded<CompressorWorldPre<StoreData<SummarizerSession>>>,
@@ -195,6 +198,22 @@ impl Runtime {
     pub fn with_llm(mut self, llm: Llm) -> Runtime {
         self.llm = Some(Arc::new(llm));
         self
+    }
+
+    /// This runtime with `model` behind its summarizers' `llm` import, under
+    /// the same limits, for the calls of one request: the proxy asks the
+    /// client's own upstream with the client's key. Its breaker is its own,
+    /// so one client's failing key never pauses another's summaries. A
+    /// runtime with no model (no summarizer of its chain asks one) is
+    /// returned as it is.
+    pub fn asking(&self, model: Arc<dyn LanguageModel>) -> Runtime {
+        let Some(llm) = &self.llm else {
+            return self.clone();
+        };
+        Runtime {
+            llm: Some(Arc::new(Llm::new(model, llm.limits()))),
+            ..self.clone()
+        }
     }
 
     pub fn limits(&self) -> &Limits {

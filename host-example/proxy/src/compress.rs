@@ -18,6 +18,8 @@
 use crate::Agent;
 use crate::recall::Recalling;
 use crate::route::Route;
+use crate::summary::ClientModel;
+use crate::upstream::Upstream;
 use bytes::Bytes;
 use condense_host::events::Compaction;
 use condense_host::formats::Format;
@@ -124,6 +126,10 @@ pub struct Job {
     pub named: Option<String>,
     /// The boundary of the fold the request stood on.
     pub fold: u32,
+    /// The model its summary asks, when the agent's summaries ask the
+    /// client's upstream: the client's key, in memory for as long as the
+    /// job.
+    pub model: Option<Arc<ClientModel>>,
 }
 
 /// A request through condense.
@@ -142,7 +148,9 @@ pub struct Condensed {
     pub prepare: Option<Job>,
 }
 
-/// `body` as it goes upstream, and what condense did.
+/// `body` as it goes upstream, and what condense did; with `asking`, the
+/// summaries of its compaction ask that upstream (the request's own), as
+/// the client asked it ([`ClientModel`]).
 pub async fn compress(
     slots: &Semaphore,
     agent: &Agent,
@@ -150,11 +158,23 @@ pub async fn compress(
     format: Format,
     route: &Route,
     body: Bytes,
+    asking: Option<Upstream>,
 ) -> Condensed {
     // Never closed: `acquire` only waits for a turn.
     let _slot = slots.acquire().await.expect("the slots are never closed");
-    let middleware = agent.middleware.clone();
     let models = agent.models.clone();
+    let model = asking.map(|upstream| {
+        Arc::new(ClientModel::new(
+            upstream,
+            body.clone(),
+            format,
+            models.clone(),
+        ))
+    });
+    let middleware = match &model {
+        Some(model) => Arc::new(agent.middleware.asking(model.clone())),
+        None => agent.middleware.clone(),
+    };
     let (agent_name, session) = (route.agent.clone(), route.session.clone());
     let original = body.clone();
     let task = tokio::task::spawn_blocking(move || {
@@ -197,6 +217,7 @@ pub async fn compress(
             group: group.clone(),
             named: session.clone(),
             fold: sent.report.guest().map_or(0, |r| r.boundary),
+            model: model.clone(),
         });
         let mut condensed = match (sent.report.status(), sent.report.guest()) {
             (Status::Compressed, Some(report)) => {

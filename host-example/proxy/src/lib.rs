@@ -33,6 +33,7 @@ pub mod prepare;
 pub mod recall;
 pub mod route;
 pub mod sessions;
+pub mod summary;
 pub mod upstream;
 
 use anyhow::Context;
@@ -68,6 +69,9 @@ pub struct Agent {
     /// Shared with the compress tasks, which choose once they have read the
     /// body's `model`.
     pub models: Arc<Models>,
+    /// Its LLM summarizer asks each request's own upstream, with the
+    /// client's credentials ([`summary::ClientModel`]), not `[llm]`'s.
+    pub asks_client: bool,
 }
 
 /// What the requests to each model are compressed with, by the pattern
@@ -110,6 +114,7 @@ impl Agent {
                 prices: settings.models.clone(),
                 by_pattern,
             }),
+            asks_client: settings.llm.asks_client_in_proxy(),
         }
     }
 }
@@ -126,8 +131,9 @@ impl Models {
 /// The agents of a config file, or the defaults alone without one: its
 /// top-level settings are agent [`DEFAULT_AGENT`], each `[agents.NAME]`
 /// table an agent of its own; their components from `embedded` unless the
-/// file gives paths, the model behind `llm` from `client`. With `prepared`,
-/// their middlewares keep summaries prepared ahead there.
+/// file gives paths, the model behind `llm` from `client` — unless it asks
+/// each request's own upstream (`[llm] in_proxy`, [`summary::ClientModel`]).
+/// With `prepared`, their middlewares keep summaries prepared ahead there.
 pub fn agents(
     file: Option<&ConfigFile>,
     embedded: &Embedded,
@@ -141,8 +147,12 @@ pub fn agents(
         .map(|(name, settings)| {
             // Preparing ahead, an LLM chain plans each compaction.
             let settings = match prepared {
-                Some(_) => settings.preparing_ahead(),
-                None => settings,
+                Some(_) => settings.in_proxy().preparing_ahead(),
+                None => settings.in_proxy(),
+            };
+            let client = match settings.llm.asks_client_in_proxy() {
+                true => &summary::per_request,
+                false => client,
             };
             let mut middleware = settings
                 .middleware(embedded, client)
@@ -355,6 +365,9 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Some(format) => {
             let agent = &shared.proxy.agents[&route.agent];
             let condensing = Instant::now();
+            let asking = agent
+                .asks_client
+                .then(|| upstream::Upstream::new(&shared.client, &route, &parts));
             let condensed = compress::compress(
                 &shared.slots,
                 agent,
@@ -362,6 +375,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 format,
                 &route,
                 body,
+                asking,
             )
             .await;
             shared

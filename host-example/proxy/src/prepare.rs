@@ -87,8 +87,11 @@ impl Preparer {
             }
             session.planned = Some(job.fold);
         }
-        let (preparer, middleware, models) =
-            (self.clone(), agent.middleware.clone(), agent.models.clone());
+        let (preparer, models) = (self.clone(), agent.models.clone());
+        let middleware = match &job.model {
+            Some(model) => Arc::new(agent.middleware.asking(model.clone())),
+            None => agent.middleware.clone(),
+        };
         tokio::spawn(async move {
             let _slot = preparer
                 .slots

@@ -175,6 +175,11 @@ pub async fn forward(
     }
 }
 
+/// The text of a plain answer of `format` ([`Protocol::text`]).
+pub(crate) fn answer_text(format: Format, answer: &Value) -> String {
+    protocol_of(format).text(answer)
+}
+
 fn protocol_of(format: Format) -> &'static dyn Protocol {
     match format {
         Format::Anthropic => &anthropic::Anthropic,

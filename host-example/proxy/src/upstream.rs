@@ -150,6 +150,37 @@ impl Upstream {
             Err(_) => Err(unreachable("the upstream task ended".into())),
         }
     }
+
+    /// Sends `body` and reads the whole answer, blocking, within `timeout`:
+    /// a request the proxy makes itself (a summary), from a blocking
+    /// thread. A status other than 2xx is an error with the provider's
+    /// message; no header is ever part of an error.
+    pub fn call(&self, body: Vec<u8>, timeout: Duration) -> Result<Vec<u8>, String> {
+        let mut request = ureq::http::Request::builder()
+            .method(self.method.clone())
+            .uri(&self.url);
+        if let Some(headers) = request.headers_mut() {
+            *headers = self.headers.clone();
+        }
+        let request = request.body(body).map_err(|e| e.to_string())?;
+        let request = self
+            .client
+            .configure_request(request)
+            .timeout_global(Some(timeout))
+            .build();
+        let mut response = self.client.run(request).map_err(|e| e.to_string())?;
+        let status = response.status();
+        let text = response
+            .body_mut()
+            .read_to_vec()
+            .map_err(|e| format!("HTTP {status}: the answer broke off: {e}"))?;
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&text);
+            let cut: String = text.chars().take(300).collect();
+            return Err(format!("HTTP {}: {cut}", status.as_u16()));
+        }
+        Ok(text)
+    }
 }
 
 /// Runs `request` (blocking), hands over the answer's head, then its body

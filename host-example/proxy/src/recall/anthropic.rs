@@ -38,6 +38,14 @@ fn plain_stop(client_called: bool) -> &'static str {
 }
 
 impl Protocol for Anthropic {
+    fn text(&self, answer: &Value) -> String {
+        let blocks = answer["content"].as_array().into_iter().flatten();
+        blocks
+            .filter(|block| block["type"] == "text")
+            .filter_map(|block| block["text"].as_str())
+            .collect()
+    }
+
     fn units(&self, answer: &Value) -> Option<Vec<Unit>> {
         let content = answer.get("content")?.as_array()?;
         Some(

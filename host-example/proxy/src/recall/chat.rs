@@ -40,6 +40,14 @@ fn text_of(unit: &Value) -> Option<&str> {
 }
 
 impl Protocol for Chat {
+    fn text(&self, answer: &Value) -> String {
+        let content = answer.pointer("/choices/0/message/content");
+        content
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    }
+
     fn units(&self, answer: &Value) -> Option<Vec<Unit>> {
         let message = answer.pointer("/choices/0/message")?;
         let text = message["content"].as_str().filter(|t| !t.is_empty());

@@ -31,6 +31,10 @@ pub trait Protocol: Sync {
     /// of this protocol, which the client gets as it came.
     fn units(&self, answer: &Value) -> Option<Vec<Unit>>;
 
+    /// The text of a plain answer: what the model wrote for a reader, without
+    /// its thinking or its calls (empty when it wrote none).
+    fn text(&self, answer: &Value) -> String;
+
     /// The usage of a plain answer: its `usage` object, in every protocol.
     fn usage<'a>(&self, answer: &'a Value) -> Option<&'a Value> {
         answer.get("usage").filter(|u| u.is_object())

@@ -48,6 +48,16 @@ fn kind(item: &Value) -> Kind {
 const ENDS: [&str; 2] = ["response.completed", "response.incomplete"];
 
 impl Protocol for Responses {
+    fn text(&self, answer: &Value) -> String {
+        let output = answer["output"].as_array().into_iter().flatten();
+        output
+            .filter(|item| item["type"] == "message")
+            .flat_map(|item| item["content"].as_array().into_iter().flatten())
+            .filter(|part| part["type"] == "output_text")
+            .filter_map(|part| part["text"].as_str())
+            .collect()
+    }
+
     fn units(&self, answer: &Value) -> Option<Vec<Unit>> {
         let output = answer.get("output")?.as_array()?;
         Some(

@@ -108,6 +108,7 @@ impl OpenAiLlm {
             messages.extend(frame.system);
             messages.extend(
                 conversation
+                    .messages
                     .iter()
                     .filter(|m| !(frame.summary_in_system && is_summary(m)))
                     .cloned(),
