@@ -22,7 +22,8 @@ use condense_tests::SUMMARY_INSTRUCTION;
 use condense_tests::proxy::session::{RECALL_CONFIG, TASK, USAGE, output};
 use condense_tests::proxy::wire::{Piece, SHELL, Turn, WIRES, Wire};
 use condense_tests::proxy::{
-    KEY, RunningProxy, assert_as_reference, compacted, metric, post, scrape, session_calls,
+    KEY, RunningProxy, assert_as_reference, compacted, metric, post, request_tokens, scrape,
+    session_calls,
 };
 use serde_json::{Value, json};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -487,4 +488,64 @@ fn the_proxys_summary_request_starts_with_the_clients_own_request() {
             );
         }
     }
+}
+
+/// What the cache-friendly summary request saves, on a recorded Claude Code
+/// session through the proxy: the share of each summary request's tokens
+/// that the session's last request sent the upstream first (its system
+/// prompt and its list up to the first entry that differs), which the
+/// provider's prompt cache serves. A summary request of its own (`[llm]`'s
+/// endpoint) shares none of it.
+#[test]
+fn most_of_a_summary_request_is_the_prefix_the_upstream_cached() {
+    let wire = Wire::new(Format::Anthropic, false);
+    let upstream = TestServer::answering(move |request| {
+        if instruction(wire, &request.body).is_some() {
+            wire.reply(1, &[Piece::text("## Current task\n- the summary")], USAGE)
+        } else {
+            Reply::json(200, r#"{"content": []}"#)
+        }
+    });
+    let config = "token_threshold = 20000\n[components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
+                  [llm]\nmax_retries = 0\n";
+    let proxy = RunningProxy::in_memory(config, &upstream.url(""));
+    let (requests, metrics) = {
+        let calls = &session_calls("cc-opus-c")[..120];
+        send(&proxy, &upstream, calls);
+        (upstream.requests(), scrape(&proxy.url("/metrics")))
+    };
+    let mut shares = Vec::new();
+    for (at, summary) in requests.iter().enumerate() {
+        if instruction(wire, &summary.body).is_none() {
+            continue;
+        }
+        let last = requests[..at]
+            .iter()
+            .rev()
+            .find(|r| instruction(wire, &r.body).is_none())
+            .expect("a summary request follows the agent's");
+        let (ours, theirs) = (
+            summary.body["messages"].as_array().unwrap(),
+            last.body["messages"].as_array().unwrap(),
+        );
+        let shared = ours.iter().zip(theirs).take_while(|(a, b)| a == b).count();
+        assert_eq!(summary.body["system"], last.body["system"]);
+        let mut prefix = summary.body.clone();
+        prefix["messages"] = Value::Array(ours[..shared].to_vec());
+        let share = f64::from(request_tokens(&prefix)) / f64::from(request_tokens(&summary.body));
+        shares.push(share);
+    }
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    eprintln!(
+        "cc-opus-c, 120 calls at 20k: {} summary requests, cached share {:.1}% on average \
+         (each: {:?})",
+        shares.len(),
+        100.0 * mean,
+        shares
+            .iter()
+            .map(|s| format!("{:.1}%", 100.0 * s))
+            .collect::<Vec<_>>()
+    );
+    assert!(shares.len() >= 3, "{metrics}");
+    assert!(shares.iter().all(|&s| s >= 0.8), "{shares:?}");
 }
