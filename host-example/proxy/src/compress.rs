@@ -143,6 +143,8 @@ pub struct Condensed {
     pub recall: Option<Recalling>,
     /// The session's checkpoint group, once the body was read.
     pub group: Option<String>,
+    /// The boundary of the fold the request stood on, once condense read it.
+    pub stands_on: Option<u32>,
     /// When the request passed the compressor's soft mark: the job that
     /// prepares its session's next summary (`crate::prepare`).
     pub prepare: Option<Job>,
@@ -253,6 +255,7 @@ pub async fn compress(
                     },
                     recall,
                     group: None,
+                    stands_on: None,
                     prepare: None,
                 }
             }
@@ -263,6 +266,7 @@ pub async fn compress(
             _ => Condensed::unchanged(body.clone(), Outcome::Unchanged),
         };
         condensed.group = Some(group);
+        condensed.stands_on = sent.report.guest().map(|r| r.boundary);
         condensed.prepare = prepare;
         condensed
     });
@@ -286,6 +290,7 @@ impl Condensed {
             outcome,
             recall: None,
             group: None,
+            stands_on: None,
             prepare: None,
         }
     }

@@ -390,7 +390,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             }
             if let Some(preparer) = &shared.preparer {
                 if let Some(group) = &condensed.group {
-                    preparer.seen(group);
+                    preparer.seen(group, condensed.stands_on);
                 }
                 if let Some(job) = condensed.prepare.clone() {
                     let store = shared.proxy.store.clone();

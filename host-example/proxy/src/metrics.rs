@@ -216,7 +216,7 @@ impl Metrics {
             "prepare_jobs",
             "Summaries prepared ahead in the background, by result: prepared (kept for the \
              next compaction), nothing (no plan yet), failed, cancelled (the session went quiet \
-             before the job's turn)",
+             or compacted before the job's turn)",
             prepare_jobs.clone(),
         );
         // Every result and way shown from the start, at 0.

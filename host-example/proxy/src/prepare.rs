@@ -9,7 +9,10 @@
 //! At most one job per session, and one per cycle of it (the fold it
 //! stands on: a job that prepared the plan of a fold is not run again until
 //! the session compacts). A job whose turn comes after its session went
-//! quiet is dropped: a session that stopped will not compact.
+//! quiet is dropped: a session that stopped will not compact. So is one
+//! whose session compacted since: its plan was for a fold that is gone, and
+//! its summary would never be used (with the client's upstream asked, it
+//! would cost the client a model call for nothing).
 
 use crate::Agent;
 use crate::compress::Job;
@@ -37,6 +40,8 @@ struct Session {
     seen: Instant,
     /// The fold (its boundary) of the latest job queued, running or done.
     planned: Option<u32>,
+    /// The fold its latest request stood on, when condense read it.
+    stands_on: Option<u32>,
 }
 
 impl Preparer {
@@ -50,17 +55,20 @@ impl Preparer {
         }
     }
 
-    /// Records a request of `group`.
-    pub fn seen(&self, group: &str) {
+    /// Records a request of `group`, which stood on the fold `stands_on`
+    /// (its boundary, when condense read it).
+    pub fn seen(&self, group: &str, stands_on: Option<u32>) {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        sessions
-            .entry(group.to_owned())
-            .and_modify(|s| s.seen = now)
-            .or_insert(Session {
-                seen: now,
-                planned: None,
-            });
+        let session = sessions.entry(group.to_owned()).or_insert(Session {
+            seen: now,
+            planned: None,
+            stands_on: None,
+        });
+        session.seen = now;
+        if stands_on.is_some() {
+            session.stands_on = stands_on;
+        }
         if sessions.len() > SESSIONS {
             let quiet = self.quiet;
             sessions.retain(|_, s| now.duration_since(s.seen) < quiet);
@@ -81,6 +89,7 @@ impl Preparer {
             let session = sessions.entry(job.group.clone()).or_insert(Session {
                 seen: Instant::now(),
                 planned: None,
+                stands_on: Some(job.fold),
             });
             if session.planned == Some(job.fold) {
                 return;
@@ -99,7 +108,7 @@ impl Preparer {
                 .acquire_owned()
                 .await
                 .expect("the slots are never closed");
-            if preparer.is_quiet(&job.group) {
+            if preparer.is_gone(&job) {
                 metrics.prepare_job("cancelled");
                 preparer.forget(&job);
                 return;
@@ -146,11 +155,12 @@ impl Preparer {
         });
     }
 
-    fn is_quiet(&self, group: &str) -> bool {
+    /// Whether `job`'s session went quiet, or compacted since it asked.
+    fn is_gone(&self, job: &Job) -> bool {
         let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions
-            .get(group)
-            .is_none_or(|s| s.seen.elapsed() >= self.quiet)
+        sessions.get(&job.group).is_none_or(|s| {
+            s.seen.elapsed() >= self.quiet || s.stands_on.is_some_and(|fold| fold != job.fold)
+        })
     }
 
     /// Lets a later request of `job`'s session start its job again.
@@ -161,5 +171,45 @@ impl Preparer {
         {
             session.planned = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use condense_host::formats::Format;
+
+    fn job(fold: u32) -> Job {
+        Job {
+            body: bytes::Bytes::new(),
+            format: Format::Anthropic,
+            agent: "default".into(),
+            group: "s".into(),
+            named: None,
+            fold,
+            model: None,
+        }
+    }
+
+    /// A job is run only while its session is live and still stands on the
+    /// fold it was planned for.
+    #[test]
+    fn a_job_of_a_session_that_went_quiet_or_compacted_is_gone() {
+        let preparer = Preparer::new(1, Duration::from_secs(600));
+        preparer.seen("s", Some(5));
+        assert!(!preparer.is_gone(&job(5)));
+        // A request condense did not read says nothing of the fold.
+        preparer.seen("s", None);
+        assert!(!preparer.is_gone(&job(5)));
+        preparer.seen("s", Some(9));
+        assert!(preparer.is_gone(&job(5)));
+        assert!(!preparer.is_gone(&job(9)));
+        let quiet = Preparer::new(1, Duration::ZERO);
+        quiet.seen("s", Some(9));
+        assert!(quiet.is_gone(&job(9)));
+        assert!(preparer.is_gone(&Job {
+            group: "unknown".into(),
+            ..job(9)
+        }));
     }
 }
