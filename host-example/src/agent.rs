@@ -10,6 +10,7 @@ use condense_compressor::settings::CompactWhen;
 use condense_config::{CompactionPolicy, RuntimeSettings, Settings, cold_settings_of};
 use condense_host::ColdSettings;
 use condense_host::FileStore;
+use condense_host::prepared::Prepared;
 use condense_runtime::agent::{Agent, Step};
 use condense_runtime::chain::{Chain, Condense, UsageMeter};
 use condense_runtime::context::{BlockKind, ContextCompiler};
@@ -51,14 +52,24 @@ pub struct AgentRun {
     pub events: Option<PathBuf>,
     /// Overrides `[runtime] compaction`.
     pub compaction: Option<CompactionPolicy>,
+    /// Prepare each compaction's summary while the model answers.
+    pub prepare_ahead: bool,
     pub task: String,
 }
+
+/// The longest a compaction waits for its summary's job.
+const PREPARE_WAIT: Duration = Duration::from_secs(10);
 
 /// Runs the task, printing each tool call and the answer to `out`.
 pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<()> {
     // The model's price model: its threshold, and the cache prices the cost
     // rule weighs compactions with.
     let (settings, ..) = settings.for_model(Some(&run.model));
+    // Preparing ahead, an LLM chain plans each compaction.
+    let settings = match run.prepare_ahead {
+        true => settings.preparing_ahead(),
+        false => settings,
+    };
     let settings = &settings;
     // Everything that can fail on bad input fails before the journal is
     // touched: the workdir, the key, the compressor's settings, the
@@ -76,7 +87,10 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     let events = crate::session::events_log(run.events.as_deref())?;
     // The frame the agent's requests send, for the LLM summarizer's.
     let frame = AgentFrame::default();
-    let middleware = crate::components::middleware_in(settings, Some(&frame))?;
+    let mut middleware = crate::components::middleware_in(settings, Some(&frame))?;
+    if run.prepare_ahead {
+        middleware = middleware.with_prepared(Arc::new(Prepared::new(PREPARE_WAIT, None)));
+    }
     let (journal, journaled) = if run.resume {
         Journal::resume(&run.session)?
     } else {
@@ -101,6 +115,9 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
     .with_frame(frame);
     if let Some(cold) = cold {
         condense = condense.with_cold_settings(cold.ttl, cold.settings);
+    }
+    if run.prepare_ahead {
+        condense = condense.with_summaries_prepared_ahead();
     }
     // A resumed session's cache has been idle since its last model call.
     if let Some(at_ms) = journaled.last_model_call_ms() {
@@ -360,6 +377,14 @@ pub struct AgentArgs {
     /// compaction, automatic.
     #[arg(long, value_enum, value_name = "POLICY")]
     pub compaction: Option<condense_config::CompactionPolicy>,
+    /// Write each compaction's summary ahead, on a thread, while the model answers, so
+    /// that no compaction waits for an LLM summarizer (half way to the compaction
+    /// unless the config sets prepare_at_permille; a compaction waits at most 10 s for
+    /// its job). Only under a policy that allows every compaction (automatic). Its
+    /// summary requests go out beside the agent's own: with a cache-friendly [llm]
+    /// they start from the agent's request as it was when the job began.
+    #[arg(long)]
+    pub prepare_ahead: bool,
     /// What the agent is to do.
     #[arg(value_name = "TASK")]
     pub task: String,
@@ -397,6 +422,7 @@ pub fn command(args: AgentArgs, out: &mut dyn Write) -> Result<()> {
         max_calls: args.max_calls,
         events: args.events,
         compaction: args.compaction,
+        prepare_ahead: args.prepare_ahead,
         task: args.task,
     };
     crate::agent::run(&settings, &run, out)

@@ -11,7 +11,10 @@
 //! - [`compress`]: the body through condense (`compress_body`) with the
 //!   session's checkpoint, found in the [`SessionStore`] from the request
 //!   itself or named by `x-condense-session`; on a bounded blocking pool.
-//!   Fail-open: anything that goes wrong forwards the original body;
+//!   Fail-open: anything that goes wrong forwards the original body. Its
+//!   summaries ask the client's own upstream ([`summary`]) unless `[llm]`
+//!   names an endpoint, and a request past the soft mark starts a job that
+//!   prepares the next one ([`prepare`]);
 //! - [`upstream`]: the request to the provider with the client's own
 //!   headers (its key among them, never logged or stored), and the answer
 //!   streamed back byte for byte as it arrives (SSE included). Only an

@@ -4,6 +4,7 @@
 //! for the passes, and the LLM summarizer asking in the agent's own request.
 
 use condense_host::events::Compaction;
+use condense_host::prepared::PreparedUse;
 use condense_model::{Message, SUMMARY_MARKER};
 use condense_runtime::journal;
 use condense_scripted_server::{Reply, TestServer};
@@ -482,6 +483,75 @@ fn the_llm_summarizer_asks_in_the_agents_own_request() {
         events
             .iter()
             .all(|e| e.summary_by.as_deref() == Some("llm")),
+        "{events:?}"
+    );
+}
+
+/// With `--prepare-ahead`, each compaction's summary is written by the LLM
+/// summarizer on a thread while the agent goes on: the compactions find it
+/// written, and the agent finishes its task. (Without the flag, no event
+/// says `prepared`.)
+#[test]
+fn with_prepare_ahead_the_compactions_find_their_summaries_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    // A read is an eighth of the threshold: a compaction every few calls.
+    let notes: String = (0..30)
+        .map(|i| format!("note {i}: the queue worker restarts after each migration\n"))
+        .collect();
+    std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
+    let session = dir.path().join("session.jsonl");
+    let read =
+        |id: &str| tool_call_reply(id, "read_file", serde_json::json!({"path": "notes.txt"}));
+    let mut script: std::collections::VecDeque<Reply> =
+        (0..24).map(|i| read(&format!("r{i}"))).collect();
+    script.push_back(condense_tests::chat_answer("Read it 24 times."));
+    let server = TestServer::answering(move |request| {
+        if condense_tests::asks_for_a_summary(&request.body) {
+            condense_tests::chat_answer("## Current task\n- read notes.txt (llm summary)")
+        } else {
+            // The model takes a moment, in which the job writes.
+            let reply = script.pop_front().expect("the script has an answer left");
+            reply.after(std::time::Duration::from_millis(150))
+        }
+    });
+    let config = dir.path().join("condense.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "token_threshold = 4000\n\
+             [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
+             [llm]\nbase_url = \"{}\"\nmodel = \"scripted\"\n",
+            server.url("/v1")
+        ),
+    )
+    .unwrap();
+    let out = run_agent(
+        &config,
+        &server,
+        &workdir,
+        &session,
+        &["--prepare-ahead".into()],
+        "read notes.txt until you know it",
+    );
+    assert!(out.contains("Read it 24 times."), "{out}");
+    let journaled = journal::read(&session).unwrap();
+    let events = compaction_events(&journaled.events);
+    assert!(events.len() >= 2, "{events:?}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e.summary_by.as_deref() == Some("llm")),
+        "{events:?}"
+    );
+    // Each found its prepared summary (at this small threshold, for the
+    // plan's part, the rest written on top of it).
+    assert!(
+        events.iter().all(|e| matches!(
+            e.prepared,
+            Some(PreparedUse::Used | PreparedUse::Waited { .. } | PreparedUse::OnTop)
+        )),
         "{events:?}"
     );
 }
