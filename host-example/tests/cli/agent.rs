@@ -391,6 +391,44 @@ fn the_agents_own_tools_are_classed_for_the_passes() {
     );
 }
 
+/// A directory for a session: `work/notes.txt` of `lines` notes, and where
+/// the journal goes.
+fn notes_session(lines: usize) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let notes: String = (0..lines)
+        .map(|i| format!("note {i}: the queue worker restarts after each migration\n"))
+        .collect();
+    std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
+    let session = dir.path().join("session.jsonl");
+    (dir, workdir, session)
+}
+
+/// A config in `dir`: a 4,000-token threshold, summaries by the LLM
+/// summarizer asking `server`'s model (the agent's), then the heuristic one.
+fn llm_config(dir: &std::path::Path, server: &TestServer) -> std::path::PathBuf {
+    let config = dir.join("condense.toml");
+    let text = format!(
+        "token_threshold = 4000\n\
+         [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
+         [llm]\nbase_url = \"{}\"\nmodel = \"scripted\"\n",
+        server.url("/v1")
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+/// The model's answers: `times` reads of notes.txt, then `answer`.
+fn reading_notes(times: usize, answer: &str) -> std::collections::VecDeque<Reply> {
+    let read =
+        |id: &str| tool_call_reply(id, "read_file", serde_json::json!({"path": "notes.txt"}));
+    let mut script: std::collections::VecDeque<Reply> =
+        (0..times).map(|i| read(&format!("r{i}"))).collect();
+    script.push_back(condense_tests::chat_answer(answer));
+    script
+}
+
 /// `condense agent` with the LLM summarizer asking the agent's own model
 /// (`[llm]` is the agent's server and model): each summarizer request is
 /// the agent's last request — its system prompt, its tools, the messages
@@ -399,20 +437,8 @@ fn the_agents_own_tools_are_classed_for_the_passes() {
 /// instruction. The summary then reaches the agent's next request.
 #[test]
 fn the_llm_summarizer_asks_in_the_agents_own_request() {
-    let dir = tempfile::tempdir().unwrap();
-    let workdir = dir.path().join("work");
-    std::fs::create_dir(&workdir).unwrap();
-    let notes: String = (0..120)
-        .map(|i| format!("note {i}: the queue worker restarts after each migration\n"))
-        .collect();
-    std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
-    let session = dir.path().join("session.jsonl");
-
-    let read =
-        |id: &str| tool_call_reply(id, "read_file", serde_json::json!({"path": "notes.txt"}));
-    let mut script: std::collections::VecDeque<Reply> =
-        (0..8).map(|i| read(&format!("r{i}"))).collect();
-    script.push_back(condense_tests::chat_answer("Read it eight times."));
+    let (dir, workdir, session) = notes_session(120);
+    let mut script = reading_notes(8, "Read it eight times.");
     let summaries = Arc::new(Mutex::new(0));
     let counter = summaries.clone();
     let server = TestServer::answering(move |request| {
@@ -424,17 +450,7 @@ fn the_llm_summarizer_asks_in_the_agents_own_request() {
             script.pop_front().expect("the script has an answer left")
         }
     });
-    let config = dir.path().join("condense.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "token_threshold = 4000\n\
-             [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
-             [llm]\nbase_url = \"{}\"\nmodel = \"scripted\"\n",
-            server.url("/v1")
-        ),
-    )
-    .unwrap();
+    let config = llm_config(dir.path(), &server);
 
     let out = run_agent(
         &config,
@@ -493,20 +509,9 @@ fn the_llm_summarizer_asks_in_the_agents_own_request() {
 /// says `prepared`.)
 #[test]
 fn with_prepare_ahead_the_compactions_find_their_summaries_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let workdir = dir.path().join("work");
-    std::fs::create_dir(&workdir).unwrap();
     // A read is an eighth of the threshold: a compaction every few calls.
-    let notes: String = (0..30)
-        .map(|i| format!("note {i}: the queue worker restarts after each migration\n"))
-        .collect();
-    std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
-    let session = dir.path().join("session.jsonl");
-    let read =
-        |id: &str| tool_call_reply(id, "read_file", serde_json::json!({"path": "notes.txt"}));
-    let mut script: std::collections::VecDeque<Reply> =
-        (0..24).map(|i| read(&format!("r{i}"))).collect();
-    script.push_back(condense_tests::chat_answer("Read it 24 times."));
+    let (dir, workdir, session) = notes_session(30);
+    let mut script = reading_notes(24, "Read it 24 times.");
     let server = TestServer::answering(move |request| {
         if condense_tests::asks_for_a_summary(&request.body) {
             condense_tests::chat_answer("## Current task\n- read notes.txt (llm summary)")
@@ -516,17 +521,7 @@ fn with_prepare_ahead_the_compactions_find_their_summaries_written() {
             reply.after(std::time::Duration::from_millis(150))
         }
     });
-    let config = dir.path().join("condense.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "token_threshold = 4000\n\
-             [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
-             [llm]\nbase_url = \"{}\"\nmodel = \"scripted\"\n",
-            server.url("/v1")
-        ),
-    )
-    .unwrap();
+    let config = llm_config(dir.path(), &server);
     let out = run_agent(
         &config,
         &server,
