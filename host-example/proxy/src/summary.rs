@@ -77,9 +77,10 @@ impl fmt::Debug for ClientModel {
 
 impl ClientModel {
     /// The model of the request `body` of `format`, sent through `upstream`
-    /// (the client's headers but `accept` and `accept-encoding`: the proxy
-    /// reads the answer itself); `models` says whether its requests offer
-    /// recall.
+    /// with the client's headers but `accept` and `accept-encoding` (the
+    /// proxy reads the answer itself) and `idempotency-key` (a summary
+    /// request is not the client's); `models` says whether its requests
+    /// offer recall.
     pub fn new(
         upstream: Upstream,
         body: Bytes,
