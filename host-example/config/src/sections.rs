@@ -69,6 +69,9 @@ pub const LLM_SUMMARIZER: &str = "llm";
 /// 1.09/1.08/1.07× without a plan (800: 1.08/1.17/1.12×).
 pub const PREPARE_AT_PERMILLE: u32 = 500;
 
+/// The largest `[llm] context_tokens`: no model's context is larger.
+pub(crate) const CONTEXT_TOKENS_MAX: u32 = 10_000_000;
+
 /// Whether a `summarizers` entry names an embedded summarizer, not a path.
 pub(crate) fn is_builtin(entry: &Path) -> bool {
     entry.as_os_str() == EMBEDDED_SUMMARIZER || entry.as_os_str() == LLM_SUMMARIZER
@@ -502,7 +505,7 @@ impl Settings {
     /// whole, so `context_tokens` does not make it chunk the fold.
     pub fn in_proxy(mut self) -> Settings {
         if self.llm.asks_client_in_proxy() {
-            self.llm.context_tokens = crate::validate::CONTEXT_TOKENS_MAX;
+            self.llm.context_tokens = CONTEXT_TOKENS_MAX;
         }
         self
     }

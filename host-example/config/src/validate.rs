@@ -3,13 +3,10 @@
 //! embedded compressor's keys (checked by its own code, natively).
 
 use crate::file::CORE_KEYS;
-use crate::sections::{HOST_TABLES, LLM_KEYS_FROM_LLM_TABLE};
+use crate::sections::{CONTEXT_TOKENS_MAX, HOST_TABLES, LLM_KEYS_FROM_LLM_TABLE};
 use crate::{LLM_SUMMARIZER, Settings};
 use anyhow::{Result, anyhow, bail};
 use condense_model::{Range, range};
-
-/// The largest `[llm] context_tokens`: no model's context is larger.
-pub(crate) const CONTEXT_TOKENS_MAX: u32 = 10_000_000;
 
 /// The ranges of the `[llm]` keys: [`Settings::validate`] enforces them and
 /// [`json_schema`](crate::json_schema) publishes them.
