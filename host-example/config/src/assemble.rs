@@ -72,10 +72,7 @@ impl Settings {
             summarizers,
         )?;
         // The LLM summarizer: the host's model behind its `llm` import.
-        if chain
-            .iter()
-            .any(|(name, path)| path.is_none() && name == LLM_SUMMARIZER)
-        {
+        if self.asks_a_model() {
             runtime = runtime.with_llm(Llm::new(client(&self.llm)?, self.llm.limits()));
         }
         // Each summarizer's settings, checked by the summarizer itself now,

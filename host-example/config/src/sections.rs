@@ -601,6 +601,14 @@ impl Settings {
         }
     }
 
+    /// Whether the chain has the embedded LLM summarizer, which asks the
+    /// host's model (`[llm]`).
+    pub fn asks_a_model(&self) -> bool {
+        self.summarizer_chain()
+            .iter()
+            .any(|(name, path)| path.is_none() && name == LLM_SUMMARIZER)
+    }
+
     /// The settings JSON summarizer `name` of the chain is handed, if the
     /// file has any for it: its `[summarizers.NAME]` table, and for `llm`
     /// the keys it takes from `[llm]` too.

@@ -117,7 +117,7 @@ impl Agent {
                 prices: settings.models.clone(),
                 by_pattern,
             }),
-            asks_client: settings.llm.asks_client_in_proxy(),
+            asks_client: settings.asks_a_model() && settings.llm.asks_client_in_proxy(),
         }
     }
 }
