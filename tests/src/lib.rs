@@ -9,7 +9,7 @@ use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime, Se
 use condense_model::{CoreConfig, Message};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::Duration;
 
 /// Paths of the test guest components (`tests/guests/*`), built by build.rs.
@@ -331,4 +331,26 @@ pub fn skipped(why: &str) {
         let registered = unsafe { atexit(report) };
         assert_eq!(registered, 0, "atexit failed");
     });
+}
+
+/// A runtime middleware that records every request the agent's model is
+/// sent, as the model got it.
+#[derive(Clone, Default)]
+pub struct SentRequests(Arc<Mutex<Vec<Vec<Message>>>>);
+
+impl SentRequests {
+    /// The requests so far, in order.
+    pub fn requests(&self) -> Vec<Vec<Message>> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl condense_runtime::chain::Middleware for SentRequests {
+    fn after_model_call(
+        &mut self,
+        call: &condense_runtime::chain::ModelCall<'_>,
+        _: &condense_runtime::model::ModelResponse,
+    ) {
+        self.0.lock().unwrap().push(call.request.messages.clone());
+    }
 }

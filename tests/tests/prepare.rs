@@ -11,14 +11,15 @@ use condense_host::formats::Format;
 use condense_host::llm::LanguageModel;
 use condense_host::prepared::Prepared;
 use condense_host::sessions::{MemorySessions, RedisSessions, SessionStore};
-use condense_model::{Message, Role};
+use condense_model::Role;
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
-use condense_runtime::chain::{self, Chain, Condense, ModelCall};
+use condense_runtime::chain::{Chain, Condense};
 use condense_runtime::journal::{self, Journal};
-use condense_runtime::model::{ModelResponse, OpenAiLlm, ReplayModel};
+use condense_runtime::model::{OpenAiLlm, ReplayModel};
 use condense_scripted_server::Recorded;
 use condense_scripted_server::{Reply, TestServer};
 use condense_tests::SUMMARY_INSTRUCTION;
+use condense_tests::SentRequests;
 use condense_tests::proxy::session::{RECALL_CONFIG, TASK, USAGE, output};
 use condense_tests::proxy::wire::{Piece, SHELL, Turn, WIRES, Wire};
 use condense_tests::proxy::{
@@ -249,16 +250,6 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
     }
 }
 
-/// What the agent's model is sent, call by call.
-#[derive(Clone, Default)]
-struct Sent(Arc<Mutex<Vec<Vec<Message>>>>);
-
-impl chain::Middleware for Sent {
-    fn after_model_call(&mut self, call: &ModelCall<'_>, _: &ModelResponse) {
-        self.0.lock().unwrap().push(call.request.messages.clone());
-    }
-}
-
 /// `condense agent`'s loop (a recorded session played back), its summaries
 /// by a model that takes its time, prepared ahead on a thread of their own:
 /// the agent's model is sent the very requests of the same loop writing
@@ -291,7 +282,7 @@ fn the_agent_runtime_prepares_summaries_ahead_and_sends_the_same_requests() {
         if ahead {
             condense = condense.with_summaries_prepared_ahead();
         }
-        let sent = Sent::default();
+        let sent = SentRequests::default();
         let answers = recording
             .iter()
             .filter(|m| m.role == Role::Assistant)
@@ -313,7 +304,7 @@ fn the_agent_runtime_prepares_summaries_ahead_and_sends_the_same_requests() {
             .into_iter()
             .cloned()
             .collect();
-        let sent = sent.0.lock().unwrap().clone();
+        let sent = sent.requests();
         (sent, compactions)
     };
     let (reference, written) = run(false);

@@ -6,16 +6,16 @@ use condense_host::replay::replay_middleware;
 use condense_host::{FileStore, Middleware};
 use condense_model::{Message, Role, SUMMARY_MARKER};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
-use condense_runtime::chain::{
-    self, Chain, Condense, ModelCall, RequestMeter, SummaryPlacement, UsageMeter,
-};
+use condense_runtime::chain::{Chain, Condense, RequestMeter, SummaryPlacement, UsageMeter};
 use condense_runtime::context::{BlockKind, ContextCompiler};
 use condense_runtime::journal::{self, Event, Journal};
 use condense_runtime::model::ModelResponse;
 use condense_runtime::model::ReplayModel;
 use condense_runtime::policy::{Confirm, Due, Policy, RateLimited};
 
-use condense_tests::{TestConfig, compaction_events, config_40k, embedded_middleware, session};
+use condense_tests::{
+    SentRequests, TestConfig, compaction_events, config_40k, embedded_middleware, session,
+};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -421,16 +421,6 @@ fn a_rate_limited_session_compacts_again_only_when_the_window_would_overflow() {
     assert!(stats.peak_request_tokens > 40_000 && stats.peak_request_tokens <= window + 5_000);
 }
 
-/// Every request sent, as the model got it.
-#[derive(Clone, Default)]
-struct Requests(Arc<Mutex<Vec<Vec<Message>>>>);
-
-impl chain::Middleware for Requests {
-    fn after_model_call(&mut self, call: &ModelCall<'_>, _: &ModelResponse) {
-        self.0.lock().unwrap().push(call.request.messages.clone());
-    }
-}
-
 /// With `summary_placement = "block"` the summary is the system prompt's
 /// compressed block: no summary pair in the conversation, the prompt
 /// compiled from its blocks and changed only by a compaction, so the cache
@@ -440,7 +430,7 @@ fn a_summary_placed_in_the_context_block_keeps_the_prefix_stable() {
     let recording = session("cc-opus-c");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.jsonl");
-    let requests = Requests::default();
+    let requests = SentRequests::default();
     let meter = RequestMeter::new();
     let condense = condense_at_40k(&path).with_placement(SummaryPlacement::Block);
     let mut context = ContextCompiler::default();
@@ -468,7 +458,7 @@ fn a_summary_placed_in_the_context_block_keeps_the_prefix_stable() {
     replay_recording(&mut agent, &recording, |_| {}).unwrap();
     drop(agent);
 
-    let requests = requests.0.lock().unwrap();
+    let requests = requests.requests();
     let stats = meter.stats();
     assert!(stats.compactions >= 2, "{}", stats.compactions);
     assert_eq!(stats.cache_breaks, stats.compactions);
