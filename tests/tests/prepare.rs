@@ -11,7 +11,6 @@ use condense_host::formats::Format;
 use condense_host::llm::LanguageModel;
 use condense_host::prepared::Prepared;
 use condense_host::sessions::{MemorySessions, RedisSessions, SessionStore};
-use condense_model::Role;
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::chain::{Chain, Condense};
 use condense_runtime::journal::{self, Journal};
@@ -283,13 +282,8 @@ fn the_agent_runtime_prepares_summaries_ahead_and_sends_the_same_requests() {
             condense = condense.with_summaries_prepared_ahead();
         }
         let sent = SentRequests::default();
-        let answers = recording
-            .iter()
-            .filter(|m| m.role == Role::Assistant)
-            .cloned()
-            .collect();
         let mut agent = Agent::new(
-            Box::new(ReplayModel::new(answers)),
+            Box::new(ReplayModel::new(recording.clone())),
             Box::new(RecordedTools::from_recording(&recording)),
             Chain::new().with(condense).with(sent.clone()),
             Journal::create(&path).unwrap(),

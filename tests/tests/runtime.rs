@@ -437,13 +437,8 @@ fn a_summary_placed_in_the_context_block_keeps_the_prefix_stable() {
     context.set(BlockKind::Persona, "You are replaying a recorded session.");
     context.set(BlockKind::Rules, "- Never push to main.");
     let (journal, journaled) = (Journal::create(&path).unwrap(), Default::default());
-    let answers = recording
-        .iter()
-        .filter(|m| m.role == Role::Assistant)
-        .cloned()
-        .collect();
     let mut agent = Agent::new(
-        Box::new(ReplayModel::new(answers)),
+        Box::new(ReplayModel::new(recording.clone())),
         Box::new(RecordedTools::from_recording(&recording)),
         Chain::new()
             .with(meter.clone())
