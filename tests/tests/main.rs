@@ -14,6 +14,7 @@ mod properties;
 mod proxy;
 mod python_summarizer;
 mod recall;
+mod regressions;
 mod rules;
 mod runtime;
 mod sdk;

@@ -22,19 +22,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok((config, summarizer, history)) = g.session() else {
         return;
     };
-    // Call points: increasing prefix lengths, the whole history last.
-    let mut ends = Vec::new();
-    let mut end = 0;
-    while end < history.len() {
-        let Ok(step) = g.u.int_in_range(1..=8usize) else {
-            break;
-        };
-        end = (end + step).min(history.len());
-        ends.push(end);
-    }
-    if ends.last() != Some(&history.len()) {
-        ends.push(history.len());
-    }
+    let ends = g.call_points(history.len());
 
     if condense_fuzz::show() {
         eprintln!("{config:#?}\n{summarizer:?}\n{history:#?}\ncalls at {ends:?}");

@@ -1,6 +1,7 @@
 //! Shared pieces of the fuzz targets: histories and configs built from fuzzer
-//! bytes (through `arbitrary::Unstructured`), the summarizers the compressor is
-//! driven with, and the properties every `compress` result must have.
+//! bytes (through `arbitrary::Unstructured`), and (in `checks`) the
+//! summarizers the compressor is driven with and the properties every
+//! `compress` result must have.
 //!
 //! Histories are valid by construction (they pass `check_pairs`): turns of a
 //! user message and agent steps, a step being an assistant message and the
@@ -12,30 +13,14 @@
 //! dropped, duplicated or moved) so the invalid-input path is fuzzed too.
 
 use arbitrary::{Result, Unstructured};
-use condense_compressor::{Request, Settings, compress};
-use condense_model::invariants::History;
-use condense_model::tokens::{estimate_message, estimate_text};
-use condense_model::{
-    Checkpoint, CompressError, CoreConfig, Item, Message, Outcome, Part, Role, SUMMARY_MARKER,
-    SummaryRequest, Thinking, ToolCall, ToolResult, Trigger, invariants,
-};
-
-/// What a call is configured with: the fold knobs and the compressor's own
-/// settings.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Config {
-    pub core: CoreConfig,
-    pub settings: Settings,
-}
-
-impl Config {
-    /// The first problem `compress` must reject the config for.
-    pub fn validate(&self) -> std::result::Result<(), String> {
-        self.core.validate()?;
-        self.settings.validate()
-    }
-}
+use condense_compressor::Settings;
+use condense_model::{Message, Part, Role, SUMMARY_MARKER, Thinking, ToolCall, ToolResult};
 use serde_json::{Value, json};
+
+mod checks;
+pub use checks::{
+    Config, Summarizer, check_outcome, checked, compress_checked, run, run_from, show,
+};
 
 /// Messages in one generated history, at most.
 pub const MAX_MESSAGES: usize = 160;
@@ -164,19 +149,60 @@ const PATTERNS: &[&str] = &[
     "\\",
 ];
 
+/// The compressor's keys whose values an input's own bytes decide (nested
+/// keys dotted), in the order it draws them, one 4-byte word each. Frozen, so
+/// that an input makes the same session whatever the compressor's schema
+/// becomes: a key added to the compressor is not listed here (its word comes
+/// from its own stream, [`Gen::stream`]), and a listed key the compressor no
+/// longer has still takes its word. Adding, removing or reordering entries
+/// shifts every input; the `replayable` tests fail when anything does.
+pub const DRAWN_KEYS: &[&str] = &[
+    "strip_reasoning_after_turns",
+    "reasoning_echo",
+    "aggregate_developer_loops",
+    "max_loop_steps_before_aggregate",
+    "tools.mutating",
+    "tools.exec_capable",
+    "clear_mode",
+    "result_char_threshold",
+    "truncate_keep_percent",
+    "keep_tool_results",
+    "exclude_tools",
+    "keep_error_results",
+    "compact_when",
+    "cache_read_permille",
+    "cache_write_permille",
+    "summary_cost_tokens",
+    "cache_ttl_seconds",
+    "cache_cold",
+    "prepare_at_permille",
+];
+
+/// FNV-1a, 64 bits: a hash fixed by its definition (std's `DefaultHasher`
+/// may change between Rust releases), so the streams it seeds stay the same.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// Builds histories and configs from fuzzer bytes.
 pub struct Gen<'a, 'b> {
     pub u: &'b mut Unstructured<'a>,
     next_id: u32,
     chars: usize,
+    /// A hash of the whole input, which seeds each key's own stream.
+    seed: u64,
 }
 
 impl<'a, 'b> Gen<'a, 'b> {
     pub fn new(u: &'b mut Unstructured<'a>) -> Self {
+        let seed = fnv1a(u.peek_bytes(u.len()).unwrap_or_default());
         Gen {
             u,
             next_id: 0,
             chars: 0,
+            seed,
         }
     }
 
@@ -428,12 +454,31 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// What every compress-driving target starts from, drawn in this order
-    /// (the order fixes which bytes make what, so the kept inputs stay valid):
-    /// a config, a summarizer and a history that passes `check_pairs`.
+    /// (the order fixes which bytes make what: see README.md, "Inputs stay
+    /// replayable"): a config, a summarizer and a history that passes
+    /// `check_pairs`.
     pub fn session(&mut self) -> Result<(Config, Summarizer, Vec<Message>)> {
         let config = self.config()?;
         let summarizer = self.summarizer()?;
         Ok((config, summarizer, self.history()?))
+    }
+
+    /// Where the `replay` target calls `compress`: increasing prefix lengths
+    /// of a history of `len` messages, the whole history last.
+    pub fn call_points(&mut self, len: usize) -> Vec<usize> {
+        let mut ends = Vec::new();
+        let mut end = 0;
+        while end < len {
+            let Ok(step) = self.u.int_in_range(1..=8usize) else {
+                break;
+            };
+            end = (end + step).min(len);
+            ends.push(end);
+        }
+        if ends.last() != Some(&len) {
+            ends.push(len);
+        }
+        ends
     }
 
     /// A history that passes `check_pairs`.
@@ -543,56 +588,95 @@ impl<'a, 'b> Gen<'a, 'b> {
         Ok(())
     }
 
-    fn patterns(&mut self) -> Result<Vec<String>> {
-        let mut list = Vec::new();
-        for _ in 0..self.u.int_in_range(0..=3)? {
-            list.push(if self.one_in(8)? {
-                self.u.arbitrary::<String>()?
-            } else {
-                self.u.choose(PATTERNS)?.to_string()
-            });
-        }
-        Ok(list)
-    }
-
     /// The compressor's settings, every key as its own schema
     /// (`Settings::schema`) describes it, so a new knob is fuzzed without an
-    /// edit here. Input that has run out (zeros) picks what makes a pass act:
-    /// a flag not at its default, an enum's first value that is not its
+    /// edit here. Which bytes decide a key is fixed for good (see
+    /// [`DRAWN_KEYS`]): a key added to the compressor shifts nothing else an
+    /// input makes. Input that has run out (zeros) picks what makes a pass
+    /// act: a flag not at its default, an enum's first value that is not its
     /// default, an integer's minimum.
     fn settings(&mut self) -> Result<Settings> {
         static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
         let schema = SCHEMA.get_or_init(|| {
             serde_json::from_str(&Settings::schema()).expect("the compressor's schema is JSON")
         });
-        let value = self.value_of(schema, schema)?;
+        let value = self.settings_for(schema)?;
         Ok(serde_json::from_value(value).expect("a value its schema allows is a valid setting"))
     }
 
-    fn value_of(&mut self, root: &Value, property: &Value) -> Result<Value> {
+    /// The settings, as JSON, for `schema` (`Settings::schema`, or one with
+    /// keys added or removed: the tests show that changes no other draw).
+    /// The input gives one 4-byte word to each key of [`DRAWN_KEYS`], in
+    /// that order, whatever its type and range; any other key's word, and
+    /// whatever else a key needs (a pattern's raw text, an integer over its
+    /// whole range), comes from that key's own stream, [`Gen::stream`].
+    pub fn settings_for(&mut self, schema: &Value) -> Result<Value> {
+        let mut words = Vec::with_capacity(DRAWN_KEYS.len());
+        for &key in DRAWN_KEYS {
+            words.push((key, self.u.arbitrary::<u32>()?));
+        }
+        self.value_of(schema, schema, "", &words)
+    }
+
+    /// The bytes that decide what the input's own bytes do not, for `key`:
+    /// a hash of the whole input and the key's name, so two keys, or two
+    /// inputs, have unrelated streams, and a key added later has one without
+    /// taking a byte from the input.
+    pub fn stream(&self, key: &str) -> Vec<u8> {
+        let mut state = self.seed ^ fnv1a(key.as_bytes());
+        (0..32)
+            .flat_map(|_| {
+                // splitmix64
+                state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                (z ^ (z >> 31)).to_le_bytes()
+            })
+            .collect()
+    }
+
+    fn value_of(
+        &mut self,
+        root: &Value,
+        property: &Value,
+        path: &str,
+        words: &[(&str, u32)],
+    ) -> Result<Value> {
         let schema = property
             .get("$ref")
             .and_then(Value::as_str)
             .and_then(|r| r.strip_prefix("#/$defs/"))
             .map_or(property, |name| &root["$defs"][name]);
-        let default = property.get("default");
-        if let Some(values) = schema.get("oneOf").and_then(Value::as_array) {
-            let mut consts: Vec<&Value> = values.iter().filter_map(|v| v.get("const")).collect();
-            // The default last: index 0 (input run out) is another value.
-            consts.sort_by_key(|v| Some(*v) == default);
-            return Ok((*self.u.choose(&consts)?).clone());
-        }
         if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
             let mut object = serde_json::Map::new();
             for (key, p) in properties {
-                object.insert(key.clone(), self.value_of(root, p)?);
+                let path = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                object.insert(key.clone(), self.value_of(root, p, &path, words)?);
             }
             return Ok(Value::Object(object));
+        }
+        let stream = self.stream(path);
+        let mut own = Unstructured::new(&stream);
+        let word = match words.iter().find(|(key, _)| *key == path) {
+            Some(&(_, word)) => word,
+            None => own.arbitrary::<u32>()?,
+        };
+        let default = property.get("default");
+        if let Some(values) = schema.get("oneOf").and_then(Value::as_array) {
+            let mut consts: Vec<&Value> = values.iter().filter_map(|v| v.get("const")).collect();
+            // The default last: word 0 (input run out) is another value.
+            consts.sort_by_key(|v| Some(*v) == default);
+            return Ok(consts[word as usize % consts.len()].clone());
         }
         Ok(match schema["type"].as_str() {
             Some("boolean") => {
                 let default = default.and_then(Value::as_bool).unwrap_or(false);
-                Value::from(default != self.one_in(2)?)
+                Value::from(default != (word % 2 == 0))
             }
             Some("integer") => {
                 let min = schema["minimum"]
@@ -601,21 +685,32 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let max = schema["maximum"]
                     .as_u64()
                     .expect("an integer knob has a maximum");
-                // Mostly near the minimum, where a pass does the most.
-                let top = if self.one_in(8)? {
-                    max
+                // Mostly near the minimum, where a pass does the most; 1 in
+                // 8 anywhere in the range.
+                if word % 8 == 7 {
+                    json!(own.int_in_range(min..=max)?)
                 } else {
-                    (min + 3_000).min(max)
-                };
-                json!(self.u.int_in_range(min..=top)?)
+                    let top = (min + 3_000).min(max);
+                    json!(min + u64::from(word >> 3) % (top - min + 1))
+                }
             }
             Some("array") if schema["items"]["type"] == "string" => {
-                if self.one_in(2)?
+                if word % 2 == 0
                     && let Some(default) = default
                 {
                     default.clone()
                 } else {
-                    json!(self.patterns()?)
+                    // Up to 3 patterns, 4 bits each: one of `PATTERNS`, or
+                    // (the values past its end) any text.
+                    let mut list = Vec::new();
+                    for i in 0..(word >> 1) % 4 {
+                        let pick = (word >> (3 + 4 * i)) as usize % 16;
+                        list.push(match PATTERNS.get(pick) {
+                            Some(pattern) => pattern.to_string(),
+                            None => own.arbitrary::<String>()?,
+                        });
+                    }
+                    json!(list)
                 }
             }
             _ => panic!("a setting this fuzzer cannot vary (teach it the type): {property}"),
@@ -678,174 +773,4 @@ fn shuffle<T>(u: &mut Unstructured, items: &mut [T]) -> Result<()> {
         items.swap(i, j);
     }
     Ok(())
-}
-
-/// The summarizer `compress` is driven with.
-#[derive(Clone, Debug)]
-pub enum Summarizer {
-    /// `guest/summarizer-heuristic`, the default component's logic. Its promise
-    /// (at most `max_tokens` by the estimate) is checked on every call.
-    Heuristic,
-    /// A third-party summarizer that ignores its budget and returns this text.
-    Fixed(String),
-}
-
-impl Summarizer {
-    pub fn summarize(&self, request: SummaryRequest) -> std::result::Result<String, String> {
-        match self {
-            Summarizer::Heuristic => {
-                let summary = condense_summarizer_heuristic::summarize(&request);
-                assert!(
-                    estimate_text(&summary) <= request.max_tokens,
-                    "heuristic summary over its budget: {} > {} tokens",
-                    estimate_text(&summary),
-                    request.max_tokens
-                );
-                Ok(summary)
-            }
-            Summarizer::Fixed(text) => Ok(text.clone()),
-        }
-    }
-}
-
-/// Whether `CONDENSE_FUZZ_SHOW` is set: the targets then print what they
-/// generated (to read a crash input: run the target binary on the file).
-pub fn show() -> bool {
-    static SHOW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SHOW.get_or_init(|| std::env::var_os("CONDENSE_FUZZ_SHOW").is_some())
-}
-
-/// `compress` with `summarizer`.
-pub fn run(
-    history: &[Message],
-    config: &Config,
-    checkpoint: Option<&Checkpoint>,
-    summarizer: &Summarizer,
-) -> std::result::Result<Outcome, CompressError> {
-    run_from(history, 0, config, checkpoint, summarizer)
-}
-
-/// `compress` with `summarizer`, given the history from `offset` on.
-pub fn run_from(
-    history: &[Message],
-    offset: usize,
-    config: &Config,
-    checkpoint: Option<&Checkpoint>,
-    summarizer: &Summarizer,
-) -> std::result::Result<Outcome, CompressError> {
-    let request = Request {
-        history: &history[offset..],
-        offset,
-        config: &config.core,
-        settings: &config.settings,
-        checkpoint,
-        tokens: None,
-        recall: false,
-        preparing: false,
-    };
-    compress(request, &mut |request, _| summarizer.summarize(request))
-}
-
-/// Runs `compress` (twice if `twice`) and checks what must hold of any call:
-///
-/// - the two calls agree (the function is deterministic);
-/// - an error is `InvalidConfig` exactly when the config is invalid,
-///   `InvalidInput` exactly when `check_pairs` rejects the history, and never
-///   `SelfCheckFailed` (that would be a compressor bug the host fails open on);
-/// - an outcome passes `check_items(history, items, report.cut())`;
-/// - the report agrees with the output: `tokens_after` is its estimate, a
-///   history under the threshold comes back unchanged, a compaction has a
-///   checkpoint and (from no checkpoint) shrinks the request.
-pub fn checked(
-    history: &[Message],
-    config: &Config,
-    checkpoint: Option<&Checkpoint>,
-    summarizer: &Summarizer,
-    twice: bool,
-) -> Option<Outcome> {
-    let first = run(history, config, checkpoint, summarizer);
-    if twice {
-        let second = run(history, config, checkpoint, summarizer);
-        assert_eq!(first, second, "compress is not deterministic");
-    }
-    if show() {
-        eprintln!("checkpoint given: {checkpoint:#?}\nresult: {first:#?}");
-    }
-    let config_error = config.validate().err();
-    let pairs_error = invariants::check_pairs(history).err();
-    match first {
-        Err(CompressError::InvalidConfig(why)) => {
-            assert!(config_error.is_some(), "valid config rejected: {why}");
-            None
-        }
-        Err(CompressError::InvalidInput(why)) => {
-            assert!(config_error.is_none(), "invalid config accepted");
-            assert!(pairs_error.is_some(), "valid history rejected: {why}");
-            None
-        }
-        Err(CompressError::SelfCheckFailed(why)) => {
-            panic!("compress failed its self-check: {why}")
-        }
-        Err(e @ (CompressError::NeedsFullHistory(_) | CompressError::SummarizerFailed(_))) => {
-            panic!("a whole-history call with an infallible summarizer failed: {e}")
-        }
-        Ok(outcome) => {
-            assert!(config_error.is_none(), "invalid config accepted");
-            assert!(
-                pairs_error.is_none(),
-                "invalid history accepted: {pairs_error:?}"
-            );
-            check_outcome(history, config, checkpoint, &outcome);
-            Some(outcome)
-        }
-    }
-}
-
-/// The properties of a successful outcome (see [`checked`]).
-pub fn check_outcome(
-    history: &[Message],
-    config: &Config,
-    checkpoint: Option<&Checkpoint>,
-    outcome: &Outcome,
-) {
-    let report = &outcome.report;
-    if let Err(v) = invariants::check_items(History::whole(history), &outcome.items, report.cut()) {
-        panic!("check_items: {v} (trigger {:?})", report.trigger);
-    }
-    let estimate: u64 = condense_model::materialize(&outcome.items, history)
-        .iter()
-        .map(|m| u64::from(estimate_message(m)))
-        .sum();
-    assert_eq!(
-        u64::from(report.tokens_after),
-        estimate.min(u64::from(u32::MAX)),
-        "tokens_after is not the output's estimate ({:?})",
-        report.trigger
-    );
-    match report.trigger {
-        Trigger::UnderThreshold => {
-            let all: Vec<Item> = (0..history.len() as u32).map(Item::Kept).collect();
-            assert_eq!(outcome.items, all, "under the threshold yet changed");
-            assert!(report.tokens_after <= config.core.token_threshold);
-        }
-        Trigger::ReusedCheckpoint => {
-            assert!(checkpoint.is_some(), "reused a checkpoint it was not given");
-            assert!(report.tokens_after <= config.core.token_threshold);
-        }
-        Trigger::Compacted => {
-            assert!(
-                outcome.checkpoint.is_some(),
-                "compaction without checkpoint"
-            );
-            if checkpoint.is_none() {
-                assert!(
-                    report.tokens_after < report.tokens_before,
-                    "compaction did not shrink: {} -> {}",
-                    report.tokens_before,
-                    report.tokens_after
-                );
-            }
-        }
-        Trigger::WontShrink => {}
-    }
 }
