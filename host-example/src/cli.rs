@@ -275,6 +275,7 @@ pub fn run_on(
             let run = crate::proxy::ProxyRun {
                 listen: args.listen,
                 allow_remote: args.allow_remote,
+                allowed_hosts: args.allowed_hosts,
                 anthropic_upstream: args.anthropic_upstream,
                 openai_upstream: args.openai_upstream,
                 state_dir: args.state_dir,

@@ -10,7 +10,7 @@ use clap::Args;
 use condense_config::ConfigFile;
 use condense_host::prepared::Prepared;
 use condense_host::sessions::{DbSessions, RedisSessions, SessionStore};
-use condense_proxy::sessions::Access;
+use condense_proxy::guard::{Access, AllowedHosts};
 use condense_proxy::{DEFAULT_AGENT, PrepareSettings, Proxy, Routes};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -23,6 +23,9 @@ use std::time::Duration;
 pub struct ProxyRun {
     pub listen: SocketAddr,
     pub allow_remote: bool,
+    /// Host names requests may be sent to besides the loopback names and
+    /// the listen address.
+    pub allowed_hosts: Vec<String>,
     pub anthropic_upstream: String,
     pub openai_upstream: String,
     /// Where the checkpoints are kept (`None`: the user's state directory).
@@ -135,8 +138,9 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
     if token.is_some() && token == operator {
         bail!("--operator-token-env: the operator's token must not be the clients' (--token-env)");
     }
-    let (sessions_view, warning) = exposure(run.listen, token.is_some(), operator);
-    if let Some(warning) = warning {
+    AllowedHosts::new(run.listen, &run.allowed_hosts).context("--allowed-host")?;
+    let sessions_view = Access::of(run.listen, token.is_some(), operator);
+    for warning in warnings(run.listen, token.is_some(), &run.allowed_hosts) {
         tracing::warn!(target: "condense::proxy", "{warning}");
         writeln!(out, "{warning}")?;
     }
@@ -183,6 +187,7 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         log_bodies: run.log_bodies,
         events: crate::session::events_log(run.events.as_deref())?,
         sessions_view,
+        allowed_hosts: run.allowed_hosts.clone(),
         prepare,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -207,28 +212,26 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
     })
 }
 
-/// Who may read `GET /sessions` on a proxy listening on `listen` (the
-/// summaries hold the users' words: the operator's token if set, else only
-/// a proxy serving its own machine), and the warning a proxy that serves
-/// other machines without a clients' token must give: it is an open relay.
-fn exposure(
-    listen: SocketAddr,
-    clients_token: bool,
-    operator: Option<String>,
-) -> (Access, Option<String>) {
-    let serves_others = !listen.ip().is_loopback();
-    let access = match operator {
-        Some(token) => Access::Token(token),
-        None if serves_others => Access::Off,
-        None => Access::Loopback,
-    };
-    let warning = (serves_others && !clients_token).then(|| {
-        format!(
+/// What a proxy listening on `listen` must warn of: serving other machines
+/// without a clients' token, it is an open relay; answering to any host
+/// name, any web page can reach it by rebinding its name to it.
+fn warnings(listen: SocketAddr, clients_token: bool, allowed_hosts: &[String]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !listen.ip().is_loopback() && !clients_token {
+        warnings.push(format!(
             "WARNING: condense proxy on {listen} asks no token (--token-env): it is an open \
              relay, and any machine that reaches it sends requests upstream through it"
-        )
-    });
-    (access, warning)
+        ));
+    }
+    if allowed_hosts.iter().any(|h| h == "*") {
+        warnings.push(
+            "WARNING: --allowed-host '*': the proxy answers requests sent to any host name, so \
+             a web page can reach it by pointing a name of its own at this machine (DNS \
+             rebinding); name the hosts instead"
+                .to_owned(),
+        );
+    }
+    warnings
 }
 
 /// Completes on Ctrl-C or SIGTERM.
@@ -266,6 +269,13 @@ pub struct ProxyArgs {
     /// keys through it: set --token-env too).
     #[arg(long)]
     pub allow_remote: bool,
+    /// A host name clients reach the proxy by, besides localhost, loopback addresses and the
+    /// --listen address (which it always answers to; listening on 0.0.0.0, any IP address).
+    /// A request sent to any other name is refused (403): a web page that points a name of
+    /// its own at this machine (DNS rebinding) cannot reach the proxy. Repeat for more
+    /// names; `*.corp.example` allows its subdomains.
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
     /// Where Anthropic requests go.
     #[arg(long, value_name = "URL", default_value = "https://api.anthropic.com")]
     pub anthropic_upstream: String,
@@ -288,7 +298,8 @@ pub struct ProxyArgs {
     /// Environment variable holding the operator's token: GET /sessions (what the store
     /// holds, the users' summaries included) then answers only requests that send it as
     /// `x-condense-operator-token: TOKEN`. Unset: GET /sessions answers only when the proxy
-    /// listens on a loopback address.
+    /// listens on a loopback address and asks its clients for no token (--token-env), and
+    /// never a web page of another site.
     #[arg(long, value_name = "VAR")]
     pub operator_token_env: Option<String>,
     /// Log the body each compressed request is sent upstream with (your users' words and
@@ -320,18 +331,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_proxy_serving_other_machines_guards_its_sessions_and_warns_when_open() {
+    fn a_proxy_warns_when_it_is_an_open_relay_or_answers_to_any_host() {
         let local: SocketAddr = "127.0.0.1:8787".parse().unwrap();
         let remote: SocketAddr = "0.0.0.0:8787".parse().unwrap();
-        assert_eq!(exposure(local, false, None), (Access::Loopback, None));
-        let (access, warning) = exposure(remote, false, None);
-        assert_eq!(access, Access::Off);
-        assert!(warning.unwrap().contains("open relay"));
-        let (access, warning) = exposure(remote, true, Some("op".into()));
-        assert_eq!((access, warning), (Access::Token("op".into()), None));
-        assert_eq!(
-            exposure(local, false, Some("op".into())).0,
-            Access::Token("op".into())
+        assert!(warnings(local, false, &[]).is_empty());
+        assert!(warnings(remote, true, &["proxy.internal".into()]).is_empty());
+        let open = warnings(remote, false, &[]);
+        assert!(
+            open.len() == 1 && open[0].contains("open relay"),
+            "{open:?}"
+        );
+        let any = warnings(local, false, &["*".into()]);
+        assert!(
+            any.len() == 1 && any[0].contains("DNS rebinding"),
+            "{any:?}"
         );
     }
 }

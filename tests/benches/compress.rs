@@ -199,6 +199,7 @@ fn bench(c: &mut Criterion) {
                                 recall: false,
                                 prepared: None,
                                 preparing: false,
+                                owner: None,
                             })
                             .unwrap()
                     })

@@ -1,9 +1,11 @@
 //! `condense proxy` for the tests and the load bench: in process on a thread
 //! of its own ([`RunningProxy`]), or as a process of its own, as users run
 //! it ([`ProxyProcess`]); the protocols spoken through it ([`wire`]) and a
-//! session whose model recalls ([`session`]).
+//! session whose model recalls ([`session`]); requests compared as the
+//! bytes the upstream got ([`raw`]).
 
 pub mod load;
+pub mod raw;
 pub mod session;
 pub mod wire;
 
@@ -13,8 +15,9 @@ use condense_host::sessions::{MemorySessions, SessionStore};
 use condense_model::SUMMARY_MARKER;
 use condense_proxy::{PrepareSettings, Proxy, Routes};
 use condense_runtime::model::OpenAiLlm;
-use condense_scripted_server::{Reply, TestServer};
+use condense_scripted_server::{Recorded, Reply, TestServer};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::future::Future;
 use std::io::BufRead;
 use std::net::SocketAddr;
@@ -64,7 +67,8 @@ impl RunningProxy {
             compress_slots: 2,
             log_bodies: false,
             events: None,
-            sessions_view: condense_proxy::sessions::Access::Loopback,
+            sessions_view: condense_proxy::guard::Access::Loopback,
+            allowed_hosts: Vec::new(),
             prepare: None,
         }
     }
@@ -232,11 +236,18 @@ pub struct ProxyProcess {
 
 impl ProxyProcess {
     pub fn start(condense: &Path, args: &[String]) -> ProxyProcess {
+        ProxyProcess::start_with(condense, args, &[])
+    }
+
+    /// [`start`](ProxyProcess::start) with the environment variables `env`
+    /// set (tokens, `CONDENSE_LOG`).
+    pub fn start_with(condense: &Path, args: &[String], env: &[(&str, &str)]) -> ProxyProcess {
         let mut child = Command::new(condense)
             .arg("proxy")
             .args(args)
             .env_remove("CONDENSE_LOG")
             .env_remove("CONDENSE_LOG_FORMAT")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -298,6 +309,15 @@ pub fn corpus_body(name: &str) -> Value {
 /// The client's API key in every request the tests send through a proxy.
 pub const KEY: &str = "sk-ant-test-0123456789";
 
+/// The group the proxy keeps the session `name` of agent `default` in, as
+/// the tests' client ([`KEY`], its tenant) names it.
+pub fn named_group(name: &str) -> String {
+    let mut headers = ureq::http::HeaderMap::new();
+    headers.insert("x-api-key", KEY.parse().unwrap());
+    let tenant = condense_proxy::route::tenant_of(&headers).expect("a key is a tenant");
+    format!("default/{tenant}/session/{name}")
+}
+
 /// The requests of corpus session `name`, call by call (the one before each
 /// assistant message), as its client would send them.
 pub fn session_calls(name: &str) -> Vec<Value> {
@@ -330,43 +350,72 @@ pub fn post(client: &ureq::Agent, url: &str, body: &Value, headers: &[(&str, &st
 
 /// What the upstream receives for `calls` sent through one proxy with the
 /// checkpoints in memory: the reference the other setups must match.
-pub fn through_one_proxy(config: &str, calls: &[Value]) -> Vec<Value> {
+pub fn through_one_proxy(config: &str, calls: &[Value]) -> Vec<Recorded> {
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
     let proxy = RunningProxy::in_memory(config, &upstream.url(""));
     let client = ureq::Agent::new_with_defaults();
     for call in calls {
         assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
     }
-    upstream.requests().into_iter().map(|r| r.body).collect()
+    upstream.requests()
 }
 
 /// The config of the session tests: compaction at 40k tokens.
 pub const SESSION_CONFIG: &str = "token_threshold = 40000\n";
 
-/// How many of `bodies` carry condense's summary.
-pub fn compacted(bodies: &[Value]) -> usize {
-    bodies
-        .iter()
-        .filter(|b| b.to_string().contains(SUMMARY_MARKER))
-        .count()
+/// A request body as the upstream got it, compared byte for byte: a
+/// provider caches the prompt as rendered, so a key moved is a cache break
+/// that `Value`'s equality (the same keys, in any order) would not see.
+pub trait SentBody {
+    fn bytes(&self) -> Cow<'_, [u8]>;
 }
 
-/// `got` is `reference`, request for request; `what` says what `got` is.
-pub fn assert_as_reference(reference: &[Value], got: &[Value], what: &str) {
-    assert_eq!(got.len(), reference.len(), "{what}");
-    for (i, (a, b)) in reference.iter().zip(got).enumerate() {
-        assert!(a == b, "call {i}: {what} differs");
+impl SentBody for Recorded {
+    fn bytes(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(&self.raw)
     }
 }
 
-/// Whether Anthropic request `now` starts with the whole of `before`: the
-/// same system prompt, and its messages as a prefix (a prompt-cache hit).
-pub fn continues(before: &Value, now: &Value) -> bool {
-    let (b, n) = (
-        before["messages"].as_array().unwrap(),
-        now["messages"].as_array().unwrap(),
-    );
-    before["system"] == now["system"] && n.len() >= b.len() && n[..b.len()] == b[..]
+impl SentBody for Vec<u8> {
+    fn bytes(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self)
+    }
+}
+
+/// A body parsed already: written out again, its keys in the order they
+/// came (the workspace's `serde_json` preserves it), so a key moved still
+/// shows; its whitespace and escapes are lost (a [`Recorded`] keeps them).
+impl SentBody for Value {
+    fn bytes(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(serde_json::to_vec(self).unwrap())
+    }
+}
+
+/// How many of `bodies` carry condense's summary.
+pub fn compacted<B: SentBody>(bodies: &[B]) -> usize {
+    let marker = SUMMARY_MARKER.as_bytes();
+    bodies
+        .iter()
+        .filter(|b| b.bytes().windows(marker.len()).any(|w| w == marker))
+        .count()
+}
+
+/// `got` is `reference`, request for request, byte for byte; `what` says
+/// what `got` is.
+pub fn assert_as_reference<B: SentBody>(reference: &[B], got: &[B], what: &str) {
+    assert_eq!(got.len(), reference.len(), "{what}");
+    for (i, (a, b)) in reference.iter().zip(got).enumerate() {
+        if let Some(difference) = raw::first_difference(&a.bytes(), &b.bytes()) {
+            panic!("call {i}: {what} differs {difference}");
+        }
+    }
+}
+
+/// Whether Anthropic request `now`, as the upstream got it, starts with the
+/// whole of `before`, byte for byte (a prompt-cache hit): its messages
+/// continue `before`'s and nothing else moved.
+pub fn continues(before: &Recorded, now: &Recorded) -> bool {
+    raw::continues(&before.raw, &now.raw, "messages")
 }
 
 /// A `redis-server` of the test's own on 127.0.0.1, stopped when dropped.

@@ -1254,6 +1254,7 @@ fn the_compressor_measures_in_the_hosts_token_counts() {
             recall: false,
             prepared: None,
             preparing: false,
+            owner: None,
         })
     };
     let own = condense_model::tokens::estimate_messages(&history);

@@ -19,3 +19,4 @@ mod rules;
 mod runtime;
 mod sdk;
 mod survival;
+mod trust;

@@ -4,15 +4,16 @@
 
 use condense_host::formats::{Format, Parsed};
 use condense_host::sessions::{DbSessions, MemorySessions, SessionStore};
-use condense_model::Message;
 use condense_model::SUMMARY_MARKER;
 use condense_scripted_server::{Recorded, Reply, TestServer};
 use condense_tests::corpus_dir;
-use condense_tests::proxy::session::{RECALL_CONFIG, Script, Session, TASK, USAGE, lock, worked};
+use condense_tests::proxy::session::{
+    RECALL_CONFIG, Script, Session, TASK, USAGE, lock, named_handles, worked,
+};
 use condense_tests::proxy::wire::{Piece, Turn, WIRES};
 use condense_tests::proxy::{
     KEY, RunningProxy, SESSION_CONFIG, assert_as_reference, compacted, continues, corpus_body,
-    metric, post, scrape, session_calls, through_one_proxy,
+    metric, named_group, post, raw, scrape, session_calls, through_one_proxy,
 };
 use serde_json::{Value, json};
 use std::process::Command;
@@ -84,8 +85,9 @@ fn curl_gets_the_upstreams_answer_byte_for_byte_and_the_upstream_a_compressed_re
     assert!(messages.len() < body["messages"].as_array().unwrap().len());
     assert!(sent.body.to_string().contains(SUMMARY_MARKER));
     assert_eq!(sent.body["system"], body["system"]);
-    // The same request again: the same compressed request (the checkpoint).
-    assert_eq!(requests[1].body, sent.body);
+    // The same request again: the same compressed request, byte for byte
+    // (the checkpoint).
+    assert_as_reference(&requests[..1], &requests[1..2], "the same request again");
 
     // Another path: forwarded as it came.
     let count = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
@@ -95,7 +97,7 @@ fn curl_gets_the_upstreams_answer_byte_for_byte_and_the_upstream_a_compressed_re
         count.to_string().as_bytes(),
     );
     assert_eq!(counted, br#"{"input_tokens": 12}"#);
-    assert_eq!(upstream.requests()[2].body, count);
+    assert_eq!(upstream.requests()[2].raw, count.to_string().as_bytes());
     // An upstream error is the upstream's answer, status and body.
     let out = Command::new("curl")
         .args([
@@ -135,7 +137,9 @@ fn curl_gets_the_upstreams_answer_byte_for_byte_and_the_upstream_a_compressed_re
 
 /// Two sessions of one client that share the system prompt and the first
 /// message — cc-opus-c and one that goes on as cc-opus-a did — replayed
-/// call by call through the proxy, interleaved: each keeps its own
+/// call by call through the proxy, interleaved: each session's requests
+/// are, byte for byte, what that session alone gets through a proxy of its
+/// own (no checkpoint or summary of the other's used), each keeps its own
 /// byte-stable prefix (a handful of cache breaks each, at its compactions),
 /// with and without `x-condense-session`, with the checkpoints in memory
 /// and in the embedded database.
@@ -149,14 +153,37 @@ fn interleaved_sessions_with_the_same_start_keep_their_own_prefix() {
     b_messages.extend(a["messages"].as_array().unwrap()[1..].iter().cloned());
     let sessions = [("c", c_messages), ("b", b_messages)];
     // The requests of each: the one before each assistant message.
-    let calls: Vec<Vec<usize>> = sessions
+    let calls: Vec<Vec<Value>> = sessions
         .iter()
         .map(|(_, messages)| {
             (1..messages.len())
                 .filter(|&k| messages[k]["role"] == "assistant")
+                .map(|k| {
+                    json!({
+                        "model": "claude-opus-4",
+                        "max_tokens": 1000,
+                        "system": system,
+                        "messages": messages[..k],
+                    })
+                })
                 .collect()
         })
         .collect();
+    let client = ureq::Agent::new_with_defaults();
+    let send = |proxy: &RunningProxy, name: &str, named: bool, body: &Value| {
+        let mut request = client
+            .post(&proxy.url("/v1/messages"))
+            .header("x-api-key", KEY)
+            .header("anthropic-version", "2023-06-01")
+            // Which session it is, for the test's count below.
+            .header("x-test-session", name);
+        if named {
+            request = request.header("x-condense-session", name);
+        }
+        let answer = request.send(body.to_string()).unwrap();
+        assert_eq!(answer.status(), 200);
+    };
+    let answering = || TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
 
     let dir = tempfile::tempdir().unwrap();
     let stores: [(&str, Arc<dyn SessionStore>); 2] = [
@@ -167,44 +194,43 @@ fn interleaved_sessions_with_the_same_start_keep_their_own_prefix() {
         ),
     ];
     for (named, (store_name, store)) in [(true, stores[0].clone()), (false, stores[1].clone())] {
-        let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
-        let proxy = RunningProxy::start("token_threshold = 40000\n", &upstream.url(""), store);
-        let client = ureq::Agent::new_with_defaults();
+        // Each session alone: a proxy and a store of its own.
+        let alone: Vec<Vec<Recorded>> = (sessions.iter().zip(&calls))
+            .map(|((name, _), calls)| {
+                let upstream = answering();
+                let proxy = RunningProxy::in_memory(SESSION_CONFIG, &upstream.url(""));
+                for body in calls {
+                    send(&proxy, name, named, body);
+                }
+                upstream.requests()
+            })
+            .collect();
+
+        let upstream = answering();
+        let proxy = RunningProxy::start(SESSION_CONFIG, &upstream.url(""), store);
         let longest = calls.iter().map(Vec::len).max().unwrap();
         for i in 0..longest {
-            for (s, (name, messages)) in sessions.iter().enumerate() {
-                let Some(&k) = calls[s].get(i) else { continue };
-                let body = json!({
-                    "model": "claude-opus-4",
-                    "max_tokens": 1000,
-                    "system": system,
-                    "messages": messages[..k],
-                });
-                let mut request = client
-                    .post(&proxy.url("/v1/messages"))
-                    .header("x-api-key", KEY)
-                    .header("anthropic-version", "2023-06-01")
-                    // Which session it is, for the test's count below.
-                    .header("x-test-session", *name);
-                if named {
-                    request = request.header("x-condense-session", *name);
+            for ((name, _), calls) in sessions.iter().zip(&calls) {
+                if let Some(body) = calls.get(i) {
+                    send(&proxy, name, named, body);
                 }
-                let answer = request.send(body.to_string()).unwrap();
-                assert_eq!(answer.status(), 200);
             }
         }
         let requests = upstream.requests();
-        for (name, _) in &sessions {
-            let sent: Vec<&Recorded> = requests
+        for ((name, _), alone) in sessions.iter().zip(&alone) {
+            let sent: Vec<Recorded> = requests
                 .iter()
                 .filter(|r| r.header("x-test-session") == Some(*name))
+                .cloned()
                 .collect();
+            let label = format!("session {name}, named {named}, {store_name} store");
+            assert_as_reference(alone, &sent, &format!("{label}, interleaved,"));
+            let sent: Vec<&Recorded> = sent.iter().collect();
             let breaks = cache_breaks(&sent);
             let compacted = sent
                 .iter()
                 .filter(|r| r.body["messages"].to_string().contains(SUMMARY_MARKER))
                 .count();
-            let label = format!("session {name}, named {named}, {store_name} store");
             assert!(
                 compacted > sent.len() / 2,
                 "{label}: {compacted} of {} compacted",
@@ -219,12 +245,12 @@ fn interleaved_sessions_with_the_same_start_keep_their_own_prefix() {
     }
 }
 
-/// Calls whose request does not start with the whole request before it:
-/// the same system prompt, and the messages before as a prefix.
+/// Calls whose request does not start with the whole request before it,
+/// byte for byte.
 fn cache_breaks(requests: &[&Recorded]) -> usize {
     requests
         .windows(2)
-        .filter(|pair| !continues(&pair[0].body, &pair[1].body))
+        .filter(|pair| !continues(pair[0], pair[1]))
         .count()
 }
 
@@ -452,13 +478,23 @@ fn a_responses_request_with_tool_calls_is_compressed_validly() {
     );
     assert!(after.len() < before.len(), "{} items", after.len());
     assert!(sent.to_string().contains(SUMMARY_MARKER));
-    assert_eq!(after[after.len() - 2..], before[before.len() - 2..]);
+    // The latest items: the bytes the client sent.
+    let latest = |raw: &[u8]| {
+        let items = raw::elements(raw, raw::member(raw, "input").unwrap());
+        let from = items[items.len() - 2].start;
+        raw[from..items[items.len() - 1].end].to_vec()
+    };
+    let client_sent = body.to_string().into_bytes();
+    assert_eq!(
+        String::from_utf8(latest(&requests[0].raw)).unwrap(),
+        String::from_utf8(latest(&client_sent)).unwrap()
+    );
     assert_eq!(sent["instructions"], body["instructions"]);
     // The client's tools as they came, then condense's recall tool.
     let tools = sent["tools"].as_array().unwrap();
     assert_eq!(tools[..1], body["tools"].as_array().unwrap()[..]);
     assert_eq!(tools[1]["name"], condense_model::recall::TOOL_NAME);
-    assert_eq!(requests[1].body, short);
+    assert_eq!(requests[1].raw, short.to_string().as_bytes());
 }
 
 /// An answer streamed by the upstream reaches the client as it arrives:
@@ -537,11 +573,10 @@ fn side_requests_do_not_disturb_the_main_sessions_checkpoint() {
             200
         );
     }
-    let with_side: Vec<Value> = upstream
+    let with_side: Vec<Recorded> = upstream
         .requests()
         .into_iter()
         .filter(|r| r.header("x-test-session") == Some("main"))
-        .map(|r| r.body)
         .collect();
     assert_as_reference(&alone, &with_side, "the main session with side requests");
     let compacted = compacted(&alone);
@@ -922,8 +957,8 @@ fn assert_recall_offered_once_compacted(requests: &[Recorded], name: fn(&Value) 
 /// compacted, the checkpoint reused between compactions, and a cache break
 /// (`continues` false) at each compaction and nowhere else.
 fn assert_breaks_only_at_compactions(
-    bodies: &[Value],
-    continues: fn(&Value, &Value) -> bool,
+    bodies: &[Recorded],
+    continues: fn(&[u8], &[u8]) -> bool,
     metrics: &str,
 ) {
     let compacted = compacted(bodies);
@@ -934,7 +969,7 @@ fn assert_breaks_only_at_compactions(
     );
     let breaks = bodies
         .windows(2)
-        .filter(|p| !continues(&p[0], &p[1]))
+        .filter(|p| !continues(&p[0].raw, &p[1].raw))
         .count();
     let compactions = metric(metrics, "condense_proxy_compactions_total");
     assert!(compactions >= 2.0, "{metrics}");
@@ -1083,8 +1118,7 @@ fn claude_code_works_through_the_proxy() {
         "{answered}"
     );
     // As the upstream got them, byte for byte.
-    let bodies: Vec<Value> = requests.into_iter().map(|r| r.body).collect();
-    assert_breaks_only_at_compactions(&bodies, claude_continues, &metrics);
+    assert_breaks_only_at_compactions(&requests, claude_continues, &metrics);
 }
 
 /// The upstream's streamed answer calling `condense_recall` on `handle`,
@@ -1112,26 +1146,22 @@ fn result_text(result: &Value) -> String {
 }
 
 /// Whether Claude Code's request `now`, as the upstream got it, starts
-/// with the whole of `before`: the same `system` and `tools` and the same
-/// messages, as JSON values, byte for byte, but for the last message of
-/// `before`. That one Claude Code re-marks: it moves its `cache_control`
-/// mark on to the newest message on every call, and sends a content of one
-/// text block (where the mark goes) as a string once unmarked; neither is
-/// content, the provider caches the same prefix. It must be the same once
-/// unmarked.
-fn claude_continues(before: &Value, now: &Value) -> bool {
-    let (b, n) = (
-        before["messages"].as_array().unwrap(),
-        now["messages"].as_array().unwrap(),
-    );
-    let Some((last, earlier)) = b.split_last() else {
-        return false;
-    };
-    before["system"] == now["system"]
-        && before["tools"] == now["tools"]
-        && n.len() >= b.len()
-        && n[..earlier.len()] == earlier[..]
-        && without_cache_marks(n[earlier.len()].clone()) == without_cache_marks(last.clone())
+/// with the whole of `before`: byte for byte — `system`, `tools`, every
+/// other member and the messages — but for the last message of `before`.
+/// That one Claude Code re-marks: it moves its `cache_control` mark on to
+/// the newest message on every call, and sends a content of one text block
+/// (where the mark goes) as a string once unmarked; neither is content, the
+/// provider caches the same prefix. It must be the same once unmarked, its
+/// keys in the same order.
+fn claude_continues(before: &[u8], now: &[u8]) -> bool {
+    raw::continues_with(before, now, "messages", &[], |last, there| {
+        let unmarked = |bytes: &[u8]| {
+            let value: Value = serde_json::from_slice(bytes).unwrap();
+            // Written out in the order its keys came.
+            without_cache_marks(value).to_string()
+        };
+        unmarked(last) == unmarked(there)
+    })
 }
 
 /// `value` without its `cache_control` keys, and a content of one text
@@ -1195,13 +1225,13 @@ fn codex_answer(id: &str, item: Value) -> Reply {
     ])
 }
 
-/// Whether Responses request `now` starts with the whole of `before`.
-fn continues_input(before: &Value, now: &Value) -> bool {
-    let (b, n) = (
-        before["input"].as_array().unwrap(),
-        now["input"].as_array().unwrap(),
-    );
-    before["instructions"] == now["instructions"] && n.len() >= b.len() && n[..b.len()] == b[..]
+/// Whether Codex's Responses request `now` starts with the whole of
+/// `before`, byte for byte: its `input` continues `before`'s and nothing
+/// else moved, but `client_metadata`. That one is no part of the prompt
+/// (the ids of Codex's turn, window and thread) and Codex writes it from a
+/// hash map, its keys in another order on every request.
+fn continues_input(before: &[u8], now: &[u8]) -> bool {
+    raw::continues_with(before, now, "input", &["client_metadata"], |a, b| a == b)
 }
 
 /// Codex itself (`codex exec`), given the proxy as its Responses provider
@@ -1277,8 +1307,7 @@ fn codex_works_through_the_proxy() {
         recalled.contains("--- message") && recalled.contains("\n2999\n"),
         "{answered}"
     );
-    let bodies: Vec<Value> = requests.into_iter().map(|r| r.body).collect();
-    assert_breaks_only_at_compactions(&bodies, continues_input, &metrics);
+    assert_breaks_only_at_compactions(&requests, continues_input, &metrics);
 }
 
 /// The upstream's streamed Responses answer calling `condense_recall` on
@@ -1427,8 +1456,8 @@ fn a_request_after_the_cache_expired_compacts_then() {
         [
             // Its request past the threshold: the threshold forces it,
             // whatever the cost rule says.
-            ("default/session/warm", "threshold"),
-            ("default/session/cold", "cold")
+            (named_group("warm").as_str(), "threshold"),
+            (named_group("cold").as_str(), "cold")
         ]
     );
 }
@@ -1449,6 +1478,7 @@ fn the_redis_store_passes_the_store_checks_and_is_shared_by_hosts() {
     let group = condense_host::sessions::group_of(
         condense_host::formats::Format::OpenAi,
         "default",
+        None,
         None,
         &a,
     );
@@ -1477,7 +1507,7 @@ fn the_redis_store_passes_the_store_checks_and_is_shared_by_hosts() {
 /// machines without one.
 #[test]
 fn the_sessions_view_shows_what_was_folded_to_the_operator_only() {
-    use condense_proxy::sessions::{Access, OPERATOR_HEADER};
+    use condense_proxy::guard::{Access, OPERATOR_HEADER, Off};
     let calls = session_calls("cc-opus-c");
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
     let store: Arc<dyn SessionStore> = Arc::new(MemorySessions::default());
@@ -1511,8 +1541,8 @@ fn the_sessions_view_shows_what_was_folded_to_the_operator_only() {
         let (status, body) = get(&proxy, "/sessions", None);
         assert_eq!(status, 200, "{body}");
         let list: Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(list[0]["session"], "default/session/s-1", "{list}");
-        let (status, body) = get(&proxy, "/sessions/default/session/s-1", None);
+        assert_eq!(list[0]["session"], named_group("s-1"), "{list}");
+        let (status, body) = get(&proxy, &format!("/sessions/{}", named_group("s-1")), None);
         assert_eq!(status, 200, "{body}");
         let view: Value = serde_json::from_str(&body).unwrap();
         let history =
@@ -1534,17 +1564,19 @@ fn the_sessions_view_shows_what_was_folded_to_the_operator_only() {
             assert!(recalled.text.contains("--- message"), "{handle}");
         }
         assert!(!view["summary"].as_str().unwrap().is_empty(), "{view}");
-        assert_eq!(get(&proxy, "/sessions/default/session/nope", None).0, 404);
+        let nope = format!("/sessions/{}", named_group("nope"));
+        assert_eq!(get(&proxy, &nope, None).0, 404);
     }
     let guarded = serve(Access::Token("op-7f3a".into()));
     assert_eq!(get(&guarded, "/sessions", None).0, 401);
     assert_eq!(get(&guarded, "/sessions", Some("op-7f3b")).0, 401);
-    assert_eq!(get(&guarded, "/sessions/default/session/s-1", None).0, 401);
+    let s1 = format!("/sessions/{}", named_group("s-1"));
+    assert_eq!(get(&guarded, &s1, None).0, 401);
     assert_eq!(get(&guarded, "/sessions", Some("op-7f3a")).0, 200);
     drop(guarded);
-    let off = serve(Access::Off);
+    let off = serve(Access::Off(Off::ServesOthers));
     assert_eq!(get(&off, "/sessions", Some("op-7f3a")).0, 403);
-    assert_eq!(get(&off, "/sessions/default/session/s-1", None).0, 403);
+    assert_eq!(get(&off, &s1, None).0, 403);
 }
 
 /// Whether `now` is `before` with bytes inserted in one place: all of
@@ -1588,7 +1620,7 @@ fn assert_valid_requests(session: &Session) {
     }
 }
 
-/// Issue 23, "Nothing folded is lost": in each protocol, plain and
+/// Nothing folded is lost: in each protocol, plain and
 /// streamed, a session through the proxy compacts, and its requests from
 /// then on name recall handles and carry `condense_recall`. The model
 /// recalls the handles; the proxy answers from the client's own request —
@@ -1671,27 +1703,15 @@ fn the_proxy_answers_the_models_recalls_in_every_protocol() {
         let metrics = scrape(&session.proxy.url("/metrics"));
         // The client's own requests, the recall rounds aside, break the
         // provider's cache only at compactions: each starts with the whole
-        // of the one before (its list a prefix, every other field the same)
-        // unless it compacted.
+        // of the one before, byte for byte (its list grown at its end,
+        // every other byte the same) unless it compacted.
         let upstream = session.upstream.requests();
         let own: Vec<&Recorded> = (upstream.iter())
             .filter(|r| !rounds.iter().any(|(_, round)| round.raw == r.raw))
             .collect();
-        let continues = |before: &Value, now: &Value| {
-            let (b, n) = (
-                before[key].as_array().unwrap(),
-                now[key].as_array().unwrap(),
-            );
-            let rest = |v: &Value| {
-                let mut v = v.clone();
-                v.as_object_mut().unwrap().remove(key);
-                v
-            };
-            rest(before) == rest(now) && n.len() >= b.len() && n[..b.len()] == b[..]
-        };
         let breaks = own
             .windows(2)
-            .filter(|w| !continues(&w[0].body, &w[1].body))
+            .filter(|w| !raw::continues(&w[0].raw, &w[1].raw, key))
             .count();
         let compactions = metric(&metrics, "condense_proxy_compactions_total");
         assert!(compactions >= 1.0, "{name}");
@@ -1714,39 +1734,48 @@ fn the_proxy_answers_the_models_recalls_in_every_protocol() {
     }
 }
 
-/// A recall can read only the conversation it is made in: a made-up
-/// handle, one that is not a handle at all, another session's (made from
-/// its own history) and a query over 1,000 characters each get a tool
-/// error naming the problem, and nothing of the other session reaches the
-/// model or the client. Each such recall is counted, and the request's
-/// recalls appended to the proxy's events file.
+/// A recall can read only the conversation it is made in. Two sessions
+/// through one proxy and one store: the first, once compacted, recalls
+/// the fold its request names and gets what it folded; the second calls
+/// that same handle, taken from the first's request as the upstream got
+/// it (with a query and without) — each call gets a tool error naming the
+/// handle, as a made-up handle, one that is not a handle at all and a
+/// query over 1,000 characters do, and nothing of the first session
+/// reaches the second's model or client. Each such recall is counted, and
+/// each request's recalls appended to the proxy's events file.
 #[test]
 fn a_recall_reads_only_its_own_conversation() {
-    let other: Vec<Message> = {
-        let mut history = worked(3);
-        history[0] = Turn::User("Rotate the deploy key; the new one is KEY-9999.".into());
-        let body = WIRES[0].request(&history);
-        Parsed::parse(body, Format::Anthropic)
-            .unwrap()
-            .messages()
-            .to_vec()
-    };
-    let foreign = condense_model::recall::fold_handle(&other[..3]);
-    let foreign_result = condense_model::recall::result_handle(&other[3]);
     for wire in [WIRES[0], WIRES[1]] {
         let name = wire.name();
-        let asked = foreign.clone();
-        let asked_result = foreign_result.clone();
+        // The handles of the first session's request (none while the first
+        // session runs: it recalls its own).
+        let theirs: Arc<Mutex<Vec<String>>> = Arc::default();
+        let told = theirs.clone();
+        let recalled_own = Arc::new(Mutex::new(false));
         let script = Script {
             recalls: Arc::new(move |handles| {
                 if handles.is_empty() {
                     return Vec::new();
                 }
+                let theirs = told.lock().unwrap().clone();
+                if theirs.is_empty() {
+                    // The first session: its own fold, once.
+                    let mut once = recalled_own.lock().unwrap();
+                    let fold = handles.iter().find(|h| h.starts_with('f'));
+                    return match (*once, fold) {
+                        (false, Some(fold)) => {
+                            *once = true;
+                            vec![json!({"handle": fold})]
+                        }
+                        _ => Vec::new(),
+                    };
+                }
+                let fold = &theirs[0];
                 vec![
                     json!({"handle": "f0123456789a"}),
                     json!({"handle": "nonsense"}),
-                    json!({"handle": asked}),
-                    json!({"handle": asked_result}),
+                    json!({"handle": fold}),
+                    json!({"handle": fold, "query": "KEY"}),
                     json!({"handle": handles[0], "query": "word ".repeat(300)}),
                 ]
             }),
@@ -1760,18 +1789,58 @@ fn a_recall_reads_only_its_own_conversation() {
             proxy.events = Some(condense_host::events::EventLog::open(&events).unwrap());
             RunningProxy::serve(proxy)
         });
+
+        // The first session: its key in the first message, which it folds.
+        let mut start = worked(3);
+        let notes: String = (0..150)
+            .map(|i| format!("note {i}: the old key is revoked on host {i}\n"))
+            .collect();
+        start[0] = Turn::User(format!(
+            "Rotate the deploy key; the new one is KEY-9999.\n{notes}"
+        ));
+        session.play(&start, 1);
+        assert_eq!(session.calls, [2], "{name}: a recall round");
+        let first = session.upstream.requests();
+        // Its fold's handle, as its compacted request named it upstream.
+        let named = named_handles(&first[0].body);
+        let Some(fold) = named.iter().find(|h| h.starts_with('f')).cloned() else {
+            panic!("{name}: the first session's request names {named:?}")
+        };
+        {
+            let model = lock(&session.model);
+            assert!(model.problems.is_empty(), "{name}: {:#?}", model.problems);
+            let [own] = model.recalled.as_slice() else {
+                panic!("{name}: {:?}", model.recalled)
+            };
+            assert_eq!(own.input["handle"], fold.as_str(), "{name}");
+            assert!(!own.is_error, "{name}: {}", own.content);
+            assert!(
+                own.content.contains("KEY-9999"),
+                "{name}: its own recall reads what it folded: {}",
+                own.content
+            );
+        }
+
+        // The second session, through the same proxy and store.
+        *theirs.lock().unwrap() = vec![fold.clone()];
         session.play(&[Turn::User(TASK.into())], 4);
-        assert_eq!(session.calls, [1, 1, 1, 2], "{name}: a recall round");
+        assert_eq!(session.calls[1..], [1, 1, 1, 2], "{name}: a recall round");
         let model = lock(&session.model);
-        let got: Vec<(&str, bool)> = (model.recalled.iter())
+        assert!(model.problems.is_empty(), "{name}: {:#?}", model.problems);
+        let got: Vec<(&str, bool)> = (model.recalled[1..].iter())
             .map(|r| (r.content.as_str(), r.is_error))
             .collect();
         assert_eq!(got.len(), 5, "{name}");
+        let unknown = |handle: &str| {
+            format!(
+                "no folded messages and no cleared result of this conversation have the handle `{handle}`"
+            )
+        };
         let expected = [
-            "no folded messages and no cleared result of this conversation have the handle `f0123456789a`",
+            &unknown("f0123456789a"),
             "`nonsense` is not a condense handle",
-            &format!("have the handle `{foreign}`"),
-            &format!("have the handle `{foreign_result}`"),
+            &unknown(&fold),
+            &unknown(&fold),
             "a query of 1499 characters: at most 1000",
         ];
         for ((content, is_error), expected) in got.iter().zip(expected) {
@@ -1780,16 +1849,20 @@ fn a_recall_reads_only_its_own_conversation() {
                 content.contains(expected),
                 "{name}: {content}\nlacks {expected}"
             );
+            assert!(!content.contains("KEY-9999"), "{name}: {content}");
         }
-        for request in session.upstream.requests() {
+        for request in &session.upstream.requests()[first.len()..] {
             assert!(
                 !String::from_utf8_lossy(&request.raw).contains("KEY-9999"),
-                "{name}"
+                "{name}: the second session's request carries the first's key"
             );
+        }
+        for (_, text) in &session.answers[1..] {
+            assert!(!text.contains("KEY-9999"), "{name}: {text}");
         }
         let metrics = scrape(&session.proxy.url("/metrics"));
         assert_eq!(metric(&metrics, "condense_proxy_recall_errors_total"), 5.0);
-        assert_eq!(metric(&metrics, "condense_proxy_recalls_total"), 0.0);
+        assert_eq!(metric(&metrics, "condense_proxy_recalls_total"), 1.0);
         drop(model);
         drop(session);
         let lines = std::fs::read_to_string(&events).unwrap();
@@ -1797,16 +1870,19 @@ fn a_recall_reads_only_its_own_conversation() {
             .map(|l| serde_json::from_str::<Value>(l).unwrap())
             .filter_map(|e| e.get("recall").cloned())
             .collect();
-        let [recall] = recalls.as_slice() else {
-            panic!("{name}: one request with recalls:\n{lines}")
+        let [own, other] = recalls.as_slice() else {
+            panic!("{name}: two requests with recalls:\n{lines}")
         };
-        assert_eq!(recall["agent"], "default");
-        assert_eq!(
-            (&recall["rounds"], &recall["errors"]),
-            (&json!(1), &json!(5))
-        );
-        assert_eq!(recall["handles"].as_array().unwrap().len(), 5);
-        assert!(recall["session"].as_str().is_some_and(|s| !s.is_empty()));
+        for (recall, errors, handles) in [(own, 0, 1), (other, 5, 5)] {
+            assert_eq!(recall["agent"], "default");
+            assert_eq!(
+                (&recall["rounds"], &recall["errors"]),
+                (&json!(1), &json!(errors))
+            );
+            assert_eq!(recall["handles"].as_array().unwrap().len(), handles);
+            assert!(recall["session"].as_str().is_some_and(|s| !s.is_empty()));
+        }
+        assert_ne!(own["session"], other["session"], "{name}: two sessions");
     }
 }
 
@@ -2121,4 +2197,250 @@ fn an_answer_without_recalls_reaches_the_client_as_it_came() {
         );
         assert!(request.header("accept-encoding").is_none());
     }
+}
+
+// TEMPORARY: the tests as they were, to run against the deliberate breaks.
+mod old_versions {
+    use super::*;
+    use condense_model::Message;
+
+    fn old_continues(before: &Value, now: &Value) -> bool {
+        let (b, n) = (
+            before["messages"].as_array().unwrap(),
+            now["messages"].as_array().unwrap(),
+        );
+        before["system"] == now["system"] && n.len() >= b.len() && n[..b.len()] == b[..]
+    }
+
+    fn old_cache_breaks(requests: &[&Recorded]) -> usize {
+        requests
+            .windows(2)
+            .filter(|pair| !old_continues(&pair[0].body, &pair[1].body))
+            .count()
+    }
+
+    fn old_assert_as_reference(reference: &[Value], got: &[Value], what: &str) {
+        assert_eq!(got.len(), reference.len(), "{what}");
+        for (i, (a, b)) in reference.iter().zip(got).enumerate() {
+            assert!(a == b, "call {i}: {what} differs");
+        }
+    }
+
+#[test]
+fn old_interleaved_sessions_with_the_same_start_keep_their_own_prefix() {
+    let system = json!("You are a coding agent. Work in the repository; be brief.");
+    let c = corpus_body("cc-opus-c");
+    let a = corpus_body("cc-opus-a");
+    let c_messages = c["messages"].as_array().unwrap().clone();
+    let mut b_messages = vec![c_messages[0].clone()];
+    b_messages.extend(a["messages"].as_array().unwrap()[1..].iter().cloned());
+    let sessions = [("c", c_messages), ("b", b_messages)];
+    // The requests of each: the one before each assistant message.
+    let calls: Vec<Vec<usize>> = sessions
+        .iter()
+        .map(|(_, messages)| {
+            (1..messages.len())
+                .filter(|&k| messages[k]["role"] == "assistant")
+                .collect()
+        })
+        .collect();
+
+    let dir = tempfile::tempdir().unwrap();
+    let stores: [(&str, Arc<dyn SessionStore>); 2] = [
+        ("memory", Arc::new(MemorySessions::default())),
+        (
+            "database",
+            Arc::new(DbSessions::open(&dir.path().join("checkpoints.redb")).unwrap()),
+        ),
+    ];
+    for (named, (store_name, store)) in [(true, stores[0].clone()), (false, stores[1].clone())] {
+        let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+        let proxy = RunningProxy::start("token_threshold = 40000\n", &upstream.url(""), store);
+        let client = ureq::Agent::new_with_defaults();
+        let longest = calls.iter().map(Vec::len).max().unwrap();
+        for i in 0..longest {
+            for (s, (name, messages)) in sessions.iter().enumerate() {
+                let Some(&k) = calls[s].get(i) else { continue };
+                let body = json!({
+                    "model": "claude-opus-4",
+                    "max_tokens": 1000,
+                    "system": system,
+                    "messages": messages[..k],
+                });
+                let mut request = client
+                    .post(&proxy.url("/v1/messages"))
+                    .header("x-api-key", KEY)
+                    .header("anthropic-version", "2023-06-01")
+                    // Which session it is, for the test's count below.
+                    .header("x-test-session", *name);
+                if named {
+                    request = request.header("x-condense-session", *name);
+                }
+                let answer = request.send(body.to_string()).unwrap();
+                assert_eq!(answer.status(), 200);
+            }
+        }
+        let requests = upstream.requests();
+        for (name, _) in &sessions {
+            let sent: Vec<&Recorded> = requests
+                .iter()
+                .filter(|r| r.header("x-test-session") == Some(*name))
+                .collect();
+            let breaks = old_cache_breaks(&sent);
+            let compacted = sent
+                .iter()
+                .filter(|r| r.body["messages"].to_string().contains(SUMMARY_MARKER))
+                .count();
+            let label = format!("session {name}, named {named}, {store_name} store");
+            assert!(
+                compacted > sent.len() / 2,
+                "{label}: {compacted} of {} compacted",
+                sent.len()
+            );
+            assert!(
+                (1..=12).contains(&breaks),
+                "{label}: {breaks} cache breaks over {} calls",
+                sent.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn old_side_requests_do_not_disturb_the_main_sessions_checkpoint() {
+    let calls = session_calls("cc-opus-c");
+    let alone: Vec<Value> = through_one_proxy(SESSION_CONFIG, &calls).into_iter().map(|r| r.body).collect();
+
+    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    let proxy = RunningProxy::in_memory(SESSION_CONFIG, &upstream.url(""));
+    let client = ureq::Agent::new_with_defaults();
+    let main = [("x-test-session", "main")];
+    let side = [("x-test-session", "side")];
+    let mut sub_agent =
+        vec![json!({"role": "user", "content": "Find every caller of parse_args."})];
+    for (i, call) in calls.iter().enumerate() {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &main), 200);
+        let title = json!({"model": "claude-haiku", "max_tokens": 20,
+            "system": "Write a 5-word title for this conversation.",
+            "messages": [call["messages"][0].clone()]});
+        assert_eq!(
+            post(&client, &proxy.url("/v1/messages"), &title, &side),
+            200
+        );
+        sub_agent.push(json!({"role": "assistant", "content": format!("Searched part {i}.")}));
+        sub_agent.push(
+            json!({"role": "user", "content": format!("{}", "grep output line\n".repeat(200))}),
+        );
+        let search = json!({"model": "claude-haiku", "max_tokens": 200,
+            "system": "You are a file search agent.", "messages": sub_agent});
+        assert_eq!(
+            post(&client, &proxy.url("/v1/messages"), &search, &side),
+            200
+        );
+    }
+    let with_side: Vec<Value> = upstream
+        .requests()
+        .into_iter()
+        .filter(|r| r.header("x-test-session") == Some("main"))
+        .map(|r| r.body)
+        .collect();
+    old_assert_as_reference(&alone, &with_side, "the main session with side requests");
+    let compacted = compacted(&alone);
+    assert!(
+        compacted > alone.len() / 2,
+        "{compacted} of {} compacted",
+        alone.len()
+    );
+}
+
+#[test]
+fn old_a_recall_reads_only_its_own_conversation() {
+    let other: Vec<Message> = {
+        let mut history = worked(3);
+        history[0] = Turn::User("Rotate the deploy key; the new one is KEY-9999.".into());
+        let body = WIRES[0].request(&history);
+        Parsed::parse(body, Format::Anthropic)
+            .unwrap()
+            .messages()
+            .to_vec()
+    };
+    let foreign = condense_model::recall::fold_handle(&other[..3]);
+    let foreign_result = condense_model::recall::result_handle(&other[3]);
+    for wire in [WIRES[0], WIRES[1]] {
+        let name = wire.name();
+        let asked = foreign.clone();
+        let asked_result = foreign_result.clone();
+        let script = Script {
+            recalls: Arc::new(move |handles| {
+                if handles.is_empty() {
+                    return Vec::new();
+                }
+                vec![
+                    json!({"handle": "f0123456789a"}),
+                    json!({"handle": "nonsense"}),
+                    json!({"handle": asked}),
+                    json!({"handle": asked_result}),
+                    json!({"handle": handles[0], "query": "word ".repeat(300)}),
+                ]
+            }),
+            ..Script::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let events = dir.path().join("events.jsonl");
+        let mut session = Session::new(wire, script, |upstream| {
+            let store = Arc::new(MemorySessions::default());
+            let mut proxy = RunningProxy::settings(RECALL_CONFIG, upstream, store);
+            proxy.events = Some(condense_host::events::EventLog::open(&events).unwrap());
+            RunningProxy::serve(proxy)
+        });
+        session.play(&[Turn::User(TASK.into())], 4);
+        assert_eq!(session.calls, [1, 1, 1, 2], "{name}: a recall round");
+        let model = lock(&session.model);
+        let got: Vec<(&str, bool)> = (model.recalled.iter())
+            .map(|r| (r.content.as_str(), r.is_error))
+            .collect();
+        assert_eq!(got.len(), 5, "{name}");
+        let expected = [
+            "no folded messages and no cleared result of this conversation have the handle `f0123456789a`",
+            "`nonsense` is not a condense handle",
+            &format!("have the handle `{foreign}`"),
+            &format!("have the handle `{foreign_result}`"),
+            "a query of 1499 characters: at most 1000",
+        ];
+        for ((content, is_error), expected) in got.iter().zip(expected) {
+            assert!(is_error, "{name}: {content}");
+            assert!(
+                content.contains(expected),
+                "{name}: {content}\nlacks {expected}"
+            );
+        }
+        for request in session.upstream.requests() {
+            assert!(
+                !String::from_utf8_lossy(&request.raw).contains("KEY-9999"),
+                "{name}"
+            );
+        }
+        let metrics = scrape(&session.proxy.url("/metrics"));
+        assert_eq!(metric(&metrics, "condense_proxy_recall_errors_total"), 5.0);
+        assert_eq!(metric(&metrics, "condense_proxy_recalls_total"), 0.0);
+        drop(model);
+        drop(session);
+        let lines = std::fs::read_to_string(&events).unwrap();
+        let recalls: Vec<Value> = (lines.lines())
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter_map(|e| e.get("recall").cloned())
+            .collect();
+        let [recall] = recalls.as_slice() else {
+            panic!("{name}: one request with recalls:\n{lines}")
+        };
+        assert_eq!(recall["agent"], "default");
+        assert_eq!(
+            (&recall["rounds"], &recall["errors"]),
+            (&json!(1), &json!(5))
+        );
+        assert_eq!(recall["handles"].as_array().unwrap().len(), 5);
+        assert!(recall["session"].as_str().is_some_and(|s| !s.is_empty()));
+    }
+}
+
 }

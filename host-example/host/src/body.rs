@@ -21,6 +21,7 @@ use crate::store::{CheckpointStore, StoreError};
 use condense_model::recall::Handle;
 use condense_model::tokens::estimate_text;
 use condense_model::{CoreConfig, Message};
+use std::borrow::Cow;
 use std::time::Duration;
 
 /// What [`compress_body`] compresses with, configured once.
@@ -233,6 +234,7 @@ pub fn compress_body_for<'c>(
         Err(e @ StoreError::Backend { .. }) => return Err(BodyError::Store(e)),
         Err(e) => (None, Some(format!("{e}: ignored"))),
     };
+    let middleware = &owned(middleware, store);
     let format = parsed.format();
     // Only a store asked for it records the request's time.
     let idle = config.cold.as_ref().and_then(|_| idle(store, history));
@@ -356,7 +358,17 @@ pub fn prepare_body<'c>(
         Err(e @ StoreError::Backend { .. }) => return Err(BodyError::Store(e).into()),
         Err(_) => None,
     };
+    let middleware = owned(middleware, store);
     Ok(middleware.prepare(history, &core, &config.settings, stored.as_ref(), recall)?)
+}
+
+/// `middleware` for the session `store` found, when the store keeps many
+/// and summaries are prepared ahead: they are that session's alone.
+fn owned<'m>(middleware: &'m Middleware, store: &dyn CheckpointStore) -> Cow<'m, Middleware> {
+    match (middleware.prepared(), store.owner()) {
+        (Some(_), Some(owner)) => Cow::Owned(middleware.owned_by(owner)),
+        _ => Cow::Borrowed(middleware),
+    }
 }
 
 /// How long ago the session's previous request came, as `store` knows it;

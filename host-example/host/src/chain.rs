@@ -9,7 +9,7 @@ use crate::failure::{ComponentLabel, FailureKind, GuestFailure, failure};
 use crate::folding::Sent;
 use crate::llm::{Conversation, Llm};
 use crate::llm_import::SummarizerHost;
-use crate::prepared::{self, Prepared, PreparedUse};
+use crate::prepared::{self, Prepared, PreparedUse, Scope};
 use crate::sandbox::{Credit, Sandbox, StoreData};
 use crate::summarizer::{SummarizerInstance, SummarizerPre, no_settings};
 use condense_model::recall::{Handle, Span};
@@ -48,6 +48,8 @@ pub(crate) struct SummarizerSession {
     pub(crate) prepared: Option<Arc<Prepared>>,
     /// What names the chain in a prepared summary's key.
     pub(crate) chain_id: Arc<str>,
+    /// The session this call is for, which a prepared summary's key names.
+    pub(crate) owner: Option<Arc<str>>,
     /// This call prepares (`prepare.preparing`).
     pub(crate) preparing: bool,
     /// The compressor said the request passed its soft mark (`prepare.due`).
@@ -79,7 +81,11 @@ impl SummarizerSession {
         let Some(kept) = self.prepared.clone() else {
             return self.run_chain(request);
         };
-        let key = prepared::key(request, &self.chain_id);
+        let scope = Scope {
+            owner: self.owner.clone(),
+            shaped_by: self.llm.as_ref().and_then(|llm| llm.shaped_by()),
+        };
+        let key = prepared::key(request, &self.chain_id, &scope);
         if self.preparing {
             // Written once: a summary kept (by this host or another behind
             // the same store) is not written again.

@@ -20,6 +20,7 @@
 //! Every call is logged (`tracing`, target `condense::llm`) with its outcome
 //! and time, never with the conversation or the key.
 
+use crate::timing::Clock;
 use condense_model::tokens::estimate_messages;
 use condense_model::{Item, Message, Role};
 use std::fmt;
@@ -79,6 +80,15 @@ pub trait LanguageModel: Send + Sync {
     fn frame_tokens(&self) -> u32 {
         0
     }
+
+    /// A digest of what, besides the request, shapes this model's answers
+    /// and whose they are: a summary it wrote ahead is used only where
+    /// this is the same. `None`: nothing (one endpoint and model, the
+    /// host's own). A client's own model behind a proxy digests its model,
+    /// system prompt, tools and key.
+    fn shaped_by(&self) -> Option<u128> {
+        None
+    }
 }
 
 /// How the host bounds model calls (`[llm]` of the config).
@@ -116,6 +126,8 @@ pub struct Llm {
     model: Arc<dyn LanguageModel>,
     limits: LlmLimits,
     breaker: Mutex<Breaker>,
+    /// What the breaker's cooldown is measured on.
+    clock: Clock,
 }
 
 impl fmt::Debug for Llm {
@@ -139,11 +151,27 @@ impl Llm {
             model,
             limits,
             breaker: Mutex::new(Breaker::default()),
+            clock: Clock::system(),
         }
+    }
+
+    /// This model, its breaker's cooldown measured on `clock` (real time
+    /// unless a test gives its own).
+    pub fn with_clock(self, clock: Clock) -> Llm {
+        Llm { clock, ..self }
+    }
+
+    /// The model's [`LanguageModel::shaped_by`].
+    pub fn shaped_by(&self) -> Option<u128> {
+        self.model.shaped_by()
     }
 
     pub fn limits(&self) -> LlmLimits {
         self.limits
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// One call for a compaction that has already spent `spent` on the
@@ -153,8 +181,10 @@ impl Llm {
         mut request: ChatRequest,
         spent: Duration,
     ) -> (Result<String, String>, Duration) {
+        // The time a call takes is real whatever the clock: it is credited
+        // to the sandbox's deadlines, which are.
         let started = Instant::now();
-        if let Some(left) = self.paused_for(started) {
+        if let Some(left) = self.paused_for(self.clock.now()) {
             let why = format!(
                 "model calls paused for another {:.0?} after {} failures in a row",
                 left, self.limits.breaker_failures
@@ -189,7 +219,7 @@ impl Llm {
                 }
             });
         let took = started.elapsed();
-        self.record(result.is_ok(), Instant::now());
+        self.record(result.is_ok(), self.clock.now());
         match &result {
             Ok(answer) => tracing::info!(
                 target: "condense::llm",
@@ -251,6 +281,7 @@ impl Llm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timing::ManualClock;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Answers from a script of results; counts the calls that reach it.
@@ -305,6 +336,7 @@ mod tests {
     #[test]
     fn the_breaker_pauses_after_failures_in_a_row_and_resumes_after_the_cooldown() {
         let model = Scripted::new(vec![Err("HTTP 500"), Err("HTTP 500"), Ok("summary")]);
+        let clock = ManualClock::new();
         let llm = Llm::new(
             model.clone(),
             LlmLimits {
@@ -312,7 +344,8 @@ mod tests {
                 breaker_cooldown: Duration::from_millis(200),
                 ..LlmLimits::default()
             },
-        );
+        )
+        .with_clock(Clock::manual(&clock));
         assert_eq!(
             llm.chat(request(), Duration::ZERO).0,
             Err("HTTP 500".into())
@@ -332,7 +365,15 @@ mod tests {
             (took, model.calls.load(Ordering::SeqCst)),
             (Duration::ZERO, 2)
         );
-        std::thread::sleep(Duration::from_millis(250));
+        // Still paused until the whole cooldown has passed.
+        clock.advance(Duration::from_millis(199));
+        let (paused, _) = llm.chat(request(), Duration::ZERO);
+        assert_eq!(
+            paused,
+            Err("model calls paused for another 1ms after 2 failures in a row".into())
+        );
+        assert_eq!(model.calls.load(Ordering::SeqCst), 2);
+        clock.advance(Duration::from_millis(1));
         assert_eq!(llm.chat(request(), Duration::ZERO).0, Ok("summary".into()));
         assert_eq!(model.calls.load(Ordering::SeqCst), 3);
     }

@@ -33,6 +33,9 @@ pub struct Middleware {
     max_request_bytes: usize,
     /// Summaries prepared ahead, when the host keeps them.
     prepared: Option<Arc<Prepared>>,
+    /// The session its calls are for, when the host keeps many
+    /// ([`Middleware::owned_by`]).
+    owner: Option<Arc<str>>,
 }
 
 /// What the host keeps beside a session between calls: the compressor's
@@ -135,6 +138,7 @@ impl Middleware {
             runtime,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             prepared: None,
+            owner: None,
         }
     }
 
@@ -156,6 +160,19 @@ impl Middleware {
             runtime: self.runtime.asking(model),
             max_request_bytes: self.max_request_bytes,
             prepared: self.prepared.clone(),
+            owner: self.owner.clone(),
+        }
+    }
+
+    /// This middleware for the calls of one session of many, `owner` (a
+    /// session store's group): the summaries prepared ahead it uses and
+    /// keeps are that session's alone.
+    pub fn owned_by(&self, owner: &str) -> Middleware {
+        Middleware {
+            runtime: self.runtime.clone(),
+            max_request_bytes: self.max_request_bytes,
+            prepared: self.prepared.clone(),
+            owner: Some(owner.into()),
         }
     }
 
@@ -191,6 +208,7 @@ impl Middleware {
                 recall,
                 prepared: Some(prepared),
                 preparing: true,
+                owner: self.owner.as_deref(),
             })
         };
         let resume = resume_point(measured, checkpoint);
@@ -364,6 +382,7 @@ impl Middleware {
                 recall,
                 prepared: self.prepared.as_ref(),
                 preparing: false,
+                owner: self.owner.as_deref(),
             })
         };
         let mut sent_from = resume;

@@ -6,7 +6,12 @@
 //! that request, in the background, with `prepare.preparing` true, and the
 //! summary the chain writes for that call is kept here, keyed by the exact
 //! summarizer request (the previous summary, the messages, the budget, the
-//! language, the settings) and the chain that wrote it. When the compaction
+//! language, the settings), the chain that wrote it, and its scope: the
+//! session it was written for and whatever else shaped it (a client's own
+//! model, system prompt, tools and key). A summary is used only by the
+//! session it was prepared for, never by another whose fold looks the
+//! same: that one may belong to someone else, who must neither read it nor
+//! have theirs written under another person's key and instructions. When the compaction
 //! comes, the compressor asks the same request, and [`Prepared::take`]
 //! answers it: at once when the summary is kept, after a bounded wait when
 //! its job is still running here, or not at all (the chain runs as it
@@ -16,12 +21,13 @@
 //! another host behind the same store uses a summary this one prepared).
 
 use crate::convert::wit;
+use crate::timing::Clock;
 use condense_model::hash::{chain, message_digest};
 use condense_model::{Message, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Summaries kept in this process at most (the oldest go first): one per
 /// session about to compact.
@@ -46,6 +52,8 @@ pub trait Shared: Send + Sync {
 pub struct Prepared {
     /// How long a compaction waits for a job still running.
     wait: Duration,
+    /// What that wait is measured on.
+    clock: Clock,
     kept: Mutex<Kept>,
     running: Mutex<HashMap<u128, Arc<Running>>>,
     store: Option<Arc<dyn Shared>>,
@@ -103,17 +111,39 @@ impl PreparedUse {
 }
 
 /// The key of a summarizer request for the chain `chain` (its labels and
-/// settings: another chain writes another summary).
-pub(crate) fn key(request: &wit::SummaryRequest, chain_id: &str) -> u128 {
+/// settings: another chain writes another summary) in `scope` (whose
+/// session, and what else shapes its summaries: [`Scope`]).
+pub(crate) fn key(request: &wit::SummaryRequest, chain_id: &str, scope: &Scope) -> u128 {
+    // Each free-form field behind its length: no two scopes or chains
+    // run into each other.
     let head = Message::text(
         Role::System,
         format!(
-            "{chain_id}\n{}\n{}\n{}\n{}",
-            request.max_tokens, request.language, request.settings, request.previous_summary
+            "{}:{chain_id}\n{}:{}\n{:032x}\n{}\n{}\n{}\n{}",
+            chain_id.len(),
+            scope.owner.as_deref().map_or(0, str::len),
+            scope.owner.as_deref().unwrap_or(""),
+            scope.shaped_by.unwrap_or(0),
+            request.max_tokens,
+            request.language,
+            request.settings,
+            request.previous_summary
         ),
     );
     let messages: Vec<Message> = request.messages.iter().cloned().map(Into::into).collect();
     chain(message_digest(&head), &messages)
+}
+
+/// Who a prepared summary is for: the key keeps it to them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// The session it is written for (a session store's group, which
+    /// names the client's tenant behind a proxy); `None`: the host keeps
+    /// one session.
+    pub owner: Option<Arc<str>>,
+    /// A digest of what, besides the request, shaped it: the summarizer's
+    /// model's context ([`crate::llm::LanguageModel::shaped_by`]).
+    pub shaped_by: Option<u128>,
 }
 
 impl Prepared {
@@ -122,10 +152,17 @@ impl Prepared {
     pub fn new(wait: Duration, store: Option<Arc<dyn Shared>>) -> Prepared {
         Prepared {
             wait,
+            clock: Clock::system(),
             kept: Mutex::default(),
             running: Mutex::default(),
             store,
         }
+    }
+
+    /// These summaries, the wait measured on `clock` (real time unless a
+    /// test gives its own).
+    pub fn with_clock(self, clock: Clock) -> Prepared {
+        Prepared { clock, ..self }
     }
 
     pub fn wait(&self) -> Duration {
@@ -192,13 +229,12 @@ impl Prepared {
         let Some(running) = running else {
             return (None, PreparedUse::FellBack { waited_ms: None });
         };
-        let started = Instant::now();
+        let started = self.clock.now();
         let done = running.done.lock().expect("done");
-        let _done = running
-            .finished
-            .wait_timeout_while(done, self.wait, |done| !*done)
-            .expect("done");
-        let waited_ms = started.elapsed().as_millis() as u64;
+        let _done = self
+            .clock
+            .wait_timeout_while(&running.finished, done, self.wait, |done| !*done);
+        let waited_ms = self.clock.now().duration_since(started).as_millis() as u64;
         match self.get(key) {
             Some(text) => (Some(text), PreparedUse::Waited { waited_ms }),
             None => (
@@ -239,6 +275,7 @@ fn store_key(key: u128) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timing::ManualClock;
 
     fn request(text: &str) -> wit::SummaryRequest {
         wit::SummaryRequest {
@@ -253,9 +290,13 @@ mod tests {
     #[test]
     fn a_compaction_gets_what_was_prepared_for_its_exact_request() {
         let prepared = Arc::new(Prepared::new(Duration::from_millis(50), None));
-        let (a, b) = (key(&request("a"), "chain"), key(&request("b"), "chain"));
+        let any = Scope::default();
+        let (a, b) = (
+            key(&request("a"), "chain", &any),
+            key(&request("b"), "chain", &any),
+        );
         assert_ne!(a, b);
-        assert_ne!(a, key(&request("a"), "another chain"));
+        assert_ne!(a, key(&request("a"), "another chain", &any));
         prepared.keep(a, "summary of a");
         assert_eq!(
             prepared.take(a),
@@ -267,34 +308,75 @@ mod tests {
         );
     }
 
+    /// The same fold in two sessions, or for two clients of one session
+    /// (their own model, system prompt, tools or key), is two summaries.
+    #[test]
+    fn a_summary_is_kept_for_its_own_session_and_its_own_model() {
+        let a = Scope {
+            owner: Some("default/k1/anthropic/aa".into()),
+            shaped_by: Some(7),
+        };
+        let other_session = Scope {
+            owner: Some("default/k2/anthropic/aa".into()),
+            ..a.clone()
+        };
+        let other_model = Scope {
+            shaped_by: Some(8),
+            ..a.clone()
+        };
+        let k = |scope: &Scope| key(&request("a"), "chain", scope);
+        assert_eq!(k(&a), k(&a.clone()));
+        assert_ne!(k(&a), k(&other_session));
+        assert_ne!(k(&a), k(&other_model));
+        assert_ne!(k(&a), k(&Scope::default()));
+        // The owner and the chain cannot run into each other.
+        assert_ne!(
+            key(&request("a"), "x", &Scope { owner: Some("y".into()), shaped_by: None }),
+            key(&request("a"), "x\n1:y", &Scope::default())
+        );
+    }
+
     #[test]
     fn a_compaction_waits_for_a_running_job_up_to_the_bound() {
-        let prepared = Arc::new(Prepared::new(Duration::from_secs(5), None));
-        let k = key(&request("a"), "chain");
+        let clock = ManualClock::new();
+        let prepared =
+            Arc::new(Prepared::new(Duration::from_secs(5), None).with_clock(Clock::manual(&clock)));
+        let k = key(&request("a"), "chain", &Scope::default());
         let writing = prepared.begin(k);
+        // The job is done 70 ms into the compaction's wait.
         let writer = {
-            let prepared = prepared.clone();
+            let (prepared, clock) = (prepared.clone(), clock.clone());
             std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(100));
+                clock.until_waited_on();
+                clock.advance(Duration::from_millis(70));
                 prepared.keep(k, "written");
                 drop(writing);
             })
         };
-        let (text, how) = prepared.take(k);
-        writer.join().unwrap();
-        assert_eq!(text.as_deref(), Some("written"));
-        assert!(
-            matches!(how, PreparedUse::Waited { waited_ms } if waited_ms >= 50),
-            "{how:?}"
+        let taken = prepared.take(k);
+        assert_eq!(
+            taken,
+            (
+                Some("written".into()),
+                PreparedUse::Waited { waited_ms: 70 }
+            )
         );
-        // A job that does not finish in time: the compaction goes on.
-        let prepared = Arc::new(Prepared::new(Duration::from_millis(100), None));
+        writer.join().unwrap();
+        // A job that does not finish in time: the compaction goes on once
+        // the bound has passed.
+        let clock = ManualClock::skipping_waits();
+        let prepared = Arc::new(
+            Prepared::new(Duration::from_millis(100), None).with_clock(Clock::manual(&clock)),
+        );
         let _stuck = prepared.begin(k);
-        let (text, how) = prepared.take(k);
-        assert_eq!(text, None);
-        assert!(
-            matches!(how, PreparedUse::FellBack { waited_ms: Some(w) } if w >= 100),
-            "{how:?}"
+        assert_eq!(
+            prepared.take(k),
+            (
+                None,
+                PreparedUse::FellBack {
+                    waited_ms: Some(100)
+                }
+            )
         );
     }
 }

@@ -72,6 +72,10 @@ pub struct Call<'a> {
     /// `prepare.preparing`): the summary is kept in `prepared`, and the
     /// outcome is for no request.
     pub preparing: bool,
+    /// The session this call is for (a session store's group), when the
+    /// host keeps many: the summaries prepared ahead that it uses or keeps
+    /// are that session's alone.
+    pub owner: Option<&'a str>,
 }
 
 #[derive(Clone, Debug)]
@@ -211,7 +215,9 @@ impl Runtime {
             return self.clone();
         };
         Runtime {
-            llm: Some(Arc::new(Llm::new(model, llm.limits()))),
+            llm: Some(Arc::new(
+                Llm::new(model, llm.limits()).with_clock(llm.clock().clone()),
+            )),
             ..self.clone()
         }
     }
@@ -248,12 +254,14 @@ impl Runtime {
             recall,
             prepared,
             preparing,
+            owner,
         } = call;
         let (mut store, instance) = self.compressor_instance()?;
         let session = &mut store.data_mut().host;
         session.recall_offered = recall;
         session.prepared = prepared.cloned();
         session.preparing = preparing;
+        session.owner = owner.map(Arc::from);
         let label = &self.compressor.label;
         let request = Arc::new(wit::CompressRequest {
             history: history[offset..].iter().map(Into::into).collect(),
@@ -467,6 +475,7 @@ impl Runtime {
             named: Vec::new(),
             prepared: None,
             chain_id: self.chain_id.clone(),
+            owner: None,
             preparing: false,
             due: false,
         }

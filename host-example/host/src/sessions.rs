@@ -4,11 +4,15 @@
 //! A request does not say which session it belongs to (unless the client
 //! names it). What it does have is its start and its whole history:
 //!
-//! - its **group** ([`group_of`]): the format, the agent's settings name and
-//!   the digests of its system messages and first conversation message.
-//!   Requests of one session always share it; a sub-agent or a title
-//!   request (another system prompt, another first message) has its own, so
-//!   it never touches the main session's checkpoints;
+//! - its **group** ([`group_of`]): the format, the agent's settings name,
+//!   the client's tenant (behind a proxy, a digest of the credentials it
+//!   sends upstream) and the digests of its system messages and first
+//!   conversation message. Requests of one session always share it; a
+//!   sub-agent or a title request (another system prompt, another first
+//!   message) has its own, so it never touches the main session's
+//!   checkpoints; nor does another tenant's session that starts alike:
+//!   what a group keeps (its checkpoints' summaries, the summaries prepared
+//!   for it) is its tenant's alone;
 //! - among the group's checkpoints, the one it continues: one whose folded
 //!   messages it still starts with (the host's prefix hash,
 //!   [`SessionCheckpoint::fits`]) and that was made for a request no longer
@@ -113,10 +117,22 @@ pub trait SessionStore: Shared + Send + Sync {
 
 /// The group of a request: `session` when the client named it
 /// (`x-condense-session`), else its start. `agent` is the name of the
-/// settings it is compressed with (a checkpoint is only good for those).
-pub fn group_of(format: Format, agent: &str, session: Option<&str>, history: &[Message]) -> String {
+/// settings it is compressed with (a checkpoint is only good for those),
+/// `tenant` whose the request is (a digest of the credentials it carries,
+/// when the host tells tenants apart): two tenants never share a group.
+pub fn group_of(
+    format: Format,
+    agent: &str,
+    tenant: Option<&str>,
+    session: Option<&str>,
+    history: &[Message],
+) -> String {
+    let owner = match tenant {
+        Some(tenant) => format!("{agent}/{tenant}"),
+        None => agent.to_owned(),
+    };
     if let Some(session) = session {
-        return format!("{agent}/session/{session}");
+        return format!("{owner}/session/{session}");
     }
     let system = history.iter().take_while(|m| m.role == Role::System);
     let first = history.iter().find(|m| m.role != Role::System);
@@ -125,7 +141,7 @@ pub fn group_of(format: Format, agent: &str, session: Option<&str>, history: &[M
         // Order matters: a rotating mix, not a sum.
         digest = digest.rotate_left(17) ^ message_digest(message);
     }
-    format!("{agent}/{format}/{digest:032x}")
+    format!("{owner}/{format}/{digest:032x}")
 }
 
 /// One request's view of a [`SessionStore`]: the [`CheckpointStore`] that
@@ -136,6 +152,7 @@ pub struct Lookup<'a> {
     store: &'a dyn SessionStore,
     format: Format,
     agent: &'a str,
+    tenant: Option<&'a str>,
     session: Option<&'a str>,
     group: Option<String>,
     found: bool,
@@ -155,10 +172,16 @@ impl<'a> Lookup<'a> {
             store,
             format,
             agent,
+            tenant: None,
             session,
             group: None,
             found: false,
         }
+    }
+
+    /// The lookup of a request of `tenant` ([`group_of`]).
+    pub fn of_tenant(self, tenant: Option<&'a str>) -> Lookup<'a> {
+        Lookup { tenant, ..self }
     }
 
     /// Whether [`load`](CheckpointStore::load) found the request's
@@ -173,7 +196,7 @@ impl<'a> Lookup<'a> {
     }
 
     fn group_for(&mut self, history: &[Message]) -> &str {
-        let group = group_of(self.format, self.agent, self.session, history);
+        let group = group_of(self.format, self.agent, self.tenant, self.session, history);
         self.group.insert(group)
     }
 }
@@ -225,6 +248,11 @@ impl CheckpointStore for Lookup<'_> {
     /// lookup, and pruned in its turn.
     fn clear(&mut self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// The request's group.
+    fn owner(&self) -> Option<&str> {
+        self.group()
     }
 }
 
@@ -317,12 +345,25 @@ mod tests {
     fn a_named_session_is_its_own_group() {
         let h = history(&["task"]);
         assert_eq!(
-            group_of(Format::Anthropic, "review", Some("s-1"), &h),
+            group_of(Format::Anthropic, "review", None, Some("s-1"), &h),
             "review/session/s-1"
         );
         assert_ne!(
-            group_of(Format::Anthropic, "default", None, &h),
-            group_of(Format::OpenAi, "default", None, &h)
+            group_of(Format::Anthropic, "default", None, None, &h),
+            group_of(Format::OpenAi, "default", None, None, &h)
         );
+    }
+
+    #[test]
+    fn two_tenants_never_share_a_group() {
+        let h = history(&["task"]);
+        let group = |tenant, session| group_of(Format::Anthropic, "default", tenant, session, &h);
+        assert_eq!(group(Some("k1"), Some("s-1")), "default/k1/session/s-1");
+        assert_ne!(
+            group(Some("k1"), Some("s-1")),
+            group(Some("k2"), Some("s-1"))
+        );
+        assert_ne!(group(Some("k1"), None), group(Some("k2"), None));
+        assert_ne!(group(Some("k1"), None), group(None, None));
     }
 }

@@ -34,6 +34,13 @@ pub trait CheckpointStore {
     fn touch(&mut self, _history: &[Message], _now_ms: u64) -> Result<Option<u64>, StoreError> {
         Ok(None)
     }
+    /// The session the history [`load`](CheckpointStore::load) was last
+    /// handed belongs to, in a store of many sessions: what is kept for a
+    /// session apart from its checkpoint (summaries prepared ahead) is kept
+    /// for it alone. A store of one session names none.
+    fn owner(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A checkpoint store that failed.

@@ -1,11 +1,18 @@
-//! When a recorded session's model calls happened (`condense replay
-//! --timing`): a file of `assistant_timestamps`, one ISO-8601 UTC time per
-//! assistant message, in order — the layout of the corpus's `timing/` files.
-//! What the replay needs of it is which calls came after the prompt cache
-//! expired.
+//! Time, as condense reads it.
+//!
+//! - When a recorded session's model calls happened (`condense replay
+//!   --timing`): a file of `assistant_timestamps`, one ISO-8601 UTC time per
+//!   assistant message, in order — the layout of the corpus's `timing/`
+//!   files. What the replay needs of it is which calls came after the
+//!   prompt cache expired.
+//! - [`Clock`]: the time the host decides by (a breaker's cooldown, how
+//!   long a compaction waits for a summary being prepared), real unless a
+//!   test gives a [`ManualClock`] that it moves itself.
 
 use serde::Deserialize;
 use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// A timing file that cannot be read, named with what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -119,9 +126,281 @@ pub fn utc_text(ms: u64) -> String {
     )
 }
 
+/// The time a decision is made by: a model breaker's cooldown, how long a
+/// compaction waits for a summary being prepared. Real time
+/// ([`Clock::system`], the default); a test gives its [`ManualClock`], so
+/// that what it checks does not depend on how fast the machine is.
+#[derive(Clone, Default)]
+pub struct Clock(Option<Arc<ManualClock>>);
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            None => f.write_str("Clock::system"),
+            Some(manual) => write!(f, "Clock::manual(+{:?})", manual.lock().now),
+        }
+    }
+}
+
+impl Clock {
+    /// Real time.
+    pub fn system() -> Clock {
+        Clock(None)
+    }
+
+    /// The time `clock` says.
+    pub fn manual(clock: &Arc<ManualClock>) -> Clock {
+        Clock(Some(clock.clone()))
+    }
+
+    pub fn now(&self) -> Instant {
+        match &self.0 {
+            None => Instant::now(),
+            Some(manual) => manual.start + manual.lock().now,
+        }
+    }
+
+    /// [`Condvar::wait_timeout_while`], `timeout` measured on this clock:
+    /// waits on `condvar` while `condition` holds, at most `timeout`.
+    /// Returns the guard and whether the time ran out with `condition`
+    /// still holding.
+    pub fn wait_timeout_while<'a, T>(
+        &self,
+        condvar: &Condvar,
+        guard: MutexGuard<'a, T>,
+        timeout: Duration,
+        mut condition: impl FnMut(&mut T) -> bool,
+    ) -> (MutexGuard<'a, T>, bool) {
+        let Some(manual) = &self.0 else {
+            let (guard, result) = condvar
+                .wait_timeout_while(guard, timeout, condition)
+                .unwrap_or_else(PoisonError::into_inner);
+            return (guard, result.timed_out());
+        };
+        let mut guard = guard;
+        let deadline = manual.lock().now + timeout;
+        if manual.skips_waits {
+            let timed_out = condition(&mut guard);
+            if timed_out {
+                manual.advance_to(deadline);
+            }
+            return (guard, timed_out);
+        }
+        let _waiting = manual.waiting(deadline);
+        loop {
+            if !condition(&mut guard) {
+                return (guard, false);
+            }
+            if manual.lock().now >= deadline {
+                return (guard, true);
+            }
+            // `condvar` wakes this thread when the condition may have
+            // changed; a clock moved by the test cannot notify a condvar it
+            // does not know, so this one is looked at again every
+            // millisecond.
+            guard = condvar
+                .wait_timeout(guard, Duration::from_millis(1))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+}
+
+/// A clock that moves only when told ([`ManualClock::advance`]), or, made
+/// with [`ManualClock::skipping_waits`], by the whole of any wait on it
+/// that would run out: for tests.
+#[derive(Debug)]
+pub struct ManualClock {
+    /// What it read when made (an [`Instant`] has no zero).
+    start: Instant,
+    skips_waits: bool,
+    state: Mutex<ManualState>,
+    /// Notified when it moves and when a thread starts waiting on it.
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct ManualState {
+    /// Time since `start`.
+    now: Duration,
+    /// Until when each thread waiting on it waits (since `start`).
+    deadlines: Vec<Duration>,
+}
+
+impl ManualClock {
+    /// How long [`ManualClock::until_waited_on`] waits for a thread to wait
+    /// before failing the test that asked (a test that would hang
+    /// otherwise).
+    pub const PATIENCE: Duration = Duration::from_secs(60);
+
+    /// A clock that moves only by [`ManualClock::advance`].
+    pub fn new() -> Arc<ManualClock> {
+        ManualClock::made(false)
+    }
+
+    /// A clock on which a wait that would run out does at once, the clock
+    /// moving on by the whole wait: for a test where nothing that is waited
+    /// for comes until the wait is over.
+    pub fn skipping_waits() -> Arc<ManualClock> {
+        ManualClock::made(true)
+    }
+
+    fn made(skips_waits: bool) -> Arc<ManualClock> {
+        Arc::new(ManualClock {
+            start: Instant::now(),
+            skips_waits,
+            state: Mutex::default(),
+            changed: Condvar::new(),
+        })
+    }
+
+    /// Moves the clock on by `by`.
+    pub fn advance(&self, by: Duration) {
+        let mut state = self.lock();
+        state.now += by;
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// Blocks until a thread waits on this clock for a time still to come:
+    /// a test advances the clock once the code it tests is waiting. Panics
+    /// after [`ManualClock::PATIENCE`] of real time.
+    pub fn until_waited_on(&self) {
+        let state = self.lock();
+        let (_state, result) = self
+            .changed
+            .wait_timeout_while(state, ManualClock::PATIENCE, |s| {
+                !s.deadlines.iter().any(|&d| d > s.now)
+            })
+            .unwrap_or_else(PoisonError::into_inner);
+        assert!(
+            !result.timed_out(),
+            "nothing waited on the manual clock in {:?}",
+            ManualClock::PATIENCE
+        );
+    }
+
+    fn advance_to(&self, at: Duration) {
+        let mut state = self.lock();
+        state.now = state.now.max(at);
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// Records a thread waiting until `deadline`, for as long as the guard
+    /// lives.
+    fn waiting(&self, deadline: Duration) -> Waiting<'_> {
+        self.lock().deadlines.push(deadline);
+        self.changed.notify_all();
+        Waiting {
+            clock: self,
+            deadline,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ManualState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A thread waiting on a [`ManualClock`] ([`ManualClock::waiting`]).
+struct Waiting<'a> {
+    clock: &'a ManualClock,
+    deadline: Duration,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut state = self.clock.lock();
+        if let Some(i) = state.deadlines.iter().position(|&d| d == self.deadline) {
+            state.deadlines.swap_remove(i);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A flag and what is notified when it is set: what a job's waiters
+    /// wait on.
+    type Flag = Arc<(Mutex<bool>, Condvar)>;
+
+    fn set(flag: &Flag) {
+        *flag.0.lock().unwrap() = true;
+        flag.1.notify_all();
+    }
+
+    /// Waits on `clock` up to `timeout` for `flag`: whether the time ran
+    /// out, and how long it waited on the clock.
+    fn wait_for(clock: &Clock, flag: &Flag, timeout: Duration) -> (bool, Duration) {
+        let started = clock.now();
+        let guard = flag.0.lock().unwrap();
+        let (guard, timed_out) = clock.wait_timeout_while(&flag.1, guard, timeout, |set| !*set);
+        drop(guard);
+        (timed_out, clock.now().duration_since(started))
+    }
+
+    #[test]
+    fn a_wait_on_a_manual_clock_runs_out_when_the_clock_passes_its_end() {
+        let manual = ManualClock::new();
+        let clock = Clock::manual(&manual);
+        let flag = Flag::default();
+        let waiter = {
+            let (clock, flag) = (clock.clone(), flag.clone());
+            std::thread::spawn(move || wait_for(&clock, &flag, Duration::from_millis(100)))
+        };
+        manual.until_waited_on();
+        manual.advance(Duration::from_millis(99));
+        // Still waiting: its end is still to come.
+        manual.until_waited_on();
+        manual.advance(Duration::from_millis(1));
+        assert_eq!(waiter.join().unwrap(), (true, Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn a_wait_on_a_manual_clock_ends_when_what_it_waits_for_comes() {
+        let manual = ManualClock::new();
+        let clock = Clock::manual(&manual);
+        let flag = Flag::default();
+        let waiter = {
+            let (clock, flag) = (clock.clone(), flag.clone());
+            std::thread::spawn(move || wait_for(&clock, &flag, Duration::from_millis(100)))
+        };
+        manual.until_waited_on();
+        manual.advance(Duration::from_millis(30));
+        set(&flag);
+        assert_eq!(waiter.join().unwrap(), (false, Duration::from_millis(30)));
+        // Nothing to wait for: no time passes.
+        assert_eq!(
+            wait_for(&clock, &flag, Duration::from_millis(100)),
+            (false, Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn a_clock_skipping_waits_moves_on_by_the_wait_at_once() {
+        let clock = Clock::manual(&ManualClock::skipping_waits());
+        let flag = Flag::default();
+        assert_eq!(
+            wait_for(&clock, &flag, Duration::from_secs(60)),
+            (true, Duration::from_secs(60))
+        );
+        set(&flag);
+        assert_eq!(
+            wait_for(&clock, &flag, Duration::from_secs(60)),
+            (false, Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn the_system_clock_waits_on_the_condvar() {
+        let clock = Clock::system();
+        let flag = Flag::default();
+        assert!(wait_for(&clock, &flag, Duration::ZERO).0);
+        set(&flag);
+        assert!(!wait_for(&clock, &flag, Duration::from_secs(60)).0);
+    }
 
     #[test]
     fn utc_times_written_read_back() {

@@ -124,6 +124,8 @@ pub struct Job {
     pub group: String,
     /// The session the client named (`x-condense-session`), if any.
     pub named: Option<String>,
+    /// Whose the session is ([`crate::route::tenant_of`]).
+    pub tenant: Option<String>,
     /// The boundary of the fold the request stood on.
     pub fold: u32,
     /// The model its summary asks, when the agent's summaries ask the
@@ -178,6 +180,7 @@ pub async fn compress(
         None => agent.middleware.clone(),
     };
     let (agent_name, session) = (route.agent.clone(), route.session.clone());
+    let tenant = route.tenant.clone();
     let original = body.clone();
     let task = tokio::task::spawn_blocking(move || {
         let failed = |why, had_checkpoint| {
@@ -187,7 +190,8 @@ pub async fn compress(
             };
             Condensed::unchanged(body.clone(), outcome)
         };
-        let mut lookup = Lookup::new(&*store, format, &agent_name, session.as_deref());
+        let mut lookup = Lookup::new(&*store, format, &agent_name, session.as_deref())
+            .of_tenant(tenant.as_deref());
         // The request's model, read in compress_body's one parse of it,
         // chooses its settings and prices it.
         let (mut price, mut recall) = (None, None);
@@ -218,6 +222,7 @@ pub async fn compress(
             agent: agent_name.clone(),
             group: group.clone(),
             named: session.clone(),
+            tenant: tenant.clone(),
             fold: sent.report.guest().map_or(0, |r| r.boundary),
             model: model.clone(),
         });

@@ -2,7 +2,10 @@
 //! client — Claude Code, Codex, an OpenAI or Anthropic SDK — gets condense
 //! without a line of code: point its base URL at the proxy.
 //!
-//! Each request goes through three steps, one module each:
+//! Each request goes through three steps, one module each, once [`guard`]
+//! has let it in (a host the proxy answers to, against DNS rebinding; no
+//! web page on operator endpoints; the operator's token for the sessions
+//! view):
 //!
 //! - [`route`]: which agent's settings (`/agents/NAME/…` or the
 //!   `x-condense-agent` header), which protocol (Anthropic Messages, OpenAI
@@ -31,6 +34,7 @@
 //! stream's included).
 
 pub mod compress;
+pub mod guard;
 pub mod metrics;
 pub mod prepare;
 pub mod recall;
@@ -186,7 +190,10 @@ pub struct Proxy {
     /// event, with the agent and session), if anywhere.
     pub events: Option<EventLog>,
     /// Who may read `GET /sessions`.
-    pub sessions_view: sessions::Access,
+    pub sessions_view: guard::Access,
+    /// Host names requests may be sent to besides the loopback names and
+    /// the listen address (`--allowed-host`: a name, `*.domain` or `*`).
+    pub allowed_hosts: Vec<String>,
     /// Summaries prepared ahead in the background (`None`: every
     /// compaction's summary is written when it comes). The agents'
     /// middlewares keep them ([`condense_host::Middleware::with_prepared`]).
@@ -206,6 +213,8 @@ pub struct PrepareSettings {
 /// What the handlers share.
 struct Shared {
     proxy: Proxy,
+    /// The names requests may be sent to.
+    hosts: guard::AllowedHosts,
     /// The agents' names, for routing.
     agents: Vec<String>,
     slots: Semaphore,
@@ -217,13 +226,17 @@ struct Shared {
 }
 
 /// Serves `proxy` on `listener` until `shutdown` completes; requests in
-/// flight, streams included, are finished first.
+/// flight, streams included, are finished first. An allowed host that is
+/// not a host name is an error before anything is served.
 pub async fn serve(
     listener: TcpListener,
     mut proxy: Proxy,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let hosts = guard::AllowedHosts::new(listener.local_addr()?, &proxy.allowed_hosts)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let shared = Arc::new(Shared {
+        hosts,
         agents: proxy.agents.keys().cloned().collect(),
         slots: Semaphore::new(proxy.compress_slots.max(1)),
         client: upstream::client(),
@@ -240,10 +253,48 @@ pub async fn serve(
         .route("/sessions", axum::routing::get(list_sessions))
         .route("/sessions/{*session}", axum::routing::get(show_session))
         .fallback(handle)
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            guarded,
+        ))
         .with_state(shared);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+/// Every request, before it is routed: refused unless it names a host the
+/// proxy answers to; on operator endpoints, unless no web page of another
+/// site sent it.
+async fn guarded(
+    State(shared): State<Arc<Shared>>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let operator = matches!(request.uri().path(), "/metrics" | "/sessions")
+        || request.uri().path().starts_with("/sessions/");
+    let refused = shared
+        .hosts
+        .check(request.uri(), request.headers())
+        .or_else(|| {
+            operator
+                .then(|| guard::from_a_page(request.headers(), &shared.hosts))
+                .flatten()
+        });
+    let Some(refused) = refused else {
+        return next.run(request).await;
+    };
+    tracing::warn!(
+        target: "condense::proxy",
+        method = %request.method(),
+        path = %request.uri().path(),
+        status = refused.status.as_u16(),
+        "request refused: {}",
+        refused.message
+    );
+    // Read (up to the cap) and dropped first, as every refusal is.
+    let _ = axum::body::to_bytes(request.into_body(), shared.proxy.max_request_bytes).await;
+    shared.answered("refused", refused.into_response())
 }
 
 async fn render_metrics(State(shared): State<Arc<Shared>>) -> Response {

@@ -118,7 +118,8 @@ impl Preparer {
                 let job = job.clone();
                 tokio::task::spawn_blocking(move || {
                     let mut lookup =
-                        Lookup::new(&*store, job.format, &job.agent, job.named.as_deref());
+                        Lookup::new(&*store, job.format, &job.agent, job.named.as_deref())
+                            .of_tenant(job.tenant.as_deref());
                     prepare_body(
                         &middleware,
                         &job.body,
@@ -186,6 +187,7 @@ mod tests {
             agent: "default".into(),
             group: "s".into(),
             named: None,
+            tenant: None,
             fold,
             model: None,
         }

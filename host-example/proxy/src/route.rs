@@ -15,16 +15,25 @@
 //! - **Upstream**: Anthropic for its paths (`/v1/messages…`,
 //!   `/v1/complete`) or a request with an `anthropic-version` header,
 //!   OpenAI for everything else.
+//! - **Tenant**: whose the request is, a digest of the credentials it
+//!   sends upstream ([`tenant_of`]). Sessions of two tenants never share
+//!   what the proxy keeps (checkpoints, summaries prepared ahead), however
+//!   alike they start: another tenant's summary would carry that person's
+//!   words, written with their key and instructions.
 
+use crate::guard::Refusal;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode};
-use axum::response::{IntoResponse, Response};
 use condense_host::formats::Format;
 
 /// The header naming the agent.
 pub const AGENT_HEADER: &str = "x-condense-agent";
 /// The header naming the session (else it is found from the request).
 pub const SESSION_HEADER: &str = "x-condense-session";
+/// The headers that carry a client's credentials upstream (Anthropic,
+/// OpenAI, Azure OpenAI, Gemini's OpenAI endpoint).
+pub const CREDENTIAL_HEADERS: [&str; 4] =
+    ["authorization", "x-api-key", "api-key", "x-goog-api-key"];
 
 /// Where one request goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,25 +50,15 @@ pub struct Route {
     pub format: Option<Format>,
     /// The session the client named.
     pub session: Option<String>,
+    /// Whose the request is ([`tenant_of`]); `None`: it carries no
+    /// credentials.
+    pub tenant: Option<String>,
 }
 
 impl Route {
     /// The URL to send the request to.
     pub fn url(&self) -> String {
         format!("{}{}", self.upstream, self.path_and_query)
-    }
-}
-
-/// A request the proxy answers itself.
-#[derive(Debug)]
-pub struct Refused {
-    pub status: StatusCode,
-    pub message: String,
-}
-
-impl IntoResponse for Refused {
-    fn into_response(self) -> Response {
-        (self.status, format!("condense proxy: {}\n", self.message)).into_response()
     }
 }
 
@@ -77,11 +76,11 @@ pub struct Routes {
 
 /// The route of a request, or why the proxy refuses it; `agents` are the
 /// names configured.
-pub fn route(parts: &Parts, routes: &Routes, agents: &[String]) -> Result<Route, Refused> {
+pub fn route(parts: &Parts, routes: &Routes, agents: &[String]) -> Result<Route, Refusal> {
     if let Some(token) = &routes.token {
         let given = header(&parts.headers, "proxy-authorization");
         if given.and_then(|g| g.strip_prefix("Bearer ")) != Some(token.as_str()) {
-            return Err(Refused {
+            return Err(Refusal {
                 status: StatusCode::PROXY_AUTHENTICATION_REQUIRED,
                 message: "this proxy needs `Proxy-Authorization: Bearer <its token>`".into(),
             });
@@ -101,7 +100,7 @@ pub fn route(parts: &Parts, routes: &Routes, agents: &[String]) -> Result<Route,
         ),
     };
     if !agents.contains(&agent) {
-        return Err(Refused {
+        return Err(Refusal {
             status: StatusCode::NOT_FOUND,
             message: format!(
                 "no agent `{agent}` in the config (known: {}); add [agents.{agent}]",
@@ -135,6 +134,32 @@ pub fn route(parts: &Parts, routes: &Routes, agents: &[String]) -> Result<Route,
         upstream: upstream.trim_end_matches('/').to_owned(),
         format,
         session: header(&parts.headers, SESSION_HEADER).map(str::to_owned),
+        tenant: tenant_of(&parts.headers),
+    })
+}
+
+/// The tenant of a request with `headers`: `k` and 16 hex digits of the
+/// SHA-256 of the credentials it carries ([`CREDENTIAL_HEADERS`]), which
+/// name them in a store without telling them; `None` without any. A key
+/// that changes (a rotated key, a refreshed OAuth token) is another
+/// tenant: its session's checkpoint is not found, and it compacts anew.
+pub fn tenant_of(headers: &HeaderMap) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    let mut digest = Sha256::new();
+    let mut any = false;
+    for name in CREDENTIAL_HEADERS {
+        for value in headers.get_all(name) {
+            any = true;
+            digest.update(name.as_bytes());
+            digest.update(b"\0");
+            digest.update(value.as_bytes());
+            digest.update(b"\0");
+        }
+    }
+    any.then(|| {
+        let digest = digest.finalize();
+        let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        format!("k{hex}")
     })
 }
 
@@ -221,6 +246,25 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.status, StatusCode::NOT_FOUND);
         assert!(e.message.contains("no agent `nope`"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_tenant_is_its_credentials_digested() {
+        let tenant =
+            |headers: &[(&str, &str)]| tenant_of(&parts("POST", "/v1/messages", headers).headers);
+        assert_eq!(tenant(&[]), None);
+        assert_eq!(tenant(&[("anthropic-version", "2023-06-01")]), None);
+        let a = tenant(&[("x-api-key", "sk-ant-a")]).unwrap();
+        assert_eq!(a.len(), 17);
+        assert!(!a.contains("sk-ant"), "{a}");
+        assert_eq!(tenant(&[("x-api-key", "sk-ant-a")]).unwrap(), a);
+        assert_ne!(tenant(&[("x-api-key", "sk-ant-b")]).unwrap(), a);
+        // The header it came in is part of it.
+        assert_ne!(tenant(&[("authorization", "sk-ant-a")]).unwrap(), a);
+        assert_ne!(
+            tenant(&[("authorization", "Bearer sk-a")]),
+            tenant(&[("authorization", "Bearer sk-b")])
+        );
     }
 
     #[test]

@@ -4,65 +4,12 @@
 //! Served read-only as `GET /sessions` and `GET /sessions/{session}`, and
 //! printed by `condense sessions`.
 //!
-//! Summaries hold the users' words, so the view is the operator's: it is
-//! served only to a request with the operator's token
-//! ([`OPERATOR_HEADER`]), or, without one set, only by a proxy that serves
-//! its own machine alone ([`Access`]).
+//! Summaries hold the users' words, so the view is the operator's: who may
+//! read it is [`crate::guard::Access`].
 
-use axum::http::{HeaderMap, StatusCode};
 use condense_host::sessions::{SessionStore, StoredCheckpoint};
 use condense_host::store::StoreError;
 use serde::Serialize;
-
-/// The header the operator's token goes in: not `Authorization` (the
-/// provider key of OpenAI clients) nor `Proxy-Authorization` (the clients'
-/// proxy token).
-pub const OPERATOR_HEADER: &str = "x-condense-operator-token";
-
-/// Who may read the view.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// A request carrying this token.
-    Token(String),
-    /// Any request: the proxy serves loopback addresses only.
-    Loopback,
-    /// Nobody: the proxy serves other machines and has no operator token.
-    Off,
-}
-
-impl Access {
-    /// Whether a request with `headers` may read the view; the refusal
-    /// (status and why) if not.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), (StatusCode, String)> {
-        match self {
-            Access::Loopback => Ok(()),
-            Access::Off => Err((
-                StatusCode::FORBIDDEN,
-                "condense proxy: the sessions view is off: this proxy serves other machines and \
-                 has no operator token (start it with --operator-token-env VAR)\n"
-                    .into(),
-            )),
-            Access::Token(token) => {
-                let given = headers.get(OPERATOR_HEADER).and_then(|v| v.to_str().ok());
-                if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
-                    Ok(())
-                } else {
-                    Err((
-                        StatusCode::UNAUTHORIZED,
-                        format!(
-                            "condense proxy: the sessions view needs the {OPERATOR_HEADER} header\n"
-                        ),
-                    ))
-                }
-            }
-        }
-    }
-}
-
-/// Equal, in a time that does not tell how much of a guess was right.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
 
 /// One session of the list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -163,32 +110,4 @@ pub fn show(store: &dyn SessionStore, group: &str) -> Result<Option<SessionView>
 fn handle(entry: &StoredCheckpoint) -> String {
     u128::from_str_radix(&entry.checkpoint.prefix_hash, 16)
         .map_or_else(|_| "?".to_owned(), condense_model::recall::fold_handle_of)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_operator_reads_the_view_of_a_proxy_other_machines_reach() {
-        let mut headers = HeaderMap::new();
-        assert!(Access::Loopback.check(&headers).is_ok());
-        assert_eq!(
-            Access::Off.check(&headers).unwrap_err().0,
-            StatusCode::FORBIDDEN
-        );
-        let token = Access::Token("op-secret".into());
-        assert_eq!(
-            token.check(&headers).unwrap_err().0,
-            StatusCode::UNAUTHORIZED
-        );
-        headers.insert(OPERATOR_HEADER, "op-secreT".parse().unwrap());
-        assert!(token.check(&headers).is_err());
-        headers.insert(OPERATOR_HEADER, "op-secret".parse().unwrap());
-        assert!(token.check(&headers).is_ok());
-        assert!(
-            Access::Off.check(&headers).is_err(),
-            "no token set: off whatever is sent"
-        );
-    }
 }

@@ -22,6 +22,7 @@
 
 use crate::Models;
 use crate::recall::answer_text;
+use crate::route::tenant_of;
 use crate::upstream::Upstream;
 use bytes::Bytes;
 use condense_config::LlmSettings;
@@ -63,6 +64,8 @@ pub struct ClientModel {
     /// The body, read on the first summary request (most requests never
     /// make one); `None` when it cannot be read.
     parsed: OnceLock<Option<Parsed>>,
+    /// [`LanguageModel::shaped_by`], digested once.
+    shaped_by: OnceLock<u128>,
 }
 
 impl fmt::Debug for ClientModel {
@@ -96,6 +99,7 @@ impl ClientModel {
             format,
             models,
             parsed: OnceLock::new(),
+            shaped_by: OnceLock::new(),
         }
     }
 
@@ -208,5 +212,38 @@ impl LanguageModel for ClientModel {
     /// (the history the proxy reads holds it).
     fn frame_tokens(&self) -> u32 {
         self.parsed().map_or(0, |p| tools_tokens(p.body()))
+    }
+
+    /// Everything of the client's request but its conversation — model,
+    /// system prompt, tools, instructions, every other field — and its
+    /// credentials: a summary request is the client's request, so each of
+    /// these shapes the summary, and the key says whose it is.
+    fn shaped_by(&self) -> Option<u128> {
+        use sha2::{Digest, Sha256};
+        let digest = self.shaped_by.get_or_init(|| {
+            let mut digest = Sha256::new();
+            digest.update(self.format.name().as_bytes());
+            digest.update(b"\0");
+            digest.update(tenant_of(self.upstream.headers()).unwrap_or_default());
+            digest.update(b"\0");
+            match self.parsed().ok().map(Parsed::body) {
+                Some(Value::Object(fields)) => {
+                    for (key, value) in fields {
+                        if key != self.format.list_key() {
+                            digest.update(key.as_bytes());
+                            digest.update(b"\0");
+                            digest.update(value.to_string());
+                            digest.update(b"\0");
+                        }
+                    }
+                }
+                // Never asked (a body it cannot read fails every call):
+                // the whole body, to be safe.
+                _ => digest.update(&self.body),
+            }
+            let digest = digest.finalize();
+            u128::from_be_bytes(digest[..16].try_into().expect("16 bytes"))
+        });
+        Some(*digest)
     }
 }

@@ -15,7 +15,7 @@
 //! once: [`forward`] sends through it once, the recall loop
 //! ([`crate::recall`]) once per round.
 
-use crate::route::Route;
+use crate::route::{CREDENTIAL_HEADERS, Route};
 use axum::body::Body;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, Method, StatusCode};
@@ -120,6 +120,11 @@ impl Upstream {
         }
     }
 
+    /// The client's headers it sends.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
     /// The same upstream, without the client's header `name`.
     pub fn without(mut self, name: &str) -> Upstream {
         self.headers.remove(name);
@@ -154,8 +159,15 @@ impl Upstream {
     /// Sends `body` and reads the whole answer, blocking, within `timeout`:
     /// a request the proxy makes itself (a summary), from a blocking
     /// thread. A status other than 2xx is an error with the provider's
-    /// message; no header is ever part of an error.
+    /// message; no header is ever part of an error, and the client's
+    /// credentials are cut out of whatever the error quotes (a provider or
+    /// a gateway that echoes the key it refused).
     pub fn call(&self, body: Vec<u8>, timeout: Duration) -> Result<Vec<u8>, String> {
+        self.call_unredacted(body, timeout)
+            .map_err(|e| self.redacted(e))
+    }
+
+    fn call_unredacted(&self, body: Vec<u8>, timeout: Duration) -> Result<Vec<u8>, String> {
         let mut request = ureq::http::Request::builder()
             .method(self.method.clone())
             .uri(&self.url);
@@ -180,6 +192,26 @@ impl Upstream {
             return Err(format!("HTTP {}: {cut}", status.as_u16()));
         }
         Ok(text)
+    }
+}
+
+impl Upstream {
+    /// `text` with every credential of the client's it holds replaced.
+    fn redacted(&self, mut text: String) -> String {
+        for name in CREDENTIAL_HEADERS {
+            for value in self.headers.get_all(name) {
+                let Ok(value) = value.to_str() else { continue };
+                let token = value.strip_prefix("Bearer ").unwrap_or(value).trim();
+                // A few characters are no secret, and replacing them would
+                // garble the message.
+                for secret in [value.trim(), token] {
+                    if secret.len() >= 8 {
+                        text = text.replace(secret, "[redacted]");
+                    }
+                }
+            }
+        }
+        text
     }
 }
 
@@ -295,5 +327,25 @@ mod tests {
         let names: Vec<&str> = kept.keys().map(HeaderName::as_str).collect();
         assert_eq!(names, ["authorization", "x-api-key", "anthropic-version"]);
         assert_eq!(kept["authorization"], "Bearer sk-1");
+    }
+
+    #[test]
+    fn an_error_never_quotes_the_clients_credentials() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "authorization",
+            "Bearer sk-proj-0123456789".parse().unwrap(),
+        );
+        headers.insert("x-api-key", "sk-ant-api03-abcdefgh".parse().unwrap());
+        let upstream = Upstream {
+            client: client(),
+            method: Method::POST,
+            url: "http://127.0.0.1:1/v1/messages".into(),
+            headers,
+        };
+        let echoed =
+            "HTTP 401: invalid x-api-key sk-ant-api03-abcdefgh (Bearer sk-proj-0123456789)";
+        let said = upstream.redacted(echoed.to_owned());
+        assert_eq!(said, "HTTP 401: invalid x-api-key [redacted] ([redacted])");
     }
 }

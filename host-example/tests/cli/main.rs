@@ -9,6 +9,7 @@ mod commands;
 mod logging;
 mod proxy;
 mod summarize;
+mod trust;
 
 use std::path::Path;
 

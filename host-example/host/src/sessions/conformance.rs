@@ -44,8 +44,8 @@ pub fn checkpoint_of(history: &[Message], boundary: usize) -> SessionCheckpoint 
 pub fn sessions_keep_their_own(store: &dyn SessionStore) {
     let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
     let b = history(&["task", "b1", "b2", "b3", "b4", "b5", "b6"]);
-    let group = group_of(Format::OpenAi, "default", None, &a);
-    assert_eq!(group, group_of(Format::OpenAi, "default", None, &b));
+    let group = group_of(Format::OpenAi, "default", None, None, &a);
+    assert_eq!(group, group_of(Format::OpenAi, "default", None, None, &b));
     let mut lookup = Lookup::new(store, Format::OpenAi, "default", None);
     assert_eq!(lookup.load(&a[..5]).unwrap(), None);
     assert!(!lookup.found());
@@ -62,7 +62,7 @@ pub fn sessions_keep_their_own(store: &dyn SessionStore) {
     assert_eq!(lookup.load(&a[..6]).unwrap(), Some(checkpoint_of(&a, 3)));
     // Another start, another group: nothing found there.
     let title = history(&["title?"]);
-    let side = group_of(Format::OpenAi, "default", None, &title);
+    let side = group_of(Format::OpenAi, "default", None, None, &title);
     assert_ne!(side, group);
     assert_eq!(lookup.load(&title).unwrap(), None);
     // The store lists the group once, and not one that has no checkpoint.
@@ -85,7 +85,7 @@ pub fn touches_are_per_group(store: &dyn SessionStore) {
     let title = history(&["title?"]);
     let mut lookup = Lookup::new(store, Format::OpenAi, "default", None);
     assert_eq!(lookup.touch(&a, 1_000).unwrap(), None);
-    let group = group_of(Format::OpenAi, "default", None, &a);
+    let group = group_of(Format::OpenAi, "default", None, None, &a);
     assert_eq!(lookup.group(), Some(group.as_str()));
     // The next request of the session, longer, is the same group.
     assert_eq!(lookup.touch(&a[..2], 61_000).unwrap(), Some(1_000));

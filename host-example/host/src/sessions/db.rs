@@ -149,7 +149,7 @@ mod tests {
         sessions_keep_their_own(&DbSessions::open(&path).unwrap());
         let reopened = DbSessions::open(&path).unwrap();
         let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
-        let group = group_of(Format::OpenAi, "default", None, &a);
+        let group = group_of(Format::OpenAi, "default", None, None, &a);
         assert_eq!(reopened.entries(&group).unwrap().len(), 3);
     }
 
@@ -160,7 +160,7 @@ mod tests {
         touches_are_per_group(&DbSessions::open(&path).unwrap());
         let reopened = DbSessions::open(&path).unwrap();
         let a = history(&["task", "a1", "a2"]);
-        let group = group_of(Format::OpenAi, "default", None, &a);
+        let group = group_of(Format::OpenAi, "default", None, None, &a);
         assert_eq!(reopened.touch(&group, 400_000).unwrap(), Some(300_500));
     }
 }
