@@ -47,6 +47,21 @@ fn config(dir: &Path, text: &str) -> std::path::PathBuf {
     path
 }
 
+/// `condense proxy` in front of `upstream`, compacting at 40k, its config
+/// and checkpoints in `dir`, with the flags `more` and the environment
+/// `env`.
+fn start(upstream: &TestServer, dir: &Path, more: &[&str], env: &[(&str, &str)]) -> ProxyProcess {
+    let config = config(dir, "token_threshold = 40000\n");
+    let state = dir.join("state");
+    let mut flags = vec!["--state-dir", state.to_str().unwrap()];
+    flags.extend(more);
+    ProxyProcess::start_with(
+        binary(),
+        &proxy_args(&config, &upstream.url(""), &flags),
+        env,
+    )
+}
+
 /// A proxy's setup: its name, its flags, and the environment they read.
 type Setup<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
 
@@ -59,8 +74,6 @@ type Setup<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
 #[test]
 fn a_request_sent_to_another_host_name_is_refused_whatever_its_tokens() {
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), "token_threshold = 40000\n");
     let setups: [Setup; 3] = [
         ("no tokens", &[], &[]),
         (
@@ -82,13 +95,10 @@ fn a_request_sent_to_another_host_name_is_refused_whatever_its_tokens() {
             ],
         ),
     ];
-    for (n, (setup, flags, env)) in setups.into_iter().enumerate() {
+    for (setup, flags, env) in setups {
         let before = upstream.requests().len();
-        let state = dir.path().join(format!("state-{n}"));
-        let mut more = vec!["--state-dir", state.to_str().unwrap()];
-        more.extend(flags);
-        let args = proxy_args(&config, &upstream.url(""), &more);
-        let proxy = ProxyProcess::start_with(binary(), &args, env);
+        let dir = tempfile::tempdir().unwrap();
+        let proxy = start(&upstream, dir.path(), flags, env);
         let port = proxy.url("").rsplit(':').next().unwrap().to_owned();
         let attacker = format!("Host: attacker.example:{port}");
         // Every token it could carry: the host alone refuses it.
@@ -159,21 +169,13 @@ fn a_request_sent_to_another_host_name_is_refused_whatever_its_tokens() {
 fn an_allowed_host_is_answered_and_no_other() {
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
     let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), "token_threshold = 40000\n");
-    let state = dir.path().join("state");
-    let args = proxy_args(
-        &config,
-        &upstream.url(""),
-        &[
-            "--state-dir",
-            state.to_str().unwrap(),
-            "--allowed-host",
-            "proxy.test",
-            "--allowed-host",
-            "*.corp.test",
-        ],
-    );
-    let proxy = ProxyProcess::start(binary(), &args);
+    let allowed = [
+        "--allowed-host",
+        "proxy.test",
+        "--allowed-host",
+        "*.corp.test",
+    ];
+    let proxy = start(&upstream, dir.path(), &allowed, &[]);
     for (host, expected) in [
         ("proxy.test", 200),
         ("PROXY.TEST:8787", 200),
@@ -196,7 +198,7 @@ fn an_allowed_host_is_answered_and_no_other() {
             "--allowed-host",
             "proxy.test:8787",
             "--state-dir",
-            state.to_str().unwrap(),
+            dir.path().to_str().unwrap(),
         ],
         "",
     )
@@ -215,14 +217,7 @@ fn an_allowed_host_is_answered_and_no_other() {
 fn a_page_of_another_site_cannot_read_the_operator_endpoints() {
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
     let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), "token_threshold = 40000\n");
-    let state = dir.path().join("state");
-    let args = proxy_args(
-        &config,
-        &upstream.url(""),
-        &["--state-dir", state.to_str().unwrap()],
-    );
-    let proxy = ProxyProcess::start(binary(), &args);
+    let proxy = start(&upstream, dir.path(), &[], &[]);
     for path in ["/sessions", "/metrics"] {
         for header in [
             "Origin: https://attacker.example",
