@@ -4,7 +4,7 @@
 
 use crate::binary;
 use condense_model::SUMMARY_MARKER;
-use condense_scripted_server::{Reply, TestServer};
+use condense_scripted_server::{Recorded, Reply, TestServer};
 use condense_tests::proxy::{
     KEY, ProxyProcess, RedisServer, SESSION_CONFIG, assert_as_reference, compacted, continues,
     metric, post, proxy_args, scrape, session_calls, through_one_proxy,
@@ -12,8 +12,8 @@ use condense_tests::proxy::{
 use serde_json::Value;
 
 /// Two proxy processes sharing one redis-server serve one session
-/// alternately, call by call: the upstream gets exactly what one proxy alone would send, no
-/// extra cache break. Then Redis stops mid-session: every request is still
+/// alternately, call by call: the upstream gets exactly what one proxy
+/// alone would send, byte for byte, no extra cache break. Then Redis stops mid-session: every request is still
 /// answered, sent on unchanged, and `/metrics` counts the fail-opens.
 #[test]
 fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
@@ -40,7 +40,7 @@ fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
         let proxy = &proxies[i % 2];
         assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
     }
-    let shared: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
+    let shared: Vec<Recorded> = upstream.requests();
     assert_as_reference(&alone, &shared, "two proxies sharing Redis");
     let compacted = compacted(&shared);
     assert!(
@@ -56,8 +56,9 @@ fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
     }
     let requests = upstream.requests();
     for (call, sent) in last.iter().zip(&requests[first.len()..]) {
+        // The bytes the client sent (`post` sends the body as written).
         assert!(
-            &sent.body == call,
+            sent.raw == call.to_string().as_bytes(),
             "sent on unchanged while the store is down"
         );
     }
@@ -86,7 +87,7 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
     let alone = through_one_proxy(SESSION_CONFIG, &calls);
     let compacted = alone
         .iter()
-        .position(|b| b.to_string().contains(SUMMARY_MARKER))
+        .position(|r| r.body.to_string().contains(SUMMARY_MARKER))
         .expect("the session compacts");
     // Killed a few calls after the first compaction, restarted on a call
     // that continues the one before (not one that compacts anyway).
@@ -149,16 +150,18 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
     for call in &calls[kill_at + 1..] {
         assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
     }
-    let sent: Vec<Value> = upstream.requests().into_iter().map(|r| r.body).collect();
+    let sent: Vec<Recorded> = upstream.requests();
     assert_as_reference(&alone, &sent, "the killed and restarted proxy");
-    // With --log-bodies, each line has the body sent upstream; never the key.
+    // With --log-bodies, each line has the body sent upstream, as sent;
+    // never the key.
     let log = proxy.kill();
-    let bodies: Vec<Value> = log
+    let bodies: Vec<Vec<u8>> = log
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|l| serde_json::from_str(l["body"].as_str()?).ok())
+        .filter_map(|l| Some(l["body"].as_str()?.as_bytes().to_vec()))
         .collect();
-    assert_eq!(bodies[..], sent[kill_at..]);
+    let sent: Vec<Vec<u8>> = sent[kill_at..].iter().map(|r| r.raw.clone()).collect();
+    assert_as_reference(&sent, &bodies, "the bodies logged");
     assert!(!log.contains(KEY));
 }
 
@@ -188,13 +191,13 @@ fn sessions_lists_what_the_proxys_store_holds_with_handles_that_recall() {
     }
     let listed = crate::condense(&["sessions", "--state-dir", state], "").unwrap();
     assert!(listed.starts_with("1 session(s) in "), "{listed}");
-    assert!(listed.contains("default/session/s-1"), "{listed}");
+    // The agent's, named by the client's `x-condense-session`.
+    let session = (listed.lines())
+        .filter_map(|l| l.split_whitespace().next())
+        .find(|name| name.starts_with("default/") && name.ends_with("/session/s-1"))
+        .unwrap_or_else(|| panic!("{listed}"));
 
-    let shown = crate::condense(
-        &["sessions", "--state-dir", state, "default/session/s-1"],
-        "",
-    )
-    .unwrap();
+    let shown = crate::condense(&["sessions", "--state-dir", state, session], "").unwrap();
     let handles: Vec<(String, usize)> = shown
         .lines()
         .skip(2)
@@ -217,12 +220,52 @@ fn sessions_lists_what_the_proxys_store_holds_with_handles_that_recall() {
             "{handle}"
         );
     }
+    // The summary shown is, whole, the one the upstream was last sent: the
+    // text of the summary message, after condense's framing.
     let summary = shown.split("the latest summary:\n").nth(1).unwrap().trim();
-    let last_sent = upstream.requests().last().unwrap().body.to_string();
+    let last_sent = upstream.requests().pop().unwrap().body;
+    let sent_summary = last_sent["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
     assert!(
-        !summary.is_empty() && last_sent.contains(&serde_json::to_string(summary).unwrap()[1..20]),
-        "{summary}"
+        sent_summary.starts_with(SUMMARY_MARKER)
+            && sent_summary.ends_with(&format!("\n\n{summary}")),
+        "shown:\n{summary}\nsent:\n{sent_summary}"
     );
+    // And it is this session's: what the summarizer writes of the messages
+    // the latest checkpoint folded, summarized at once (`condense
+    // summarize`), has the same requests, current task and next step; the
+    // files, summarized fold by fold on top of each other, are files that
+    // one names (with the newest folds' uses only, its budget permitting).
+    let (_, folded) = handles[0];
+    let session_file = dir.path().join("session.json");
+    std::fs::write(&session_file, calls.last().unwrap().to_string()).unwrap();
+    let at_once = crate::condense(
+        &[
+            "summarize",
+            session_file.to_str().unwrap(),
+            "--upto",
+            &folded.to_string(),
+        ],
+        "",
+    )
+    .unwrap();
+    for heading in ["User requests", "Current task", "Next step"] {
+        let shown = section(summary, heading);
+        assert!(!shown.is_empty(), "no {heading} in:\n{summary}");
+        assert_eq!(shown, section(&at_once, heading), "{heading}");
+    }
+    let paths = |text: &str| -> Vec<String> {
+        (section(text, "Files").lines())
+            .filter_map(|l| l.strip_prefix("- "))
+            .map(|l| l.rsplit_once(" (").map_or(l, |(path, _)| path).to_owned())
+            .collect()
+    };
+    let (files, all_files) = (paths(summary), paths(&at_once));
+    assert!(files.len() >= 5, "{summary}");
+    for file in &files {
+        assert!(all_files.contains(file), "{file}: not in\n{at_once}");
+    }
 
     let empty = tempfile::tempdir().unwrap();
     let e = crate::condense(
@@ -237,4 +280,14 @@ fn sessions_lists_what_the_proxys_store_holds_with_handles_that_recall() {
     );
     let e = crate::condense(&["sessions", "--state-dir", state, "nope"], "").unwrap_err();
     assert!(e.contains("no session nope"), "{e}");
+}
+
+/// The lines of section `heading` (`## heading`) of a summary, up to the
+/// next section; empty if it has none.
+fn section<'a>(summary: &'a str, heading: &str) -> &'a str {
+    let Some((_, rest)) = summary.split_once(&format!("## {heading}\n")) else {
+        return "";
+    };
+    let end = rest.find("\n## ").map_or(rest.len(), |at| at + 1);
+    rest[..end].trim_end()
 }

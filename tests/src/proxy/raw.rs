@@ -51,24 +51,29 @@ pub fn continues_with(
     if b.len() != n.len() {
         return false;
     }
-    b.into_iter().zip(n).all(|((b_key, b_value), (n_key, n_value))| {
-        if b_key != n_key {
-            return false;
-        }
-        if not_prompt.contains(&b_key.as_str()) {
-            return true;
-        }
-        if b_key != key {
-            return before[b_value] == now[n_value];
-        }
-        let (b_list, n_list) = (elements(before, b_value), elements(now, n_value));
-        let Some((b_last, b_earlier)) = b_list.split_last() else {
-            return true;
-        };
-        n_list.len() >= b_list.len()
-            && (b_earlier.iter().zip(&n_list)).all(|(b, n)| before[b.clone()] == now[n.clone()])
-            && last(&before[b_last.clone()], &now[n_list[b_earlier.len()].clone()])
-    })
+    b.into_iter()
+        .zip(n)
+        .all(|((b_key, b_value), (n_key, n_value))| {
+            if b_key != n_key {
+                return false;
+            }
+            if not_prompt.contains(&b_key.as_str()) {
+                return true;
+            }
+            if b_key != key {
+                return before[b_value] == now[n_value];
+            }
+            let (b_list, n_list) = (elements(before, b_value), elements(now, n_value));
+            let Some((b_last, b_earlier)) = b_list.split_last() else {
+                return true;
+            };
+            n_list.len() >= b_list.len()
+                && (b_earlier.iter().zip(&n_list)).all(|(b, n)| before[b.clone()] == now[n.clone()])
+                && last(
+                    &before[b_last.clone()],
+                    &now[n_list[b_earlier.len()].clone()],
+                )
+        })
 }
 
 /// The top-level members of the JSON object `raw`: each its key (as
@@ -158,7 +163,8 @@ fn value_end(raw: &[u8], start: usize) -> usize {
         b'{' | b'[' => entries(raw, start).1,
         _ => {
             let mut i = start;
-            while i < raw.len() && !matches!(raw[i], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            while i < raw.len()
+                && !matches!(raw[i], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
             {
                 i += 1;
             }
@@ -180,18 +186,27 @@ mod tests {
 
     #[test]
     fn a_list_grown_at_its_end_continues_and_a_key_moved_does_not() {
-        let before = br#"{"system": "s", "messages": [{"role":"user","content":"a"}], "tools": []}"#;
+        let before =
+            br#"{"system": "s", "messages": [{"role":"user","content":"a"}], "tools": []}"#;
         let grown = br#"{"system": "s", "messages": [{"role":"user","content":"a"},{"role":"assistant","content":"b"}], "tools": []}"#;
         let moved = br#"{"system": "s", "messages": [{"content":"a","role":"user"},{"role":"assistant","content":"b"}], "tools": []}"#;
-        let tools = br#"{"system": "s", "messages": [{"role":"user","content":"a"}], "tools": [1]}"#;
-        let swapped = br#"{"messages": [{"role":"user","content":"a"}], "system": "s", "tools": []}"#;
+        let tools =
+            br#"{"system": "s", "messages": [{"role":"user","content":"a"}], "tools": [1]}"#;
+        let swapped =
+            br#"{"messages": [{"role":"user","content":"a"}], "system": "s", "tools": []}"#;
         assert!(continues(before, before, "messages"));
         assert!(continues(before, grown, "messages"));
         assert!(!continues(grown, before, "messages"));
         assert!(!continues(before, moved, "messages"));
         assert!(!continues(before, tools, "messages"));
         assert!(!continues(before, swapped, "messages"));
-        assert!(continues_with(before, tools, "messages", &["tools"], |a, b| a == b));
+        assert!(continues_with(
+            before,
+            tools,
+            "messages",
+            &["tools"],
+            |a, b| a == b
+        ));
         let escaped = br#"{"messages": ["a\"]", [1, {"b": "}"}]], "x": 1}"#;
         let list = member(escaped, "messages").unwrap();
         let spans: Vec<&[u8]> = (elements(escaped, list).into_iter())
