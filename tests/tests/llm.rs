@@ -7,6 +7,7 @@
 
 use condense_embedded as embedded;
 use condense_host::llm::{Llm, LlmLimits};
+use condense_host::timing::{Clock, ManualClock};
 use condense_host::{ComponentSource, Compressed, Limits, Middleware, Runtime};
 use condense_model::Message;
 use condense_runtime::model::{Model, ModelRequest, OpenAiConfig, OpenAiLlm, OpenAiModel};
@@ -24,20 +25,22 @@ const KEY: &str = "sk-test-0123456789-SECRET";
 /// The chain `llm` → heuristic, the model at `server`, the summarizer
 /// sending its own transcript of the folded messages.
 fn middleware(server: &TestServer, llm: LlmLimits, limits: Limits) -> Middleware {
-    middleware_with(
-        server,
-        llm,
-        limits,
-        json!({"context_tokens": 32_000, "cache_friendly": false}),
-    )
+    middleware_with(server, llm, limits, own_transcript(), Clock::system())
 }
 
-/// [`middleware`] with the LLM summarizer's `settings`.
+/// The LLM summarizer's settings of [`middleware`].
+fn own_transcript() -> serde_json::Value {
+    json!({"context_tokens": 32_000, "cache_friendly": false})
+}
+
+/// [`middleware`] with the LLM summarizer's `settings`, the breaker's
+/// cooldown measured on `clock`.
 fn middleware_with(
     server: &TestServer,
     llm: LlmLimits,
     limits: Limits,
     settings: serde_json::Value,
+    clock: Clock,
 ) -> Middleware {
     let model = OpenAiLlm::new(OpenAiConfig {
         api_key: Some(KEY.into()),
@@ -53,7 +56,7 @@ fn middleware_with(
         ],
     )
     .unwrap_or_else(|e| panic!("{e:#}"))
-    .with_llm(Llm::new(Arc::new(model), llm))
+    .with_llm(Llm::new(Arc::new(model), llm).with_clock(clock))
     .with_summarizer_settings(0, settings.to_string());
     Middleware::new(runtime)
 }
@@ -203,6 +206,7 @@ fn with_the_cache_friendly_setting_the_request_starts_as_the_agents() {
         patient(),
         Limits::default(),
         json!({"context_tokens": 200_000}),
+        Clock::system(),
     );
     let mut agent = OpenAiModel::new(OpenAiConfig::new(server.url("/v1"), "scripted-model"));
     let (history, first) = prefixes();
@@ -344,7 +348,14 @@ fn the_breaker_stops_calls_after_n_failures_and_resumes_after_the_cooldown() {
         breaker_cooldown: Duration::from_millis(800),
         ..patient()
     };
-    let middleware = middleware(&server, limits, Limits::default());
+    let clock = ManualClock::new();
+    let middleware = middleware_with(
+        &server,
+        limits,
+        Limits::default(),
+        own_transcript(),
+        Clock::manual(&clock),
+    );
     for _ in 0..2 {
         let out = first_fold(&middleware);
         assert!(out.report.fell_through[0].contains("HTTP 50"));
@@ -352,12 +363,22 @@ fn the_breaker_stops_calls_after_n_failures_and_resumes_after_the_cooldown() {
     // Paused: the model is not called, and the report says why.
     let out = first_fold(&middleware);
     assert!(
-        out.report.fell_through[0].contains("model calls paused for another"),
+        out.report.fell_through[0]
+            .contains("model calls paused for another 800ms after 2 failures in a row"),
         "{:?}",
         out.report.fell_through
     );
     assert_eq!(server.requests().len(), 2);
-    std::thread::sleep(Duration::from_millis(900));
+    // Paused until the whole cooldown has passed.
+    clock.advance(Duration::from_millis(799));
+    let out = first_fold(&middleware);
+    assert!(
+        out.report.fell_through[0].contains("model calls paused for another 1ms"),
+        "{:?}",
+        out.report.fell_through
+    );
+    assert_eq!(server.requests().len(), 2);
+    clock.advance(Duration::from_millis(1));
     let out = first_fold(&middleware);
     assert!(
         out.report.fell_through.is_empty(),

@@ -4,13 +4,15 @@
 //! against the same calls through a host that writes each summary when its
 //! compaction comes.
 
-use condense_config::Settings;
+use condense_config::{ConfigFile, Settings};
 use condense_host::FileStore;
 use condense_host::events::Compaction;
 use condense_host::formats::Format;
 use condense_host::llm::LanguageModel;
 use condense_host::prepared::Prepared;
 use condense_host::sessions::{MemorySessions, RedisSessions, SessionStore};
+use condense_host::timing::{Clock, ManualClock};
+use condense_proxy::{PrepareSettings, Proxy};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::chain::{Chain, Condense};
 use condense_runtime::journal::{self, Journal};
@@ -34,17 +36,20 @@ use std::time::Duration;
 /// text is a digest of the request it was sent, so the same request gets
 /// the same summary whoever asks and when.
 fn summarizer(delay: Duration) -> TestServer {
-    TestServer::answering(move |request| {
-        let mut hasher = DefaultHasher::new();
-        request.body.to_string().hash(&mut hasher);
-        let text = format!("Summary {:016x}: the work so far.", hasher.finish());
-        let answer = json!({
-            "id": "s", "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-        });
-        Reply::json(200, answer.to_string()).after(delay)
-    })
+    TestServer::answering(move |request| summary_answer(request).after(delay))
+}
+
+/// The summarizer model's answer to `request` (see [`summarizer`]).
+fn summary_answer(request: &Recorded) -> Reply {
+    let mut hasher = DefaultHasher::new();
+    request.body.to_string().hash(&mut hasher);
+    let text = format!("Summary {:016x}: the work so far.", hasher.finish());
+    let answer = json!({
+        "id": "s", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+    });
+    Reply::json(200, answer.to_string())
 }
 
 /// The config: summaries by the model at `summarizer`, then the heuristic
@@ -86,6 +91,31 @@ fn jobs(metrics: &str, result: &str) -> f64 {
         metrics,
         &format!("condense_proxy_prepare_jobs_total{{result=\"{result}\"}}"),
     )
+}
+
+/// [`RunningProxy::preparing_with`], the compactions' wait for a job
+/// measured on `clock`.
+fn preparing_on(
+    mut proxy: Proxy,
+    config: &str,
+    store: Arc<dyn SessionStore>,
+    wait: Duration,
+    clock: Clock,
+) -> RunningProxy {
+    let prepared = Arc::new(Prepared::new(wait, Some(store)).with_clock(clock));
+    let file = ConfigFile::parse(config).unwrap();
+    proxy.agents = condense_proxy::agents(
+        Some(&file),
+        &condense_embedded::COMPONENTS,
+        &|llm| Ok(Arc::new(OpenAiLlm::from_settings(llm)?)),
+        Some(&prepared),
+    )
+    .unwrap();
+    proxy.prepare = Some(PrepareSettings {
+        jobs: 2,
+        quiet: Duration::from_secs(600),
+    });
+    RunningProxy::serve(proxy)
 }
 
 /// With summaries prepared ahead, the compactions find their summary
@@ -192,9 +222,9 @@ fn a_summary_prepared_by_one_proxy_serves_another_behind_the_same_redis() {
 
 /// With the summarizer model down, each job writes what the chain writes
 /// (the heuristic summary, the model failing at once), and the requests
-/// are the synchronous proxy's; with the model slower than the wait, a
-/// compaction waits the bound, no more, and the chain's last summarizer
-/// writes its summary.
+/// are the synchronous proxy's; with the model not answering before the
+/// wait is over, a compaction waits the bound, no more, and the chain's
+/// last summarizer writes its summary.
 #[test]
 fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
     let calls = &session_calls("cc-opus-c")[..50];
@@ -212,11 +242,32 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
     let proxy = RunningProxy::preparing(&config_down, &agent.url(""), store, wait);
     let (got, metrics) = send(&proxy, &agent, calls);
     assert_as_reference(&reference, &got, "the requests with the model down");
-    assert!(metric(&metrics, "condense_proxy_compactions_total") >= 2.0);
+    let compactions = metric(&metrics, "condense_proxy_compactions_total");
+    assert!(compactions >= 2.0, "{metrics}");
+    // The jobs ran (their summaries served compactions) with the model
+    // down: what the proxy sent is the requests of a chain whose model
+    // fails, so each summary the jobs kept is the heuristic one.
+    let served = summaries(&metrics, "used") + summaries(&metrics, "waited");
+    assert!(
+        served >= 1.0,
+        "a job's summary served a compaction: {metrics}"
+    );
+    assert!(jobs(&metrics, "prepared") >= 1.0, "{metrics}");
     drop(proxy);
 
-    let slow = summarizer(Duration::from_secs(3));
-    let config_slow = config(&slow.url(""));
+    // The model answers no summary until the compactions are done: every
+    // job is still running when its compaction comes, and the wait for it
+    // runs out at once on a clock that skips it.
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let slow = TestServer::answering(move |request| {
+        let _ = held.recv();
+        summary_answer(request)
+    });
+    // Only the test's release ends a job's model call.
+    let config_slow = format!(
+        "{}timeout_ms = 3600000\nbudget_ms = 3600000\n",
+        config(&slow.url(""))
+    );
     let agent = upstream(Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     let events = dir.path().join("events.jsonl");
@@ -224,9 +275,15 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
     let store: Arc<dyn SessionStore> = Arc::new(MemorySessions::default());
     let mut settings = RunningProxy::settings(&config_slow, &agent.url(""), store.clone());
     settings.events = Some(condense_host::events::EventLog::open(&events).unwrap());
-    let proxy = RunningProxy::preparing_with(settings, &config_slow, store, bound);
+    let clock = ManualClock::skipping_waits();
+    let proxy = preparing_on(settings, &config_slow, store, bound, Clock::manual(&clock));
+    // Bound after the proxy, so dropped before it even when the test fails:
+    // the proxy waits for its jobs, and they for the model.
+    let release = release;
     let (_, metrics) = send(&proxy, &agent, &calls[..40]);
+    drop(release);
     drop(proxy);
+    let asked = slow.requests().len();
     let events: Vec<Value> = std::fs::read_to_string(&events)
         .unwrap()
         .lines()
@@ -240,9 +297,9 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
         !waited.is_empty(),
         "a compaction waited for its job: {events:?}\n{metrics}"
     );
+    assert!(asked >= 1, "the jobs asked the model");
     for event in waited {
-        let ms = event["waited_ms"].as_u64().unwrap();
-        assert!(ms >= 300, "it waited the bound: {event}");
+        assert_eq!(event["waited_ms"], 300, "it waited the bound: {event}");
         assert_eq!(event["summary_by"], "heuristic", "{event}");
         let fell = event["fell_through"].to_string();
         assert!(fell.contains("being prepared ahead"), "{event}");

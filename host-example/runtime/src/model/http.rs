@@ -215,7 +215,6 @@ mod tests {
     use super::*;
     use condense_scripted_server::{Reply, TestServer};
     use serde_json::json;
-    use std::time::Instant;
 
     /// A client with a 1 ms backoff, so retry tests take no time.
     fn client(timeout: Duration, max_retries: u32) -> Http {
@@ -283,12 +282,13 @@ mod tests {
         assert_eq!(server.requests().len(), 1);
     }
 
+    /// The attempt ends with a timeout error, not retried: a client that
+    /// waited for the answer would hang here (the server never sends one).
     #[test]
     fn times_out_on_a_server_that_never_answers() {
         let server = TestServer::start([Reply::Hang]);
         let timeout = Duration::from_millis(300);
         let http = client(timeout, 3);
-        let start = Instant::now();
         let error = http
             .post_json(&server.url("/x"), &[], &json!({}))
             .unwrap_err();
@@ -300,13 +300,7 @@ mod tests {
             error.to_string().contains("timed out after 300ms"),
             "{error}"
         );
-        // Not retried, and not waiting long past the timeout.
-        assert!(
-            start.elapsed() < Duration::from_secs(3),
-            "{:?}",
-            start.elapsed()
-        );
-        assert_eq!(server.requests().len(), 1);
+        assert_eq!(server.requests().len(), 1, "not retried");
     }
 
     #[test]
