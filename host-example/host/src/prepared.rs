@@ -331,7 +331,14 @@ mod tests {
         assert_ne!(k(&a), k(&Scope::default()));
         // The owner and the chain cannot run into each other.
         assert_ne!(
-            key(&request("a"), "x", &Scope { owner: Some("y".into()), shaped_by: None }),
+            key(
+                &request("a"),
+                "x",
+                &Scope {
+                    owner: Some("y".into()),
+                    shaped_by: None
+                }
+            ),
             key(&request("a"), "x\n1:y", &Scope::default())
         );
     }
