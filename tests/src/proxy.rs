@@ -83,18 +83,14 @@ impl RunningProxy {
         wait: std::time::Duration,
     ) -> RunningProxy {
         let proxy = RunningProxy::settings(config, upstream, store.clone());
-        RunningProxy::preparing_with(proxy, config, store, wait)
+        let prepared = Arc::new(Prepared::new(wait, Some(store)));
+        RunningProxy::preparing_with(proxy, config, prepared)
     }
 
     /// [`preparing`](RunningProxy::preparing) with `proxy` as
-    /// [`settings`](RunningProxy::settings) gave it (then changed).
-    pub fn preparing_with(
-        mut proxy: Proxy,
-        config: &str,
-        store: Arc<dyn SessionStore>,
-        wait: std::time::Duration,
-    ) -> RunningProxy {
-        let prepared = Arc::new(Prepared::new(wait, Some(store)));
+    /// [`settings`](RunningProxy::settings) gave it (then changed), its
+    /// summaries kept in `prepared`.
+    pub fn preparing_with(mut proxy: Proxy, config: &str, prepared: Arc<Prepared>) -> RunningProxy {
         let file = ConfigFile::parse(config).unwrap();
         proxy.agents = condense_proxy::agents(
             Some(&file),

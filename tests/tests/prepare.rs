@@ -4,7 +4,7 @@
 //! against the same calls through a host that writes each summary when its
 //! compaction comes.
 
-use condense_config::{ConfigFile, Settings};
+use condense_config::Settings;
 use condense_host::FileStore;
 use condense_host::events::Compaction;
 use condense_host::formats::Format;
@@ -12,7 +12,6 @@ use condense_host::llm::LanguageModel;
 use condense_host::prepared::Prepared;
 use condense_host::sessions::{MemorySessions, RedisSessions, SessionStore};
 use condense_host::timing::{Clock, ManualClock};
-use condense_proxy::{PrepareSettings, Proxy};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::chain::{Chain, Condense};
 use condense_runtime::journal::{self, Journal};
@@ -24,7 +23,7 @@ use condense_tests::SentRequests;
 use condense_tests::proxy::session::{RECALL_CONFIG, TASK, USAGE, output};
 use condense_tests::proxy::wire::{Piece, SHELL, Turn, WIRES, Wire};
 use condense_tests::proxy::{
-    KEY, RunningProxy, assert_as_reference, compacted, metric, post, request_tokens, scrape,
+    KEY, RunningProxy, assert_as_reference, compacted, metric, post, raw, request_tokens, scrape,
     session_calls,
 };
 use serde_json::{Value, json};
@@ -91,31 +90,6 @@ fn jobs(metrics: &str, result: &str) -> f64 {
         metrics,
         &format!("condense_proxy_prepare_jobs_total{{result=\"{result}\"}}"),
     )
-}
-
-/// [`RunningProxy::preparing_with`], the compactions' wait for a job
-/// measured on `clock`.
-fn preparing_on(
-    mut proxy: Proxy,
-    config: &str,
-    store: Arc<dyn SessionStore>,
-    wait: Duration,
-    clock: Clock,
-) -> RunningProxy {
-    let prepared = Arc::new(Prepared::new(wait, Some(store)).with_clock(clock));
-    let file = ConfigFile::parse(config).unwrap();
-    proxy.agents = condense_proxy::agents(
-        Some(&file),
-        &condense_embedded::COMPONENTS,
-        &|llm| Ok(Arc::new(OpenAiLlm::from_settings(llm)?)),
-        Some(&prepared),
-    )
-    .unwrap();
-    proxy.prepare = Some(PrepareSettings {
-        jobs: 2,
-        quiet: Duration::from_secs(600),
-    });
-    RunningProxy::serve(proxy)
 }
 
 /// With summaries prepared ahead, the compactions find their summary
@@ -276,7 +250,8 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
     let mut settings = RunningProxy::settings(&config_slow, &agent.url(""), store.clone());
     settings.events = Some(condense_host::events::EventLog::open(&events).unwrap());
     let clock = ManualClock::skipping_waits();
-    let proxy = preparing_on(settings, &config_slow, store, bound, Clock::manual(&clock));
+    let prepared = Prepared::new(bound, Some(store)).with_clock(Clock::manual(&clock));
+    let proxy = RunningProxy::preparing_with(settings, &config_slow, Arc::new(prepared));
     // Bound after the proxy, so dropped before it even when the test fails:
     // the proxy waits for its jobs, and they for the model.
     let release = release;
@@ -534,12 +509,14 @@ fn the_proxys_summary_request_starts_with_the_clients_own_request() {
 
 /// What the cache-friendly summary request saves, on a recorded Claude Code
 /// session through the proxy: the share of each summary request's tokens
-/// that the session's last request sent the upstream first (its system
-/// prompt and its list up to the first entry that differs), which the
-/// provider's prompt cache serves. A summary request of its own (`[llm]`'s
-/// endpoint) shares none of it.
+/// that the session's last request sent the upstream first, byte for byte
+/// (its system prompt and its list up to the first entry that differs) —
+/// the prefix a provider's prompt cache can serve, where the client's
+/// cache marks cover it. The recording has no cache marks and the upstream
+/// no cache: this is a shared prefix, not a measured cache hit. A summary
+/// request of its own (`[llm]`'s endpoint) shares none of it.
 #[test]
-fn most_of_a_summary_request_is_the_prefix_the_upstream_cached() {
+fn most_of_a_summary_request_is_a_prefix_the_upstream_was_just_sent() {
     let wire = Wire::new(Format::Anthropic, false);
     let upstream = TestServer::answering(move |request| {
         if instruction(wire, &request.body).is_some() {
@@ -566,20 +543,23 @@ fn most_of_a_summary_request_is_the_prefix_the_upstream_cached() {
             .rev()
             .find(|r| instruction(wire, &r.body).is_none())
             .expect("a summary request follows the agent's");
-        let (ours, theirs) = (
-            summary.body["messages"].as_array().unwrap(),
-            last.body["messages"].as_array().unwrap(),
-        );
-        let shared = ours.iter().zip(theirs).take_while(|(a, b)| a == b).count();
-        assert_eq!(summary.body["system"], last.body["system"]);
+        let list = |r: &Recorded| raw::elements(&r.raw, raw::member(&r.raw, "messages").unwrap());
+        let (ours, theirs) = (list(summary), list(last));
+        let shared = (ours.iter().zip(&theirs))
+            .take_while(|(a, b)| summary.raw[(*a).clone()] == last.raw[(*b).clone()])
+            .count();
+        let system = |r: &Recorded| raw::member(&r.raw, "system").map(|at| r.raw[at].to_vec());
+        assert_eq!(system(summary), system(last));
         let mut prefix = summary.body.clone();
-        prefix["messages"] = Value::Array(ours[..shared].to_vec());
+        let entries = summary.body["messages"].as_array().unwrap();
+        prefix["messages"] = Value::Array(entries[..shared].to_vec());
         let share = f64::from(request_tokens(&prefix)) / f64::from(request_tokens(&summary.body));
         shares.push(share);
     }
     let mean = shares.iter().sum::<f64>() / shares.len() as f64;
     eprintln!(
-        "cc-opus-c, 120 calls at 20k: {} summary requests, cached share {:.1}% on average \
+        "cc-opus-c, 120 calls at 20k: {} summary requests, prefix shared with the upstream's \
+         last request {:.1}% on average \
          (each: {:?})",
         shares.len(),
         100.0 * mean,

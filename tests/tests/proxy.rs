@@ -1390,6 +1390,7 @@ cache_read = 0.5
 /// without the pause compacts later. The event says `cold`.
 #[test]
 fn a_request_after_the_cache_expired_compacts_then() {
+    use condense_host::timing::{Clock, ManualClock};
     let config = "token_threshold = 60000\n[models.\"claude-opus-4*\"]\ncache_ttl = \"1s\"\n";
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
     let dir = tempfile::tempdir().unwrap();
@@ -1400,6 +1401,12 @@ fn a_request_after_the_cache_expired_compacts_then() {
         Arc::new(MemorySessions::default()),
     );
     settings.events = Some(condense_host::events::EventLog::open(&events).unwrap());
+    // The session's time moves only when the test moves it: no call is
+    // ever a second after the one before, however slow the machine.
+    let clock = ManualClock::new();
+    settings.agents = (settings.agents.into_iter())
+        .map(|(name, agent)| (name, agent.timed_by(&Clock::manual(&clock))))
+        .collect();
     let proxy = RunningProxy::serve(settings);
     let client = ureq::Agent::new_with_defaults();
     let calls = session_calls("cc-opus-a");
@@ -1426,7 +1433,7 @@ fn a_request_after_the_cache_expired_compacts_then() {
     for call in &calls[..paused] {
         send(call, "cold");
     }
-    std::thread::sleep(std::time::Duration::from_millis(1_300));
+    clock.advance(std::time::Duration::from_millis(1_300));
     send(&calls[paused], "cold");
     let (warm, cold) = (sent_in(&upstream, "warm"), sent_in(&upstream, "cold"));
     assert_eq!(

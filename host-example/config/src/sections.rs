@@ -639,6 +639,7 @@ pub fn cold_settings_of(embedded: condense_compressor::Settings) -> ColdSettings
     ColdSettings {
         ttl: std::time::Duration::from_secs(u64::from(embedded.cache_ttl_seconds)),
         settings: embedded.with_cache_cold().to_json(),
+        clock: condense_host::timing::Clock::system(),
     }
 }
 

@@ -18,6 +18,7 @@ use crate::formats::{self, Format, Parsed};
 use crate::middleware::{Middleware, compress_caused};
 use crate::report::{Cause, HostReport};
 use crate::store::{CheckpointStore, StoreError};
+use crate::timing::Clock;
 use condense_model::recall::Handle;
 use condense_model::tokens::estimate_text;
 use condense_model::{CoreConfig, Message};
@@ -61,6 +62,9 @@ pub struct Recall {
 pub struct ColdSettings {
     pub ttl: Duration,
     pub settings: String,
+    /// What a request's time is read from, to tell how long its session
+    /// was idle: real time, unless a test gives its own.
+    pub clock: Clock,
 }
 
 impl ColdSettings {
@@ -237,7 +241,10 @@ pub fn compress_body_for<'c>(
     let middleware = &owned(middleware, store);
     let format = parsed.format();
     // Only a store asked for it records the request's time.
-    let idle = config.cold.as_ref().and_then(|_| idle(store, history));
+    let idle = config
+        .cold
+        .as_ref()
+        .and_then(|cold| idle(store, history, &cold.clock));
     let (settings, own_rule) = ColdSettings::choose(config.cold.as_ref(), &config.settings, idle);
     let (mut sent, cause) = compress_caused(&core, own_rule, |core| {
         middleware.compress_offering(history, core, settings, stored.as_ref(), recall)
@@ -375,8 +382,8 @@ fn owned<'m>(middleware: &'m Middleware, store: &dyn CheckpointStore) -> Cow<'m,
 /// it records this one. A store that cannot say (or is down: the time is
 /// condense's own state, which never stops a model call) gives `None`,
 /// counted as a warm cache, the case that costs a break if wrong.
-fn idle(store: &mut dyn CheckpointStore, history: &[Message]) -> Option<Duration> {
-    let now = crate::timing::now_ms();
+fn idle(store: &mut dyn CheckpointStore, history: &[Message], clock: &Clock) -> Option<Duration> {
+    let now = clock.now_ms();
     match store.touch(history, now) {
         Ok(previous) => previous.map(|p| Duration::from_millis(now.saturating_sub(p))),
         Err(e) => {

@@ -160,6 +160,14 @@ impl Clock {
         }
     }
 
+    /// Now as condense keeps times ([`now_ms`]): ms since the Unix epoch.
+    pub fn now_ms(&self) -> u64 {
+        match &self.0 {
+            None => now_ms(),
+            Some(manual) => manual.start_ms + manual.lock().now.as_millis() as u64,
+        }
+    }
+
     /// [`Condvar::wait_timeout_while`], `timeout` measured on this clock:
     /// waits on `condvar` while `condition` holds, at most `timeout`.
     /// Returns the guard and whether the time ran out with `condition`
@@ -213,6 +221,8 @@ impl Clock {
 pub struct ManualClock {
     /// What it read when made (an [`Instant`] has no zero).
     start: Instant,
+    /// The same, in ms since the Unix epoch.
+    start_ms: u64,
     skips_waits: bool,
     state: Mutex<ManualState>,
     /// Notified when it moves and when a thread starts waiting on it.
@@ -248,6 +258,7 @@ impl ManualClock {
     fn made(skips_waits: bool) -> Arc<ManualClock> {
         Arc::new(ManualClock {
             start: Instant::now(),
+            start_ms: now_ms(),
             skips_waits,
             state: Mutex::default(),
             changed: Condvar::new(),

@@ -83,6 +83,7 @@ pub struct Agent {
 
 /// What the requests to each model are compressed with, by the pattern
 /// that prices the model.
+#[derive(Clone)]
 pub struct Models {
     /// Which pattern prices a request's `model`.
     prices: PriceTable,
@@ -92,6 +93,7 @@ pub struct Models {
 
 /// What the requests to one model (pattern) are compressed with: its
 /// threshold and cache prices ([`Settings::for_model`]), and what it costs.
+#[derive(Clone)]
 pub struct ForModel {
     pub config: BodyConfig,
     pub price: ModelPrice,
@@ -122,6 +124,23 @@ impl Agent {
                 by_pattern,
             }),
             asks_client: settings.asks_a_model() && settings.llm.asks_client_in_proxy(),
+        }
+    }
+}
+
+impl Agent {
+    /// This agent with its requests' times read from `clock` (how long a
+    /// session was idle, so whether its cache is cold): a test's own.
+    pub fn timed_by(self, clock: &condense_host::timing::Clock) -> Agent {
+        let mut models = (*self.models).clone();
+        for for_model in models.by_pattern.values_mut() {
+            if let Some(cold) = &mut for_model.config.cold {
+                cold.clock = clock.clone();
+            }
+        }
+        Agent {
+            models: Arc::new(models),
+            ..self
         }
     }
 }

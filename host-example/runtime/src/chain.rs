@@ -254,7 +254,11 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
     /// the compressor so (the embedded one: `cache_cold = true`), and a
     /// compaction due soon is made then, at no break of its own.
     pub fn with_cold_settings(mut self, ttl: Duration, settings: String) -> Condense<M> {
-        self.cold = Some(ColdSettings { ttl, settings });
+        self.cold = Some(ColdSettings {
+            ttl,
+            settings,
+            clock: condense_host::timing::Clock::system(),
+        });
         self
     }
 
