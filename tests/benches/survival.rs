@@ -2,13 +2,19 @@
 //! set: 8 generated chat sessions with tools, 8 without (talk only), 8 of
 //! terse turns and the 3 long recorded coding sessions with canaries planted,
 //! all in the words of the tuned bank; then 8 heavy-filler sessions in the
-//! words of the untuned bank and 8 in those of the held-back bank; five
-//! successive compactions each, at summary budgets of 10%, 20% and 30% of the
-//! folded text. Prints, per budget, the table of each family, the folded
-//! canaries lost at the last round, and a one-line summary of the four tuned
-//! families together; then, apart, a table per budget of the untuned family
-//! and of the held-back one (never merged into the others: the held-back
-//! figure is the one nothing was tuned to). Then "10 rounds at a fixed token
+//! words of the untuned bank and 8 in those of the retired bank (the
+//! held-back one until 2026-12-05, consulted while tuning, so an ordinary
+//! family now); then the issue-37 shapes (multi-statement messages,
+//! tool-found values, labelled routine beside labelled rules, emphasis), 8
+//! sessions of each half of each: the tuned half and the held-back half,
+//! whose banks were written on 2026-12-05 and are pinned; five successive
+//! compactions each, at summary budgets of 10%, 20% and 30% of the folded
+//! text. Prints, per budget, the table of each family, the folded canaries
+//! lost at the last round, and a one-line summary of the four tuned families
+//! together; then, apart, a table per budget of the untuned family, of the
+//! retired one and of each shape's tuned half, each next to its held-back
+//! half (never merged into the others: the held-back figures are the ones
+//! nothing was tuned to, printed as figures only). Then "10 rounds at a fixed token
 //! budget": the same cases cut into ten rounds, every round's summary budget
 //! the same number of tokens (the percent of the whole conversation, over
 //! five), as the cost-aware trigger compacts more often with a fixed
@@ -22,16 +28,18 @@
 //! where the budget starts to bind; `SURVIVAL_SUMMARIZER=x.wasm` measures
 //! another summarizer component (a third party's, or an earlier build of the
 //! heuristic one) in place of the embedded one; `SURVIVAL_FAMILIES=untuned,
-//! held-back` runs only the families named (of `chat`, `talk`, `terse`,
-//! `corpus`, `untuned`, `held-back`). The fixed-budget tables run the same
+//! multi` runs only the families named (of `chat`, `talk`, `terse`,
+//! `corpus`, `untuned`, `retired`, and the shapes `multi`, `found`,
+//! `labelled`, `emphasis`, each of which runs both halves). The fixed-budget tables run the same
 //! budget over the default rounds and over 10 (`SURVIVAL_FIXED_ROUNDS=7`:
 //! over 7 instead; 0: not at all).
 
 use condense_host::Middleware;
 use condense_tests::summarizer_from_env;
 use condense_tests::survival::{
-    BUDGET_PERCENTS, Case, Lost, ROUNDS, Report, Schedule, budget_table, chat_cases, corpus_cases,
-    held_back_cases, run_with, run_with_schedule, talk_cases, terse_cases, untuned_cases,
+    BUDGET_PERCENTS, Case, Lost, ROUNDS, Report, SHAPES, Schedule, budget_table, chat_cases,
+    corpus_cases, retired_cases, run_with, run_with_schedule, talk_cases, terse_cases,
+    untuned_cases,
 };
 use std::time::Instant;
 
@@ -46,7 +54,7 @@ const LOST_SHOWN: usize = 12;
 const FIXED_ROUNDS: usize = 10;
 
 const UNTUNED_LABEL: &str = "untuned bank, heavy filler";
-const HELD_BACK_LABEL: &str = "HELD BACK bank, heavy filler (reported apart; bank pinned)";
+const RETIRED_LABEL: &str = "retired bank (held back until 2026-12-05), heavy filler";
 
 fn show(label: &str, report: &Report) {
     println!("--- {label}");
@@ -128,17 +136,37 @@ fn main() {
     let terse = family("terse", || terse_cases(CHAT_SEEDS));
     let corpus = family("corpus", || corpus_cases(CORPUS_SEED));
     let untuned = family("untuned", || untuned_cases(FILLER_SEEDS));
-    let held_back = family("held-back", || held_back_cases(FILLER_SEEDS));
+    let retired = family("retired", || retired_cases(FILLER_SEEDS));
+    // Per issue-37 shape: its tuned half and its held-back half.
+    let shapes: Vec<(String, Vec<Case>, String, Vec<Case>)> = SHAPES
+        .iter()
+        .filter(|shape| runs(shape.name))
+        .map(|shape| {
+            (
+                format!("{} (tuned half)", shape.name),
+                (shape.tuned)(FILLER_SEEDS),
+                format!(
+                    "{} HELD BACK (bank of 2026-12-05, pinned; figures only)",
+                    shape.name
+                ),
+                (shape.held_back)(FILLER_SEEDS),
+            )
+        })
+        .collect();
     println!(
         "survival: {} chat cases with tools, {} without, {} terse (seeds {CHAT_SEEDS:?}), {} \
-         corpus cases (seed {CORPUS_SEED}), {} untuned and {} held-back (seeds \
-         {FILLER_SEEDS:?}), {ROUNDS} compactions each; cases built in {:.1?}",
+         corpus cases (seed {CORPUS_SEED}), {} untuned and {} retired (seeds \
+         {FILLER_SEEDS:?}), {} shapes of {} tuned and {} held-back cases each, {ROUNDS} \
+         compactions each; cases built in {:.1?}",
         chat.len(),
         talk.len(),
         terse.len(),
         corpus.len(),
         untuned.len(),
-        held_back.len(),
+        retired.len(),
+        shapes.len(),
+        FILLER_SEEDS.end - FILLER_SEEDS.start,
+        FILLER_SEEDS.end - FILLER_SEEDS.start,
         started.elapsed()
     );
     let middleware = summarizer_from_env("SURVIVAL_SUMMARIZER");
@@ -150,7 +178,9 @@ fn main() {
     ];
     let mut summaries = Vec::new();
     let mut untuned_reports = Vec::new();
-    let mut held_back_reports = Vec::new();
+    let mut retired_reports = Vec::new();
+    let mut shape_reports: Vec<(Vec<Report>, Vec<Report>)> =
+        shapes.iter().map(|_| (Vec::new(), Vec::new())).collect();
     for percent in budgets() {
         let started = Instant::now();
         let reports: Vec<(&str, Report)> = tuned
@@ -159,8 +189,7 @@ fn main() {
             .map(|(label, cases)| (*label, run_with(middleware, cases, percent)))
             .collect();
         let untuned_report = (!untuned.is_empty()).then(|| run_with(middleware, &untuned, percent));
-        let held_back_report =
-            (!held_back.is_empty()).then(|| run_with(middleware, &held_back, percent));
+        let retired_report = (!retired.is_empty()).then(|| run_with(middleware, &retired, percent));
         println!(
             "\n===== summary budget {percent}% ({:.1?})",
             started.elapsed()
@@ -180,11 +209,21 @@ fn main() {
             show(UNTUNED_LABEL, &report);
             untuned_reports.push(report);
         }
-        // Figures only: the held-back statements that were lost or carried
-        // stale are not printed, so that nobody tuning the summarizer reads
-        // them (the bank's point is that it was not written against).
-        if let Some(report) = held_back_report {
-            held_back_reports.push(report);
+        if let Some(report) = retired_report {
+            show(RETIRED_LABEL, &report);
+            retired_reports.push(report);
+        }
+        for ((tuned_label, tuned_cases, _, held_cases), (tuned_reports, held_reports)) in
+            shapes.iter().zip(&mut shape_reports)
+        {
+            let report = run_with(middleware, tuned_cases, percent);
+            show(tuned_label, &report);
+            tuned_reports.push(report);
+            // Figures only: the held-back statements that were lost or
+            // carried stale are not printed, so that nobody tuning the
+            // summarizer reads them (the banks' point is that they were not
+            // written against).
+            held_reports.push(run_with(middleware, held_cases, percent));
         }
     }
     if !summaries.is_empty() {
@@ -197,9 +236,20 @@ fn main() {
         println!("\n===== {UNTUNED_LABEL}, seeds {FILLER_SEEDS:?}");
         print!("{}", budget_table(&untuned_reports, ROUNDS));
     }
-    if !held_back_reports.is_empty() {
-        println!("\n===== {HELD_BACK_LABEL}, seeds {FILLER_SEEDS:?}");
-        print!("{}", budget_table(&held_back_reports, ROUNDS));
+    if !retired_reports.is_empty() {
+        println!("\n===== {RETIRED_LABEL}, seeds {FILLER_SEEDS:?}");
+        print!("{}", budget_table(&retired_reports, ROUNDS));
+    }
+    for ((tuned_label, _, held_label, _), (tuned_reports, held_reports)) in
+        shapes.iter().zip(&shape_reports)
+    {
+        if tuned_reports.is_empty() {
+            continue;
+        }
+        println!("\n===== {tuned_label}, seeds {FILLER_SEEDS:?}");
+        print!("{}", budget_table(tuned_reports, ROUNDS));
+        println!("===== {held_label}, seeds {FILLER_SEEDS:?}");
+        print!("{}", budget_table(held_reports, ROUNDS));
     }
 
     // The same fixed budget over the default number of rounds and over more:
@@ -211,19 +261,19 @@ fn main() {
         Vec::new()
     };
     for rounds in schedules {
-        let untuned_family = [(UNTUNED_LABEL, &untuned)];
-        let held_back_family = [(HELD_BACK_LABEL, &held_back)];
+        let untuned_family = [(UNTUNED_LABEL, &untuned), (RETIRED_LABEL, &retired)];
         println!(
             "\n===== {rounds} rounds at a fixed token budget: every round's summary budget is \
              the percent of the whole conversation's tokens / {ROUNDS}"
         );
         fixed_budget_tables(middleware, &tuned, rounds, false);
         fixed_budget_tables(middleware, &untuned_family, rounds, false);
-        // Apart, figures only, as above.
-        if !held_back.is_empty() {
-            println!("\n===== {rounds} rounds at a fixed token budget, {HELD_BACK_LABEL}");
+        for (tuned_label, tuned_cases, held_label, held_cases) in &shapes {
+            fixed_budget_tables(middleware, &[(tuned_label, tuned_cases)], rounds, false);
+            // Apart, figures only, as above.
+            println!("\n===== {rounds} rounds at a fixed token budget, {held_label}");
+            fixed_budget_tables(middleware, &[(held_label, held_cases)], rounds, true);
         }
-        fixed_budget_tables(middleware, &held_back_family, rounds, true);
     }
 }
 

@@ -14,7 +14,7 @@
 //! first two are a **near-duplicate pair**: the same statement about two
 //! subjects, two values that must both stay.
 //!
-//! Six families. Four in the words of the tuned bank ([`TUNED`]), which the
+//! Four families in the words of the tuned bank ([`TUNED`]), which the
 //! summarizer was written against: [`chat_cases`], generated agent sessions
 //! (user turns, tool calls and long results, reports with file names and
 //! numbers that are not canaries); [`talk_cases`], the same chatter without
@@ -31,12 +31,31 @@
 //! nothing): [`untuned_cases`], in the words of [`UNTUNED`] (labelled
 //! statements in any case and a few languages, declarative facts with no
 //! modal verb, progress states, soft preferences, updates that often carry
-//! no correction word at all), and [`held_back_cases`], in the words of
-//! [`HELD_BACK`], a bank written once and never edited: a test pins its
-//! text, and its figures are always reported apart from the others', as the
-//! one figure nothing was tuned to. When a held-back bank has served (been
-//! looked at while working on the summarizer), the next one is a new family
-//! with a new bank, never an edit of this one.
+//! no correction word at all), and [`retired_cases`], in the words of
+//! [`RETIRED`]: until 2026-12-05 the held-back bank, written once and never
+//! edited, its figures reported apart as the one figure nothing was tuned
+//! to; it was consulted while the summarizer was tuned, so it is retired,
+//! an ordinary family now (same text, same cases).
+//!
+//! Then the shapes of issue 37 ([`SHAPES`]), each in two halves: a tuned
+//! half, whose bank work on the summarizer may read, and a held-back half,
+//! whose bank was written once on 2026-12-05, before the summarizer work on
+//! these shapes, by someone who had not read the summarizer, and is never
+//! edited (a test pins each file); held-back figures are always reported
+//! apart from the others' and their lost statements never printed. When a
+//! held-back bank has served (been looked at while working on the
+//! summarizer), the next one is a new family with a new bank, never an edit.
+//! The shapes: [`multi_cases`] (two to four binding statements in one
+//! message, then routine; each its own canary), [`found_cases`] (the value
+//! is in a tool's result the agent fetched when asked, in agent sessions
+//! with tools; the update is a later look that finds a new value),
+//! [`labelled_cases`] (labelled routine — "Note:", "Reminder:", "Sync
+//! notes:" — beside labelled rules) and [`emphasis_cases`] (statements
+//! marked by capitals, IMPORTANT, NEVER, MUST or the assistant's specific
+//! acknowledgement, among routine that shouts too). The held-back halves:
+//! [`held_multi_cases`], [`held_found_cases`], [`held_labelled_cases`],
+//! [`held_emphasis_cases`]. Superseded values and look-alike pairs are
+//! planted in every shape as in every family.
 //!
 //! Each case is cut into [`ROUNDS`] segments. Round `r` compresses the
 //! conversation so far (segments `1..=r`) through the host with the checkpoint
@@ -128,9 +147,10 @@
 //!
 //! The tests (`tests/tests/survival.rs`) check that the cases are what this
 //! says; the bench (`cargo bench -p condense-tests --bench survival`) prints
-//! the full set at 10%, 20% and 30%, the untuned and held-back families in
-//! tables of their own ([`budget_table`]), then every family again in 10
-//! rounds at a fixed token budget.
+//! the full set at 10%, 20% and 30%, the untuned and retired families and
+//! each shape's tuned half beside its held-back half in tables of their own
+//! ([`budget_table`]), then every family again in 10 rounds at a fixed token
+//! budget.
 
 use crate::{embedded_middleware, session, summary_of};
 use condense_compressor::Settings;
@@ -474,17 +494,33 @@ pub fn contains_value(text: &str, value: &str) -> bool {
 
 // The phrases come from a bank (`bank.rs`): the tuned one (`tuned.rs`) of
 // the first four families, the untuned one (`untuned.rs`) written apart from
-// the summarizer, and the held-back one (`held_back.rs`), written once and
-// pinned.
+// the summarizer, the retired held-back one (`retired.rs`), the tuned halves
+// of the issue-37 shapes (`shapes.rs`) and their held-back halves
+// (`held/*.rs`), written once on 2026-12-05 and pinned.
 mod bank;
-mod held_back;
+mod held;
+/// The first held-back bank, retired on 2026-12-05: it was consulted while
+/// the summarizer was tuned (commits quote its figures), so its figures are
+/// no longer ones nothing was tuned to. Its text is kept byte for byte (its
+/// own doc still says what it was written as), its cases run as the
+/// ordinary family [`retired_cases`], and the held-back figures are those of
+/// the banks of [`held`] now.
+mod retired;
+mod shapes;
 mod tuned;
 mod untuned;
 
 pub use bank::*;
-pub use held_back::HELD_BACK;
+pub use held::{HELD_EMPHASIS, HELD_FOUND, HELD_LABELLED, HELD_MULTI};
+pub use shapes::{EMPHASIS, FOUND, LABELLED, MULTI};
 pub use tuned::TUNED;
 pub use untuned::UNTUNED;
+
+/// The retired held-back bank (see `retired`), under its honest name.
+pub const RETIRED: Bank = Bank {
+    name: "retired",
+    ..retired::HELD_BACK
+};
 
 /// A statement as a person might say it: a lead-in, the template with its
 /// value, a trailer. A space separates them when the bank's lead-in or
@@ -612,13 +648,42 @@ impl Values<'_> {
 // Planting canaries into a base conversation
 // ---------------------------------------------------------------------------
 
-/// A user message to insert before `base[point]`.
+/// A statement to insert before `base[point]`, in segment `segment`
+/// (0-based).
 struct Plant {
     point: usize,
+    segment: usize,
+    /// What the person says: the statement, or (`tool`) the request that
+    /// makes the agent look.
     text: String,
+    /// A statement found by a tool: the command the agent runs and the
+    /// result, which carries the value.
+    tool: Option<(String, String)>,
+    /// The assistant's own answer to the statement (else one of the bank's
+    /// acknowledgements).
+    reply: Option<String>,
     /// The canary it states, and whether it is its update.
     canary: usize,
     update: bool,
+}
+
+/// A template's text cut into its parts (see [`Template`]): what the person
+/// says, the command and result of a tool (after [`COMMAND`]), the
+/// assistant's answer (after [`REPLY`]).
+fn template_parts(text: &str) -> (&str, Option<(&str, &str)>, Option<&str>) {
+    let (said, reply) = match text.split_once(REPLY) {
+        Some((said, reply)) => (said, Some(reply)),
+        None => (text, None),
+    };
+    match said.split_once(COMMAND) {
+        Some((request, rest)) => {
+            let (command, result) = rest
+                .split_once('\n')
+                .unwrap_or_else(|| panic!("`{text}`: a command with no result"));
+            (request, Some((command, result)), reply)
+        }
+        None => (said, None, reply),
+    }
 }
 
 /// Where a person's message may be inserted before `base[p]` without breaking
@@ -714,11 +779,15 @@ fn plan(
 /// Plants the canaries of `plan` into `base`, whose segments end at
 /// `base_ends`, at random insertion points of their segments, in the words
 /// of `bank`; values are drawn fresh against `base` and the bank's fixed
-/// text.
+/// text. In the [`Style::Multi`] style the statements of a segment are
+/// gathered two to four to a message, followed by a routine line of the
+/// bank; a template with a command ([`COMMAND`]) is planted as a request,
+/// the agent's call and the result that carries the value.
 fn build_case(
     name: String,
     rng: &mut Rng,
     bank: &Bank,
+    style: Style,
     base: Vec<Message>,
     base_ends: [usize; ROUNDS],
     twin_kinds: [CanaryKind; 2],
@@ -756,34 +825,72 @@ fn build_case(
 
     let mut plants = Vec::new();
     let mut drawn = Vec::new();
+    let mut plant =
+        |rng: &mut Rng, text: &str, subject: &str, value: &str, segment, canary, update| {
+            // The point first, then the words: the order the draws were
+            // always made in, so the older families' cases stay the same.
+            let point = point_in(rng, segment);
+            let (said, tool, reply) = template_parts(text);
+            let fill = |t: &str| t.replace("{s}", subject).replace("{v}", value);
+            let text = match (style, &tool) {
+                (Style::Multi, None) => fill(said),
+                _ => phrase(rng, bank, said, subject, value),
+            };
+            Plant {
+                point,
+                segment,
+                text,
+                tool: tool.map(|(command, result)| (fill(command), fill(result))),
+                reply: reply.map(fill),
+                canary,
+                update,
+            }
+        };
     for (canary, p) in planned.iter().enumerate() {
         let value = values.draw(rng, p.shape, p.subject);
-        plants.push(Plant {
-            point: point_in(rng, p.segment),
-            text: phrase(rng, bank, p.text, p.subject, &value),
-            canary,
-            update: false,
-        });
+        plants.push(plant(
+            rng, p.text, p.subject, &value, p.segment, canary, false,
+        ));
         let update = p.update.map(|(text, segment)| {
             let value = values.draw(rng, p.shape, p.subject);
-            plants.push(Plant {
-                point: point_in(rng, segment),
-                text: phrase(rng, bank, text, p.subject, &value),
-                canary,
-                update: true,
-            });
+            plants.push(plant(rng, text, p.subject, &value, segment, canary, true));
             value
         });
         drawn.push((value, update));
+    }
+    if style == Style::Multi {
+        // Two to four statements of a segment to a message: each group goes
+        // to the earliest point of its members.
+        for segment in 0..ROUNDS {
+            let mut members: Vec<usize> = (0..plants.len())
+                .filter(|&i| plants[i].segment == segment)
+                .collect();
+            rng.shuffle(&mut members);
+            let mut rest = &members[..];
+            while !rest.is_empty() {
+                let mut size = rng.between(2, 4).min(rest.len());
+                // No statement left alone.
+                if rest.len() - size == 1 {
+                    size = if size < 4 { size + 1 } else { size - 1 };
+                }
+                let (group, after) = rest.split_at(size);
+                let point = group.iter().map(|&i| plants[i].point).min().unwrap_or(0);
+                for &i in group {
+                    plants[i].point = point;
+                }
+                rest = after;
+            }
+        }
     }
     // Stable: statements planted at the same point keep their plan order, so
     // an update never precedes what it updates (they are in later segments
     // anyway).
     plants.sort_by_key(|p| p.point);
 
-    let mut messages = Vec::with_capacity(base.len() + 2 * plants.len());
+    let mut messages = Vec::with_capacity(base.len() + 3 * plants.len());
     let mut segment_ends = [0; ROUNDS];
     let mut at = vec![(0, None); planned.len()];
+    let mut calls = 0;
     let mut next_plant = plants.iter().peekable();
     for (p, original) in base.iter().enumerate() {
         // Statements inserted before base[base_ends[s]] open segment s + 1.
@@ -792,19 +899,88 @@ fn build_case(
                 segment_ends[s] = messages.len();
             }
         }
+        let mut here: Vec<&Plant> = Vec::new();
         while let Some(plant) = next_plant.next_if(|plant| plant.point == p) {
-            let index = messages.len();
-            messages.push(Message::text(Role::User, plant.text.clone()));
-            if plant.update {
-                at[plant.canary].1 = Some(index);
+            here.push(plant);
+        }
+        // One message per statement, or per group in the multi style.
+        let groups: Vec<Vec<&Plant>> = if style == Style::Multi {
+            if here.is_empty() {
+                Vec::new()
             } else {
-                at[plant.canary].0 = index;
+                vec![here]
+            }
+        } else {
+            here.into_iter().map(|p| vec![p]).collect()
+        };
+        let count = groups.len();
+        for (g, group) in groups.into_iter().enumerate() {
+            let first = group[0];
+            let index = match &first.tool {
+                Some((command, result)) => {
+                    messages.push(Message::text(Role::User, first.text.clone()));
+                    let id = format!("call_found_{calls:03}");
+                    calls += 1;
+                    messages.push(Message {
+                        role: Role::Assistant,
+                        parts: vec![Part::ToolCall(ToolCall {
+                            id: id.clone(),
+                            name: "run_command".to_owned(),
+                            arguments: serde_json::json!({ "command": command }).to_string(),
+                        })],
+                    });
+                    messages.push(Message {
+                        role: Role::Tool,
+                        parts: vec![Part::ToolResult(ToolResult {
+                            call_id: id,
+                            content: result.clone(),
+                            is_error: false,
+                        })],
+                    });
+                    messages.len() - 1
+                }
+                None if group.len() > 1 => {
+                    let lead = *rng.pick(bank.lead_ins);
+                    let mut text = lead.trim_end().to_owned();
+                    // One line each: bare, bulleted or numbered.
+                    let bullet = *rng.pick(&["", "- ", "* ", "1."]);
+                    for (n, plant) in group.iter().enumerate() {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        if bullet == "1." {
+                            let _ = write!(text, "{}. ", n + 1);
+                        } else {
+                            text.push_str(bullet);
+                        }
+                        text.push_str(&plant.text);
+                    }
+                    if !bank.routine.is_empty() {
+                        text.push_str("\n\n");
+                        let line: &&str = rng.pick(bank.routine);
+                        text.push_str(line);
+                    }
+                    messages.push(Message::text(Role::User, text));
+                    messages.len() - 1
+                }
+                None => {
+                    messages.push(Message::text(Role::User, first.text.clone()));
+                    messages.len() - 1
+                }
+            };
+            for plant in &group {
+                if plant.update {
+                    at[plant.canary].1 = Some(index);
+                } else {
+                    at[plant.canary].0 = index;
+                }
             }
             // The next message must be the assistant's, or the person would
-            // speak twice in a row.
-            let followed_by_plant = next_plant.peek().is_some_and(|n| n.point == p);
-            if followed_by_plant || original.role != Role::Assistant {
-                messages.push(Message::text(Role::Assistant, *rng.pick(bank.acks)));
+            // speak twice in a row; a statement's own answer is always given.
+            let reply = group.iter().find_map(|p| p.reply.clone());
+            if g + 1 < count || original.role != Role::Assistant || reply.is_some() {
+                let reply = reply.unwrap_or_else(|| (*rng.pick(bank.acks)).to_owned());
+                messages.push(Message::text(Role::Assistant, reply));
             }
         }
         messages.push(original.clone());
@@ -886,19 +1062,106 @@ pub fn untuned_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
     generated_cases(&UNTUNED_FAMILY, seeds)
 }
 
-/// The held-back family: the same heavy-filler sessions in the words of
-/// [`HELD_BACK`], a bank written once and never edited (a test pins its
-/// text). Its figures are reported apart from every other family's: work
-/// on the summarizer may look at the other banks, never at this one, so it
-/// is the figure nothing was tuned to. A bank that needs changing becomes a
-/// new family instead.
-pub fn held_back_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
-    generated_cases(&HELD_BACK_FAMILY, seeds)
+/// The retired family: the same heavy-filler sessions in the words of
+/// [`RETIRED`], the bank that was the held-back one until 2026-12-05 (the
+/// same cases as then: same bank text, same seed mix). It was consulted
+/// while the summarizer was tuned, so it is an ordinary family now, its
+/// figures no longer reported as held back.
+pub fn retired_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&RETIRED_FAMILY, seeds)
+}
+
+/// Multi-statement messages (issue 37), in the words of [`MULTI`]:
+/// heavy-filler sessions where a person says two to four binding things in
+/// one message, followed by a routine line; every statement is its own
+/// canary (updates too are said among others).
+pub fn multi_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&MULTI_FAMILY, seeds)
+}
+
+/// Tool-found values (issue 37), in the words of [`FOUND`]: agent sessions
+/// with tools (as [`chat_cases`]) where the person asks the agent to look
+/// something up and the value is in what the tool returned (a config file,
+/// a version, a host, a test count, an error); the update is a later look
+/// that finds a new value.
+pub fn found_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&FOUND_FAMILY, seeds)
+}
+
+/// Labelled routine beside labelled rules (issue 37), in the words of
+/// [`LABELLED`]: heavy-filler sessions whose routine lines and decoys carry
+/// labels ("Note:", "Reminder:", "Sync notes:") as the binding statements
+/// do ("SECURITY RULE:", "HARD LIMIT:", "FACT:").
+pub fn labelled_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&LABELLED_FAMILY, seeds)
+}
+
+/// Emphasis (issue 37), in the words of [`EMPHASIS`]: heavy-filler
+/// sessions whose binding statements are marked by capitals, IMPORTANT,
+/// NEVER, MUST or the assistant's specific acknowledgement (a template's
+/// own reply, after [`REPLY`]), among routine that is sometimes emphatic
+/// too.
+pub fn emphasis_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&EMPHASIS_FAMILY, seeds)
+}
+
+/// The held-back half of [`multi_cases`], in the words of [`HELD_MULTI`].
+pub fn held_multi_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&HELD_MULTI_FAMILY, seeds)
+}
+
+/// The held-back half of [`found_cases`], in the words of [`HELD_FOUND`].
+pub fn held_found_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&HELD_FOUND_FAMILY, seeds)
+}
+
+/// The held-back half of [`labelled_cases`], in the words of
+/// [`HELD_LABELLED`].
+pub fn held_labelled_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&HELD_LABELLED_FAMILY, seeds)
+}
+
+/// The held-back half of [`emphasis_cases`], in the words of
+/// [`HELD_EMPHASIS`].
+pub fn held_emphasis_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
+    generated_cases(&HELD_EMPHASIS_FAMILY, seeds)
+}
+
+/// The issue-37 shapes: per shape, its name, its tuned family and its
+/// held-back one (whose figures are always reported apart).
+pub const SHAPES: [Shape; 4] = [
+    Shape {
+        name: "multi",
+        tuned: multi_cases,
+        held_back: held_multi_cases,
+    },
+    Shape {
+        name: "found",
+        tuned: found_cases,
+        held_back: held_found_cases,
+    },
+    Shape {
+        name: "labelled",
+        tuned: labelled_cases,
+        held_back: held_labelled_cases,
+    },
+    Shape {
+        name: "emphasis",
+        tuned: emphasis_cases,
+        held_back: held_emphasis_cases,
+    },
+];
+
+/// One shape of [`SHAPES`].
+pub struct Shape {
+    pub name: &'static str,
+    pub tuned: fn(std::ops::Range<u64>) -> Vec<Case>,
+    pub held_back: fn(std::ops::Range<u64>) -> Vec<Case>,
 }
 
 /// Heavy-filler sessions in the words of any `bank`, named `{name}-SEED`,
 /// with `family` mixed into the seed: what [`untuned_cases`] and
-/// [`held_back_cases`] are, for a bank of one's own. No tools; the person
+/// [`retired_cases`] are, for a bank of one's own. No tools; the person
 /// mostly sends the bank's routine lines, three to five of them word for
 /// word four to eight times each over the session and the others once, and
 /// its decoys (lines with numbers and rule words that bind nothing, each
@@ -959,11 +1222,60 @@ const UNTUNED_FAMILY: Family = Family {
     style: Style::Filler,
     bank: &UNTUNED,
 };
-const HELD_BACK_FAMILY: Family = Family {
-    name: "held-back",
+const RETIRED_FAMILY: Family = Family {
+    name: "retired",
+    // The seed mix of the held-back family it was: the same cases.
     id: 0x4E1D_BAC0,
     style: Style::Filler,
-    bank: &HELD_BACK,
+    bank: &RETIRED,
+};
+const MULTI_FAMILY: Family = Family {
+    name: "multi",
+    id: 0x3417_1000,
+    style: Style::Multi,
+    bank: &MULTI,
+};
+const FOUND_FAMILY: Family = Family {
+    name: "found",
+    id: 0xF0D0_2000,
+    style: Style::Found,
+    bank: &FOUND,
+};
+const LABELLED_FAMILY: Family = Family {
+    name: "labelled",
+    id: 0x1ABE_3000,
+    style: Style::Filler,
+    bank: &LABELLED,
+};
+const EMPHASIS_FAMILY: Family = Family {
+    name: "emphasis",
+    id: 0xE3F4_4000,
+    style: Style::Filler,
+    bank: &EMPHASIS,
+};
+const HELD_MULTI_FAMILY: Family = Family {
+    name: "held-multi",
+    id: 0x4E1D_1001,
+    style: Style::Multi,
+    bank: &HELD_MULTI,
+};
+const HELD_FOUND_FAMILY: Family = Family {
+    name: "held-found",
+    id: 0x4E1D_2002,
+    style: Style::Found,
+    bank: &HELD_FOUND,
+};
+const HELD_LABELLED_FAMILY: Family = Family {
+    name: "held-labelled",
+    id: 0x4E1D_3003,
+    style: Style::Filler,
+    bank: &HELD_LABELLED,
+};
+const HELD_EMPHASIS_FAMILY: Family = Family {
+    name: "held-emphasis",
+    id: 0x4E1D_4004,
+    style: Style::Filler,
+    bank: &HELD_EMPHASIS,
 };
 
 fn generated_cases(family: &Family, seeds: std::ops::Range<u64>) -> Vec<Case> {
@@ -971,13 +1283,15 @@ fn generated_cases(family: &Family, seeds: std::ops::Range<u64>) -> Vec<Case> {
         .map(|seed| {
             let mut rng = case_rng(family.id, seed, 0);
             let (base, ends) = match family.style {
-                Style::Filler => filler_base(&mut rng, family.bank),
+                Style::Filler | Style::Multi => filler_base(&mut rng, family.bank),
+                Style::Found => chat_base(&mut rng, Style::Tools),
                 style => chat_base(&mut rng, style),
             };
             build_case(
                 format!("{}-{seed}", family.name),
                 &mut rng,
                 family.bank,
+                family.style,
                 base,
                 ends,
                 twin_kinds(seed),
@@ -998,6 +1312,12 @@ enum Style {
     /// The bank's routine lines, repeated, and its decoys, answered by
     /// replies and reports, no tools.
     Filler,
+    /// As [`Style::Filler`], the statements two to four to a message.
+    Multi,
+    /// As [`Style::Tools`], the statements found by the agent's tools.
+    Found,
+    /// A recorded session (its base is not generated).
+    Corpus,
 }
 
 const PROJECTS: &[&str] = &["ledger", "dispatch", "harbor", "quarry", "beacon", "atlas"];
@@ -1321,7 +1641,12 @@ fn chat_base(rng: &mut Rng, style: Style) -> (Vec<Message>, [usize; ROUNDS]) {
     let (least, spread) = match style {
         Style::Terse => (1_600, 800),
         // Filler sessions are made by `filler_base`.
-        Style::Tools | Style::Talk | Style::Filler => (4_500, 2_000),
+        Style::Tools
+        | Style::Talk
+        | Style::Filler
+        | Style::Multi
+        | Style::Found
+        | Style::Corpus => (4_500, 2_000),
     };
     let mut messages = opening(rng);
     let mut calls = 0;
@@ -1517,6 +1842,7 @@ pub fn corpus_case(name: &str, seed: u64) -> Case {
         name.to_owned(),
         &mut rng,
         &TUNED,
+        Style::Corpus,
         base,
         ends,
         twin_kinds(seed + index),
@@ -2455,7 +2781,9 @@ fn run_case(
                     round,
                     kind: canary.kind,
                     value: current.value.clone(),
-                    statement: case.messages[current.message].joined_text(),
+                    statement: message_text(&case.messages[current.message])
+                        .trim_end()
+                        .to_owned(),
                     segment,
                 });
             }

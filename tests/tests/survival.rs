@@ -10,10 +10,13 @@ use condense_model::Role;
 use condense_model::invariants::check_pairs;
 use condense_model::tokens::estimate_messages;
 use condense_tests::survival::{
-    Bank, CORPUS_SESSIONS, Canary, CanaryKind, Case, HELD_BACK, PER_KIND, ROUNDS, Report, Schedule,
-    Statement, Tally, UNTUNED, budget_table, chat_cases, contains_value, corpus_case, corpus_cases,
-    fixed_budget, held_back_cases, message_text, run, run_with, run_with_schedule, talk_cases,
-    terse_cases, turn_boundaries, untuned_cases,
+    Bank, CORPUS_SESSIONS, Canary, CanaryKind, Case, EMPHASIS, FOUND, HELD_EMPHASIS, HELD_FOUND,
+    HELD_LABELLED, HELD_MULTI, LABELLED, MULTI, PER_KIND, REPLY, RETIRED, ROUNDS, Report, SHAPES,
+    Schedule, Statement, Tally, UNTUNED, budget_table, chat_cases, contains_value, corpus_case,
+    corpus_cases, emphasis_cases, fixed_budget, found_cases, held_emphasis_cases,
+    held_labelled_cases, held_multi_cases, labelled_cases, message_text, multi_cases,
+    retired_cases, run, run_with, run_with_schedule, talk_cases, terse_cases, turn_boundaries,
+    untuned_cases,
 };
 use condense_tests::{custom_summarizer_middleware, embedded_middleware, session};
 use std::collections::{HashMap, HashSet};
@@ -56,8 +59,18 @@ fn generation_is_deterministic() {
         "seeds make different cases"
     );
     assert_eq!(untuned_cases(0..2), untuned_cases(0..2));
-    assert_eq!(held_back_cases(0..2), held_back_cases(0..2));
+    assert_eq!(retired_cases(0..2), retired_cases(0..2));
     assert_ne!(untuned_cases(0..1), untuned_cases(1..2));
+    for shape in SHAPES {
+        assert_eq!((shape.tuned)(0..1), (shape.tuned)(0..1), "{}", shape.name);
+        assert_eq!(
+            (shape.held_back)(0..1),
+            (shape.held_back)(0..1),
+            "{}",
+            shape.name
+        );
+        assert_ne!((shape.tuned)(0..1), (shape.tuned)(1..2), "{}", shape.name);
+    }
 }
 
 /// Every case is a conversation a provider would accept at every round, with
@@ -128,9 +141,30 @@ fn check_sound(case: &Case) {
         }
     }
 
-    // Statements are user messages at junctions a provider accepts.
+    // Statements are user messages at junctions a provider accepts, or
+    // (tool-found values) tool results: the person asks, the agent calls,
+    // the result carries the value.
     for (_, statement) in all_statements(case) {
         let i = statement.message;
+        if m[i].is_result_carrier() {
+            assert_eq!(m[i - 1].role, Role::Assistant, "{name}: no call before {i}");
+            assert_eq!(
+                m[i - 1].tool_calls().count(),
+                1,
+                "{name}: one call before {i}"
+            );
+            assert!(m[i - 2].opens_turn(), "{name}: no request before {i}");
+            assert!(
+                !m[i - 3].opens_turn(),
+                "{name}: two user messages before {i}"
+            );
+            assert_eq!(
+                m[i + 1].role,
+                Role::Assistant,
+                "{name}: no answer after {i}"
+            );
+            continue;
+        }
         assert!(
             m[i].opens_turn(),
             "{name}: statement {i} is not a user turn"
@@ -175,9 +209,16 @@ fn check_sound(case: &Case) {
         assert_eq!(a.kind, b.kind);
         assert!(a.update.is_none() && b.update.is_none());
         assert_ne!(a.planted.value, b.planted.value);
+        // The line that says it: a message may hold several statements.
+        let line = |c: &Canary| -> String {
+            message_text(&m[c.planted.message])
+                .lines()
+                .find(|l| contains_value(l, &c.planted.value))
+                .expect("the value is in its statement")
+                .to_owned()
+        };
         let words = |c: &Canary| -> HashSet<String> {
-            m[c.planted.message]
-                .joined_text()
+            line(c)
                 .replace(&c.planted.value, "")
                 .split_whitespace()
                 .map(str::to_lowercase)
@@ -188,17 +229,27 @@ fn check_sound(case: &Case) {
         assert!(
             2 * shared >= wa.len().min(wb.len()),
             "{name}: `{}` and `{}` do not look alike",
-            m[a.planted.message].joined_text(),
-            m[b.planted.message].joined_text()
+            line(a),
+            line(b)
         );
     }
 
     // Canaries are a small share of the text: a twentieth, a tenth where
     // every turn is short or the person's own lines are much of the text.
     let (canary, total) = case.canary_tokens();
-    let short = ["terse", "untuned", "held-back"]
-        .iter()
-        .any(|family| name.starts_with(&format!("{family}-")));
+    let short = [
+        "terse",
+        "untuned",
+        "retired",
+        "multi",
+        "labelled",
+        "emphasis",
+        "held-multi",
+        "held-labelled",
+        "held-emphasis",
+    ]
+    .iter()
+    .any(|family| name.starts_with(&format!("{family}-")));
     let share = if short { 10 } else { 20 };
     assert!(
         canary * share <= total,
@@ -217,7 +268,9 @@ fn ten_rounds_cut_the_same_messages_at_turn_boundaries() {
     cases.extend(talk_cases(0..1));
     cases.extend(terse_cases(0..1));
     cases.extend(untuned_cases(0..1));
-    cases.extend(held_back_cases(0..1));
+    cases.extend(retired_cases(0..1));
+    cases.extend(multi_cases(0..1));
+    cases.extend(found_cases(0..1));
     cases.push(corpus_case("cc-opus-c", 0));
     for case in &cases {
         let name = &case.name;
@@ -366,7 +419,7 @@ fn corpus_values_are_not_in_the_sessions() {
 fn filler_cases_are_sound() {
     for (bank, cases) in [
         (&UNTUNED, untuned_cases(0..4)),
-        (&HELD_BACK, held_back_cases(0..4)),
+        (&RETIRED, retired_cases(0..4)),
     ] {
         for case in &cases {
             check_sound(case);
@@ -512,8 +565,8 @@ fn the_untuned_bank_is_broad_and_holds_no_values() {
             "`{text}`: a digit or a path in fixed text would look like a value"
         );
     }
-    // What the generator needs of any bank, the held-back one included.
-    for bank in [&UNTUNED, &HELD_BACK] {
+    // What the generator needs of any bank, the held-back ones included.
+    for bank in ALL_BANKS {
         for kind in CanaryKind::ALL {
             let k = kind as usize;
             assert!(bank.templates[k].len() >= PER_KIND, "{}", bank.name);
@@ -533,23 +586,85 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The held-back bank is written once and never edited: its figures are the
-/// ones nothing was tuned to, and an edit (even a fix) made after anyone
-/// looked at how the summarizer does on it would end that.
+/// Every bank there is.
+const ALL_BANKS: [&Bank; 11] = [
+    &UNTUNED,
+    &RETIRED,
+    &MULTI,
+    &FOUND,
+    &LABELLED,
+    &EMPHASIS,
+    &HELD_MULTI,
+    &HELD_FOUND,
+    &HELD_LABELLED,
+    &HELD_EMPHASIS,
+    &condense_tests::survival::TUNED,
+];
+
+/// The banks nobody tuning the summarizer reads, and the one that was (the
+/// retired held-back bank): none of their sentences may be in the summarizer.
+const UNREAD_BANKS: [&Bank; 6] = [
+    &UNTUNED,
+    &RETIRED,
+    &HELD_MULTI,
+    &HELD_FOUND,
+    &HELD_LABELLED,
+    &HELD_EMPHASIS,
+];
+
+/// The held-back banks are written once and never edited: their figures are
+/// the ones nothing was tuned to, and an edit (even a fix) made after anyone
+/// looked at how the summarizer does on them would end that. The retired
+/// bank (the held-back one until 2026-12-05) stays as it was too: the
+/// figures quoted for it are of that text.
 #[test]
-fn the_held_back_bank_is_pinned() {
-    let text = include_str!("../src/survival/held_back.rs");
-    assert_eq!(
-        fnv1a(text.as_bytes()),
-        HELD_BACK_FNV1A,
-        "tests/src/survival/held_back.rs changed: the held-back bank must not be edited. \
-         Restore it, and write a new family with a bank of its own instead."
-    );
+fn the_held_back_banks_are_pinned() {
+    let files = [
+        (
+            "retired.rs",
+            include_str!("../src/survival/retired.rs"),
+            RETIRED_FNV1A,
+        ),
+        (
+            "held/multi.rs",
+            include_str!("../src/survival/held/multi.rs"),
+            HELD_MULTI_FNV1A,
+        ),
+        (
+            "held/found.rs",
+            include_str!("../src/survival/held/found.rs"),
+            HELD_FOUND_FNV1A,
+        ),
+        (
+            "held/labelled.rs",
+            include_str!("../src/survival/held/labelled.rs"),
+            HELD_LABELLED_FNV1A,
+        ),
+        (
+            "held/emphasis.rs",
+            include_str!("../src/survival/held/emphasis.rs"),
+            HELD_EMPHASIS_FNV1A,
+        ),
+    ];
+    for (path, text, pinned) in files {
+        assert_eq!(
+            fnv1a(text.as_bytes()),
+            pinned,
+            "tests/src/survival/{path} changed: a held-back bank must not be edited. \
+             Restore it, and write a new family with a bank of its own instead."
+        );
+    }
 }
 
-/// FNV-1a of `tests/src/survival/held_back.rs` as it was written (13,272
-/// bytes).
-const HELD_BACK_FNV1A: u64 = 0xbb53_6a32_57b6_d2da;
+/// FNV-1a of `tests/src/survival/retired.rs`, the held-back bank written
+/// 2026-12-03 as `held_back.rs` (13,272 bytes), retired 2026-12-05.
+const RETIRED_FNV1A: u64 = 0xbb53_6a32_57b6_d2da;
+/// FNV-1a of the held-back banks as they were written on 2026-12-05
+/// (9,702, 11,403, 8,786 and 8,313 bytes).
+const HELD_MULTI_FNV1A: u64 = 0x9ff8_67bb_e599_7845;
+const HELD_FOUND_FNV1A: u64 = 0x22e6_0212_4d2e_4416;
+const HELD_LABELLED_FNV1A: u64 = 0x55ef_d27e_aec9_174f;
+const HELD_EMPHASIS_FNV1A: u64 = 0x5612_9440_b130_8f9f;
 
 /// No sentence of the untuned or held-back bank is in the summarizers'
 /// sources (their unit tests and comments included): each fixed fragment of
@@ -564,7 +679,7 @@ fn bank_sentences_are_not_in_the_summarizers() {
             .to_lowercase()
     };
     let mut fragments = Vec::new();
-    for bank in [&UNTUNED, &HELD_BACK] {
+    for bank in UNREAD_BANKS {
         for text in bank_texts(bank) {
             for piece in text.split(['{', '}']) {
                 let piece = normalise(piece);
@@ -702,7 +817,7 @@ fn the_untuned_bank_is_not_written_in_cue_phrases() {
         phrases.join("\n")
     );
 
-    for bank in [&UNTUNED, &HELD_BACK] {
+    for bank in [&UNTUNED, &RETIRED] {
         let planted: Vec<&str> = bank
             .templates
             .iter()
@@ -821,7 +936,7 @@ fn small_run_through_the_host() {
 fn filler_families_run_through_the_host() {
     for (label, cases) in [
         ("untuned", untuned_cases(0..2)),
-        ("HELD BACK", held_back_cases(0..2)),
+        ("retired", retired_cases(0..2)),
     ] {
         let reports: Vec<Report> = [10, 20, 30].map(|b| run(&cases, b)).into();
         for report in &reports {
@@ -846,11 +961,7 @@ fn filler_families_run_through_the_host() {
                 "{label}: no pair folded"
             );
         }
-        // The held-back family's lost statements are not printed: nobody
-        // tuning the summarizer is to read them.
-        if label != "HELD BACK" {
-            print(&format!("{label}, budget 20%"), &reports[1]);
-        }
+        print(&format!("{label}, budget 20%"), &reports[1]);
         println!("{label}:\n{}", budget_table(&reports, ROUNDS));
     }
 }
@@ -904,5 +1015,160 @@ fn a_summarizer_that_keeps_nothing_scores_zero() {
             "a verbatim canary was not seen"
         );
         assert_eq!(figures.stale_carried, 0);
+    }
+}
+
+/// The issue-37 shapes, both halves: sound like the others, heavy filler
+/// where they are filler sessions, and each of its shape — statements two
+/// or more to a message, values in tool results, the templates' own
+/// replies after their statements, no marker of the bank left in a message.
+#[test]
+fn shape_cases_are_sound() {
+    let seeds = 0..3;
+    for (bank, cases) in [
+        (&MULTI, multi_cases(seeds.clone())),
+        (&HELD_MULTI, held_multi_cases(seeds.clone())),
+        (&LABELLED, labelled_cases(seeds.clone())),
+        (&HELD_LABELLED, held_labelled_cases(seeds.clone())),
+        (&EMPHASIS, emphasis_cases(seeds.clone())),
+        (&HELD_EMPHASIS, held_emphasis_cases(seeds.clone())),
+    ] {
+        for case in &cases {
+            check_sound(case);
+            check_filler(case, bank);
+        }
+    }
+
+    let mut shape_cases: Vec<Case> = Vec::new();
+    for shape in SHAPES {
+        shape_cases.extend((shape.tuned)(seeds.clone()));
+        shape_cases.extend((shape.held_back)(seeds.clone()));
+    }
+    for case in &shape_cases {
+        for (i, m) in case.messages.iter().enumerate() {
+            let text = message_text(m);
+            assert!(
+                !text.contains(REPLY.trim_start()),
+                "{}: a reply marker left in message {i}",
+                case.name
+            );
+        }
+    }
+
+    // Multi-statement messages: nine statements in ten or more share their
+    // message with another, at most five to a message.
+    let multi = shape_cases.iter().filter(|c| c.name.contains("multi-"));
+    for case in multi {
+        let mut per_message: HashMap<usize, usize> = HashMap::new();
+        for (_, s) in all_statements(case) {
+            *per_message.entry(s.message).or_default() += 1;
+        }
+        let all = all_statements(case).count();
+        let shared = all_statements(case)
+            .filter(|(_, s)| per_message[&s.message] >= 2)
+            .count();
+        assert!(
+            shared * 10 >= all * 9,
+            "{}: only {shared} of {all} statements share a message",
+            case.name
+        );
+        assert!(per_message.values().all(|&n| n <= 5), "{}", case.name);
+    }
+
+    // Tool-found values: every statement is a tool result.
+    let found = shape_cases.iter().filter(|c| c.name.contains("found-"));
+    for case in found {
+        check_sound(case);
+        for (_, s) in all_statements(case) {
+            assert!(
+                case.messages[s.message].is_result_carrier(),
+                "{}: `{}` is not found by a tool",
+                case.name,
+                s.value
+            );
+        }
+    }
+
+    // Emphasis: the statements with a reply of their own get it.
+    for (bank, cases) in [
+        (&EMPHASIS, emphasis_cases(seeds.clone())),
+        (&HELD_EMPHASIS, held_emphasis_cases(seeds.clone())),
+    ] {
+        let replies: Vec<&str> = bank
+            .templates
+            .iter()
+            .flat_map(|ts| ts.iter())
+            .flat_map(|t| std::iter::once(t.text).chain(t.updates))
+            .filter_map(|t| t.split_once(REPLY).map(|(_, r)| r))
+            .collect();
+        assert!(replies.len() >= 4, "{}: replies", bank.name);
+        let answered = cases
+            .iter()
+            .flat_map(|case| all_statements(case).map(move |(_, s)| (case, s)))
+            .filter(|(case, s)| {
+                replies.contains(&case.messages[s.message + 1].joined_text().as_str())
+            })
+            .count();
+        assert!(
+            answered > 0,
+            "{}: no statement got its own reply",
+            bank.name
+        );
+    }
+}
+
+/// Each issue-37 shape through the host, two cases of each half at 20%:
+/// every round compacts where planned, every kind is planted and folded,
+/// superseded canaries and look-alike pairs are checked. No floor yet (the
+/// summarizer work on these shapes sets them); the tuned figures are
+/// printed with what was lost, the held-back ones as figures only.
+#[test]
+fn shapes_run_through_the_host() {
+    for shape in SHAPES {
+        for (held_back, cases) in [
+            (false, (shape.tuned)(0..2)),
+            (true, (shape.held_back)(0..2)),
+        ] {
+            let label = if held_back {
+                format!("HELD BACK {}", shape.name)
+            } else {
+                shape.name.to_owned()
+            };
+            let report = run(&cases, 20);
+            assert!(
+                report.problems.is_empty(),
+                "{label}: {:#?}",
+                report.problems
+            );
+            assert_eq!(
+                report.rounds_compacted(),
+                (cases.len() * ROUNDS, cases.len() * ROUNDS),
+                "{label}"
+            );
+            let last = &report.rounds[ROUNDS - 1];
+            for kind in CanaryKind::ALL {
+                let tally = last.kinds[kind as usize];
+                assert_eq!(
+                    tally.planted,
+                    PER_KIND * cases.len(),
+                    "{label}: {}",
+                    kind.name()
+                );
+                assert!(tally.folded > 0, "{label}: no {} folded", kind.name());
+                assert!(tally.survived <= tally.folded && tally.seen >= tally.survived);
+            }
+            assert!(report.stale_checked() > 0, "{label}: no stale check");
+            assert!(
+                report.near_duplicates_at(ROUNDS).1 > 0,
+                "{label}: no look-alike pair folded"
+            );
+            if held_back {
+                // Figures only: nobody tuning the summarizer reads what it
+                // lost of a held-back bank.
+                println!("{label}, budget 20%:\n{}", budget_table(&[report], ROUNDS));
+            } else {
+                print(&format!("{label}, budget 20%"), &report);
+            }
+        }
     }
 }

@@ -3,10 +3,22 @@
 //! family written by someone else, in other words, runs through the same
 //! planting, rounds and scoring as the others.
 
+/// Between what a person says and a command the agent runs to find the
+/// value: `"Check the env.\n$ cat deploy.env\nregion={v}"` is planted as
+/// the request, the agent's call (`run_command`, the rest of the line) and
+/// the tool's result (the lines after it), which carries the value.
+pub const COMMAND: &str = "\n$ ";
+
+/// Before the assistant's own answer to a statement (else it answers with
+/// one of the bank's `acks`): `"NEVER …{v}.\n=> Noted, I won't."`. The
+/// answer never repeats the value.
+pub const REPLY: &str = "\n=> ";
+
 /// A canary statement. `{v}` is where the value goes; `shape` is how the
 /// value looks: `#` a digit, `!` a digit 1–9, `~` a digit 0–5, `@` a
 /// lowercase letter, `%` an uppercase letter, `^` a hex digit, `*` a lowercase
-/// letter or digit, any other character itself.
+/// letter or digit, any other character itself. The text may hold a
+/// [`COMMAND`] (the value is found by a tool) and a [`REPLY`].
 pub struct Template {
     pub text: &'static str,
     pub shape: &'static str,
