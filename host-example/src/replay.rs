@@ -1,14 +1,19 @@
 //! `condense replay`: recorded sessions call by call, with the figures of
-//! what condense did to each (and a chart).
+//! what condense did to each (and a chart), and with `--probes` what the
+//! last request still names of the whole session ([`probes`]).
+
+pub mod probes;
 
 use crate::common::Common;
 use crate::session::SessionFile;
 use anyhow::Result;
 use clap::Args;
 use condense_config::Settings;
+use condense_host::Compressed;
 use condense_host::optimal::{Optimum, optimum};
 use condense_host::replay::{Expiry, ReplayStats, replay_middleware_timed};
 use condense_model::Message;
+use probes::{ProbeKind, ProbeRecall};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -37,6 +42,17 @@ pub struct ReplayArgs {
     /// alike. Printed beside condense's cost, with condense's cost as a multiple of it.
     #[arg(long)]
     pub optimal: bool,
+    /// Also measure what the last request still names of the whole session: probes drawn
+    /// from the recorded history (every file a tool call named, as parent/name; the
+    /// opening of every user request, harness echoes such as `<command-name>/compact`
+    /// aside; every error line a tool returned; every command and its last outcome;
+    /// values a tool returned that were used later), and per kind the share the last
+    /// request names verbatim (any case), and how many a recall handle it names reads back.
+    /// Without --config the replay runs at summary_max_tokens = 2000 (target 16000); to
+    /// measure what a user gets, give a config that sets only `token_threshold = 40000`
+    /// (target 20000, summary 800). With --json: the figures and the probes not named.
+    #[arg(long)]
+    pub probes: bool,
     /// Replay as requests to MODEL: priced by its price model (`condense config --models`),
     /// compacted at its threshold (its own, else the config's held to 80% of its window),
     /// as the proxy compresses a request naming it. Unset: the config's keys as they are.
@@ -90,6 +106,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     let cold_json = settings
         .cold_settings()
         .map_or_else(|| json.clone(), |cold| cold.settings);
+    let mut recalls: Vec<Option<ProbeRecall>> = Vec::new();
     let results: Vec<(String, ReplayStats)> = sessions
         .iter()
         .map(|(name, messages, cold)| {
@@ -97,19 +114,33 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
                 cold,
                 cold_settings: &cold_json,
             };
-            (
-                name.clone(),
-                replay_middleware_timed(
-                    &middleware,
-                    &settings.core,
-                    &json,
-                    Some(expiry),
-                    recall,
-                    messages,
-                    |_, _| {},
-                )
-                .with_prices(prices),
+            // The last call's answer, kept only to measure the probes.
+            let mut last: Option<(usize, Compressed)> = None;
+            let stats = replay_middleware_timed(
+                &middleware,
+                &settings.core,
+                &json,
+                Some(expiry),
+                recall,
+                messages,
+                |request, sent| {
+                    if args.probes {
+                        last = Some((request.len(), sent.clone()));
+                    }
+                },
             )
+            .with_prices(prices);
+            recalls.push(args.probes.then(|| {
+                let drawn = probes::probes(probes::probed_history(messages));
+                match &last {
+                    Some((len, sent)) => {
+                        let request = sent.messages(&messages[..*len]);
+                        probes::measure(&drawn, &request, &sent.handles)
+                    }
+                    None => probes::measure(&drawn, messages, &[]),
+                }
+            }));
+            (name.clone(), stats)
         })
         .collect();
     let optima: Vec<Option<Optimum>> = sessions
@@ -154,7 +185,8 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             .iter()
             .zip(&charts)
             .zip(&optima)
-            .map(|(((name, stats), chart), optimal)| {
+            .zip(&recalls)
+            .map(|((((name, stats), chart), optimal), recall)| {
                 let mut row = serde_json::json!({
                     "session": name,
                     "stats": stats,
@@ -171,6 +203,9 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
                             "condense_over_optimal": stats.cost() / o.cost,
                         })));
                 }
+                if let Some(recall) = recall {
+                    row["probes"] = probes_json(recall);
+                }
                 row
             })
             .collect();
@@ -179,8 +214,17 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     }
     writeln!(
         out,
-        "token_threshold = {}, target_tokens = {}\n",
-        settings.core.token_threshold, settings.core.target_tokens
+        "token_threshold = {}, target_tokens = {}{}\n",
+        settings.core.token_threshold,
+        settings.core.target_tokens,
+        if args.probes {
+            format!(
+                ", keep_recent_tokens = {}, summary_max_tokens = {}",
+                settings.core.keep_recent_tokens, settings.core.summary_max_tokens
+            )
+        } else {
+            String::new()
+        }
     )?;
     writeln!(
         out,
@@ -208,11 +252,14 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             }
         )?;
     }
-    for ((name, stats), optimal) in results.iter().zip(&optima) {
+    for (((name, stats), optimal), recall) in results.iter().zip(&optima).zip(&recalls) {
         writeln!(out, "\n{name}")?;
         crate::demo::table(stats, out)?;
         if args.optimal {
             optimal_rows(stats, optimal.as_ref(), out)?;
+        }
+        if let Some(recall) = recall {
+            probe_rows(recall, out)?;
         }
     }
     writeln!(out, "\n{}", crate::demo::cost_note(prices))?;
@@ -222,6 +269,51 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The probes the last request names, per kind.
+fn probe_rows(recall: &ProbeRecall, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "  probes of the whole session the last request names (verbatim, any case); \
+         recallable: named, or read back by a recall handle it names"
+    )?;
+    writeln!(
+        out,
+        "    {:<10} {:>7} {:>7} {:>6} {:>11}",
+        "kind", "probes", "named", "share", "recallable"
+    )?;
+    let rows = recall.kinds.iter().chain(std::iter::once(&recall.total));
+    for row in rows {
+        writeln!(
+            out,
+            "    {:<10} {:>7} {:>7} {:>5.0}% {:>11}",
+            row.kind.map_or("all", ProbeKind::name),
+            row.probes,
+            row.named,
+            100.0 * row.share(),
+            row.recallable
+        )?;
+    }
+    Ok(())
+}
+
+/// `--json`'s `probes`: per kind, the whole, and the probes not named.
+fn probes_json(recall: &ProbeRecall) -> serde_json::Value {
+    let row = |r: &probes::KindRecall| {
+        serde_json::json!({
+            "kind": r.kind.map_or("all", ProbeKind::name),
+            "probes": r.probes,
+            "named": r.named,
+            "share": r.share(),
+            "recallable": r.recallable,
+        })
+    };
+    serde_json::json!({
+        "kinds": recall.kinds.iter().map(row).collect::<Vec<_>>(),
+        "total": row(&recall.total),
+        "missing": recall.missing,
+    })
 }
 
 /// The offline optimum beside condense's figures.

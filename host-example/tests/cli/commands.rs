@@ -1879,3 +1879,266 @@ fn proxy_flags_that_cannot_work_are_named_before_it_listens() {
         assert!(!error.contains("hunter2"), "{flags:?}: {error}");
     }
 }
+
+/// `condense replay --probes` (issue 37): the probes of a whole session, and
+/// what the last request of a replay still names of them.
+mod probes {
+    use super::*;
+    use condense_cli::replay::probes::{
+        ProbeKind, measure, parent_and_name, probed_history, probes, request_opening,
+    };
+    use condense_model::recall::{Handle, Span};
+    use condense_model::{Part, Role, ToolCall, ToolResult};
+
+    fn call(id: &str, name: &str, arguments: Value) -> Part {
+        Part::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.to_string(),
+        })
+    }
+
+    fn result(id: &str, content: &str) -> Message {
+        Message {
+            role: Role::Tool,
+            parts: vec![Part::ToolResult(ToolResult {
+                call_id: id.into(),
+                content: content.into(),
+                is_error: false,
+            })],
+        }
+    }
+
+    /// A session with one of each kind, and a harness's echoes of a local
+    /// command between its requests.
+    fn hand_session() -> Vec<Message> {
+        vec![
+            Message::text(
+                Role::User,
+                "<system-reminder>context</system-reminder>\nPlease fix the failing parser test \
+                 in the repo\nThe details follow.",
+            ),
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    call(
+                        "r1",
+                        "Read",
+                        json!({"file_path": "/home/u/proj/src/parser.rs"}),
+                    ),
+                    call(
+                        "b1",
+                        "Bash",
+                        json!({"command": "cargo test -p parser\n# and a second line"}),
+                    ),
+                ],
+            },
+            // A file's contents: no error line, however it reads.
+            result(
+                "r1",
+                "     1→fn parse() -> Result<(), Error> {\n     2→    // error: not one",
+            ),
+            result(
+                "b1",
+                "Exit code 101\nCompiling parser v0.1.0\nerror[E0308]: mismatched types\n  --> \
+                 src/parser.rs:3:5\ntest result: FAILED. 2 passed; 1 failed; build 88231",
+            ),
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    Part::Text("Fixing the type.".into()),
+                    call("b2", "Bash", json!({"command": "cargo test -p parser"})),
+                ],
+            },
+            result(
+                "b2",
+                "running 3 tests\nserver listening on db-7731.internal:5432 version=2.4.1\n\
+                 test result: ok. 3 passed; 0 failed",
+            ),
+            Message::text(Role::User, "<command-name>/compact</command-name>"),
+            Message::text(
+                Role::User,
+                "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>",
+            ),
+            Message::text(
+                Role::Assistant,
+                "The tests pass against db-7731.internal:5432 with version=2.4.1.",
+            ),
+            Message::text(Role::User, "Now update the changelog too"),
+            Message::text(Role::Assistant, "Done."),
+        ]
+    }
+
+    fn texts(history: &[Message], kind: ProbeKind) -> Vec<String> {
+        probes(history)
+            .into_iter()
+            .filter(|p| p.kind == kind)
+            .map(|p| p.text)
+            .collect()
+    }
+
+    #[test]
+    fn probes_of_each_kind_are_drawn_from_the_history_harness_echoes_excepted() {
+        let h = hand_session();
+        assert_eq!(texts(&h, ProbeKind::File), ["src/parser.rs"]);
+        // Openings of the person's requests (the reminder before the first
+        // skipped); `/compact` and its stdout are the harness's.
+        assert_eq!(
+            texts(&h, ProbeKind::Request),
+            [
+                "please fix the failing parser test in the",
+                "now update the changelog too"
+            ]
+        );
+        // The failed run's error lines; the file's contents give none.
+        assert_eq!(
+            texts(&h, ProbeKind::Error),
+            [
+                "error[e0308]: mismatched types",
+                "test result: failed. 2 passed; 1 failed; build 88231"
+            ]
+        );
+        // One command, run twice: its first line; the outcome of its last run.
+        assert_eq!(texts(&h, ProbeKind::Command), ["cargo test -p parser"]);
+        assert_eq!(
+            texts(&h, ProbeKind::Outcome),
+            ["test result: ok. 3 passed; 0 failed"]
+        );
+        // Values a tool gave that the model used later; `88231` never was.
+        assert_eq!(
+            texts(&h, ProbeKind::Value),
+            ["db-7731.internal:5432", "version=2.4.1"]
+        );
+
+        assert_eq!(parent_and_name("/a/b/c.rs").as_deref(), Some("b/c.rs"));
+        assert_eq!(parent_and_name("c.rs").as_deref(), Some("c.rs"));
+        assert_eq!(parent_and_name("src/**/*.rs"), None);
+        for echo in [
+            "<command-name>/compact</command-name>",
+            "<local-command-stdout>done</local-command-stdout>",
+            "<local-command-caveat>Caveat: ...</local-command-caveat>",
+            "[Request interrupted by user for tool use]",
+            "<task-notification>\n<task-id>b0</task-id>",
+        ] {
+            assert_eq!(request_opening(echo), None, "{echo}");
+        }
+    }
+
+    #[test]
+    fn the_measure_counts_what_a_request_names_and_what_a_handle_reads_back() {
+        let h = hand_session();
+        let drawn = probes(probed_history(&h));
+        // The last call's request is everything before the last answer.
+        assert_eq!(probed_history(&h).len(), h.len() - 1);
+        // Uncompressed, every probe is named.
+        let whole = measure(&drawn, probed_history(&h), &[]);
+        assert_eq!(whole.total.named, drawn.len());
+        assert!(whole.missing.is_empty());
+        for kind in ProbeKind::ALL {
+            let row = whole.of(kind);
+            assert!(row.probes > 0 && row.named == row.probes, "{kind:?}");
+        }
+        // A request of its last request alone names that one, in any case
+        // and spacing; a handle folding the first six messages reads back
+        // every probe drawn from them, one of message 5 (the second run's
+        // result) its outcome and values.
+        let last = [Message::text(Role::User, "NOW   update the\nchangelog too")];
+        let alone = measure(&drawn, &last, &[]);
+        assert_eq!(alone.total.named, 1);
+        assert_eq!(alone.of(ProbeKind::Request).named, 1);
+        assert_eq!(alone.total.recallable, 1);
+        let handle = |span| Handle {
+            id: "f3a91c0b2d4e".into(),
+            span,
+        };
+        let folded = measure(&drawn, &last, &[handle(Span::Fold { end: 6 })]);
+        assert_eq!(folded.total.named, 1);
+        assert_eq!(folded.total.recallable, drawn.len());
+        let cleared = measure(&drawn, &last, &[handle(Span::Message(5))]);
+        assert_eq!(cleared.total.recallable, 1 + 1 + 2);
+        assert_eq!(cleared.of(ProbeKind::Value).recallable, 2);
+        // Not inside a longer word or number.
+        let near = [Message::text(
+            Role::User,
+            "src/parser.rsx xdb-7731.internal:5432",
+        )];
+        assert_eq!(measure(&drawn, &near, &[]).total.named, 0);
+    }
+
+    /// The measure on a corpus session, at the defaults a user gets from
+    /// `token_threshold = 40000` alone (no quality floor yet), and at a
+    /// threshold the session never reaches, where nothing is lost.
+    #[test]
+    fn replay_probes_measures_the_last_request_of_a_corpus_session() {
+        let session = corpus_dir().join("sessions").join("cc-opus-c.json");
+        let session = session.to_str().unwrap();
+        let files = Session::new("token_threshold = 40000\n");
+        let config = files.path("condense.toml");
+        let config = config.to_str().unwrap();
+        let rows: Value = serde_json::from_str(
+            &condense(
+                &["replay", "--probes", "--json", "--config", config, session],
+                "",
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let row = &rows[0];
+        assert!(row["stats"]["compactions"].as_u64().unwrap() > 0, "{row}");
+        let probes = &row["probes"];
+        let kinds = probes["kinds"].as_array().unwrap();
+        assert_eq!(kinds.len(), ProbeKind::ALL.len());
+        let n = |v: &Value, key: &str| v[key].as_u64().unwrap();
+        let mut sum = 0;
+        for (kind, row) in ProbeKind::ALL.iter().zip(kinds) {
+            assert_eq!(row["kind"], kind.name(), "{row}");
+            assert!(n(row, "probes") > 0, "{row}");
+            assert!(n(row, "named") <= n(row, "probes"), "{row}");
+            assert!(n(row, "recallable") >= n(row, "named"), "{row}");
+            sum += n(row, "probes");
+        }
+        let total = &probes["total"];
+        assert_eq!(n(total, "probes"), sum);
+        assert_eq!(
+            probes["missing"].as_array().unwrap().len() as u64,
+            n(total, "probes") - n(total, "named")
+        );
+        // The table: the settings measured, one row per kind and the whole.
+        let table = condense(&["replay", "--probes", "--config", config, session], "").unwrap();
+        assert!(table.contains("summary_max_tokens = 800"), "{table}");
+        for kind in ProbeKind::ALL {
+            assert!(
+                table.contains(&format!("    {:<10}", kind.name())),
+                "{table}"
+            );
+        }
+        assert!(table.contains("    all"), "{table}");
+
+        let never = Session::new("token_threshold = 1000000\n");
+        let never = never.path("condense.toml");
+        let rows: Value = serde_json::from_str(
+            &condense(
+                &[
+                    "replay",
+                    "--probes",
+                    "--json",
+                    "--config",
+                    never.to_str().unwrap(),
+                    session,
+                ],
+                "",
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let total = &rows[0]["probes"]["total"];
+        assert_eq!(rows[0]["stats"]["compactions"], 0);
+        assert_eq!(n(total, "named"), sum, "{total}");
+
+        let help = condense(&["replay", "--help"], "").unwrap();
+        assert!(
+            help.contains("--probes") && help.contains("token_threshold = 40000"),
+            "{help}"
+        );
+    }
+}
