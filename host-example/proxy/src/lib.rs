@@ -126,9 +126,7 @@ impl Agent {
             asks_client: settings.asks_a_model() && settings.llm.asks_client_in_proxy(),
         }
     }
-}
 
-impl Agent {
     /// This agent with its requests' times read from `clock` (how long a
     /// session was idle, so whether its cache is cold): a test's own.
     pub fn timed_by(self, clock: &condense_host::timing::Clock) -> Agent {
