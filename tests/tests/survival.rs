@@ -1122,6 +1122,34 @@ fn shape_cases_are_sound() {
 /// superseded canaries and look-alike pairs are checked. No floor yet (the
 /// summarizer work on these shapes sets them); the tuned figures are
 /// printed with what was lost, the held-back ones as figures only.
+/// A value the agent learned from a tool (a setting, a version, an id, a
+/// host, a failing test's name) and used later survives its folds through
+/// the host: the tool-found shape at a summary budget of 20%, its tuned
+/// half and its held-back half (two sessions each; the summarizer kept
+/// 4% and 8% of them before it read what short outputs found).
+#[test]
+fn a_value_a_tool_returned_survives_its_folds() {
+    let shape = SHAPES
+        .iter()
+        .find(|s| s.name == "found")
+        .expect("the found shape");
+    for (label, cases, floor) in [
+        ("found", (shape.tuned)(0..2), 0.95),
+        ("HELD BACK found", (shape.held_back)(0..2), 0.85),
+    ] {
+        let report = run(&cases, 20);
+        let last = &report.rounds[ROUNDS - 1];
+        let (survived, folded) = (CanaryKind::ALL.iter())
+            .map(|&kind| last.kinds[kind as usize])
+            .fold((0, 0), |(s, f), t| (s + t.survived, f + t.folded));
+        println!("{label}: {survived}/{folded} survived at round {ROUNDS}");
+        assert!(
+            survived as f64 >= floor * folded as f64,
+            "{label}: {survived} of {folded} tool-found values survived, under {floor}"
+        );
+    }
+}
+
 #[test]
 fn shapes_run_through_the_host() {
     for shape in SHAPES {

@@ -34,6 +34,13 @@ const DECISIONS_PER_TEXT: usize = 3;
 const DECISION_MILLIS: std::ops::RangeInclusive<u64> = 5_000..=60_000;
 /// Outcome of a command whose result is not among the folded messages.
 const NO_RESULT: &str = "no result";
+/// A command's output of at most this many lines is a finding (a value, a
+/// setting, an id): longer output is a log, a listing or a file.
+const FOUND_OUTPUT_LINES: usize = 8;
+/// The most lines of a short output an outcome carries, and the most
+/// characters of each.
+const FOUND_LINES: usize = 4;
+const FOUND_LINE_MAX_CHARS: usize = 100;
 
 /// Adds what `messages` show to `digest`, in message order.
 pub fn absorb(digest: &mut Digest, messages: &[Message]) {
@@ -706,16 +713,109 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
             None if !errors.is_empty() => "error".to_owned(),
             _ => "ok".to_owned(),
         };
-        // "ok" says little when the output ends "410 tests, 2 failures".
-        let outcome = match tally(&lines) {
-            Some(tally) => format!("{status}: {tally}"),
-            None => status,
+        // "ok" says little when the output ends "410 tests, 2 failures",
+        // or is the value the command was run to learn.
+        // The tally first; then, from a short output, what else it says:
+        // after a tally only the names it listed (the tests that failed),
+        // not its chatter; without one, the values it printed when it
+        // succeeded (a failure's lines are its errors).
+        let tally = tally(&lines);
+        let found: Vec<String> = match (&tally, errors.is_empty()) {
+            (Some(_), _) => tally
+                .into_iter()
+                .chain(found_values(&lines, true))
+                .collect(),
+            (None, true) => found_values(&lines, false),
+            (None, false) => Vec::new(),
         };
-        add(&mut digest.commands, (command, outcome), 1);
+        let outcome = match found.is_empty() {
+            true => status,
+            false => format!("{status}: {}", found.join(FOUND_SEPARATOR)),
+        };
+        // The last outcome of a command is the one that holds: an earlier
+        // run's is stale (a value since changed, a failure since fixed).
+        let earlier: Vec<(String, String)> = (digest.commands.iter())
+            .filter(|((c, o), _)| *c == command && *o != outcome)
+            .map(|(key, _)| key.clone())
+            .collect();
+        let mut runs = 1;
+        for key in earlier {
+            runs += digest.commands.remove(&key).unwrap_or(0);
+        }
+        add(&mut digest.commands, (command, outcome), runs);
     }
     for error in errors {
         add(&mut digest.errors, error, 1);
     }
+}
+
+/// Between the lines of what a command found.
+const FOUND_SEPARATOR: &str = "; ";
+
+/// What a short output says that an agent would run the command again to
+/// learn: its lines that carry a value ([`carries_value`]) — with
+/// `names_only`, its lines that are one name each — cut short, at most a
+/// few. Nothing from a long output (a log, a listing, a file).
+fn found_values(lines: &[&str], names_only: bool) -> Vec<String> {
+    let informative = |l: &str| l.chars().any(char::is_alphanumeric) && exit_code(l).is_none();
+    if lines.iter().filter(|l| informative(l)).count() > FOUND_OUTPUT_LINES {
+        return Vec::new();
+    }
+    (lines.iter())
+        .map(|l| strip_wrapping_tags(l))
+        .filter(|l| informative(l) && l.chars().count() <= FOUND_LINE_MAX_CHARS)
+        .filter(|l| match names_only {
+            true => !l.contains(char::is_whitespace) && carries_value(l),
+            false => carries_value(l),
+        })
+        .take(FOUND_LINES - usize::from(names_only))
+        .map(|l| one_line(l, FOUND_LINE_MAX_CHARS))
+        .collect()
+}
+
+/// Whether an output line states a value rather than prose ("running 3
+/// tests") or a file's contents: a setting (`region=eu-west-3`,
+/// `replicas: 4`, `api cpu limit: 143m`, `"build": "2025.11.6"`), or a
+/// short line holding a value token — an id, a version, a size, an address
+/// (`7683e07d0`, `v2.4.1`, `12Gi`, `10.2.0.7`, `team/app-3`), a table row
+/// of them. A search hit's line number (`14:`) is not part of it; a file
+/// shown with its line numbers (`12→`) is a listing.
+fn carries_value(line: &str) -> bool {
+    let numbered = line.trim_start_matches(|c: char| c.is_ascii_digit());
+    let line = match numbered.strip_prefix(':') {
+        Some(rest) if numbered.len() < line.len() => rest.trim(),
+        _ => line,
+    };
+    if is_listing(line) {
+        return false;
+    }
+    const KEY_WORDS: usize = 4;
+    const ROW_TOKENS: usize = 8;
+    // A bare count ("3") is prose's; a value has more to it.
+    let value_token = |token: &str| {
+        token.chars().any(|c| c.is_ascii_digit())
+            && token
+                .chars()
+                .any(|c| c.is_alphabetic() || "./-:".contains(c))
+    };
+    // `key=value` sets whatever it says; `key: value` is a value when it
+    // holds a number ("test result: ok" is a status).
+    let setting = [("=", false), (": ", true)]
+        .iter()
+        .any(|&(separator, numeric)| {
+            line.split_once(separator).is_some_and(|(key, value)| {
+                let key = key.trim().trim_matches(['"', '\'', ',', '{', ' ']);
+                let value = value.trim().trim_matches(['"', '\'', ',', '}', ' ']);
+                !key.is_empty()
+                    && key.len() <= 40
+                    && key.split_whitespace().count() <= KEY_WORDS
+                    && !value.is_empty()
+                    && (!numeric || value.chars().any(|c| c.is_ascii_digit()))
+            })
+        });
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let row = tokens.len() <= ROW_TOKENS && tokens.iter().any(|t| value_token(t));
+    setting || row
 }
 
 /// The line near the end of a command's output that counts what happened
@@ -1094,6 +1194,88 @@ mod tests {
                     status: Status::Pending,
                     text: "check".into()
                 }
+            ]
+        );
+    }
+
+    /// The digest's commands after `runs`, each a command and its output.
+    fn commands_after(runs: &[(&str, &str)]) -> Vec<(String, String, u32)> {
+        let mut digest = Digest::default();
+        let messages: Vec<Message> = (runs.iter().enumerate())
+            .flat_map(|(n, (command, output))| {
+                let id = n.to_string();
+                let arguments = serde_json::json!({ "command": command }).to_string();
+                [
+                    Message {
+                        role: Role::Assistant,
+                        parts: vec![call(&id, "Bash", &arguments)],
+                    },
+                    Message {
+                        role: Role::User,
+                        parts: vec![result(&id, output, false)],
+                    },
+                ]
+            })
+            .collect();
+        absorb(&mut digest, &messages);
+        (digest.commands.iter())
+            .map(|((c, o), &n)| (c.clone(), o.clone(), n))
+            .collect()
+    }
+
+    #[test]
+    fn a_short_outputs_values_are_its_commands_outcome() {
+        let outcome = |output: &str| commands_after(&[("run", output)])[0].1.clone();
+        // Settings, ids, versions, sizes, addresses, rows of them.
+        assert_eq!(
+            outcome(
+                "region=eu-west-3\nreplicas=4\nbuild=2026.11.3-rc2\nDB_HOST=pg-prod-7.internal"
+            ),
+            "ok: region=eu-west-3; replicas=4; build=2026.11.3-rc2; DB_HOST=pg-prod-7.internal"
+        );
+        assert_eq!(outcome("api cpu limit: 143m"), "ok: api cpu limit: 143m");
+        assert_eq!(outcome("7683e07d0"), "ok: 7683e07d0");
+        assert_eq!(
+            outcome("Resource  Used  Hard\nlimits.memory  12Gi  194Gi"),
+            "ok: limits.memory 12Gi 194Gi"
+        );
+        assert_eq!(outcome("14:rate_limit = 3014"), "ok: 14:rate_limit = 3014");
+        // Prose with a bare count, a status, a file shown with line numbers,
+        // a long output: nothing found.
+        assert_eq!(outcome("running 3 tests\ntest result: ok"), "ok");
+        assert_eq!(outcome("  12→let port = 8080;"), "ok");
+        let long: String = (0..20).map(|n| format!("key{n}=v{n}\n")).collect();
+        assert_eq!(outcome(&long), "ok");
+        // After a tally, the names it listed, not its chatter.
+        assert_eq!(
+            outcome(
+                "Running with seed: 959483\ntest result: FAILED. 41 passed; 1 failed\nfailures:\n    ledger::tests::xylyb_84"
+            ),
+            "error: test result: FAILED. 41 passed; 1 failed; ledger::tests::xylyb_84"
+        );
+        assert_eq!(
+            outcome(
+                "Running with seed: 959483\n8 tests, 0 failures\nslow:\n    ledger::tests::big_84"
+            ),
+            "ok: 8 tests, 0 failures; ledger::tests::big_84"
+        );
+    }
+
+    /// A command run again holds its last outcome, its runs counted: an
+    /// earlier value or failure is stale.
+    #[test]
+    fn a_commands_last_outcome_replaces_the_earlier_ones() {
+        let commands = commands_after(&[
+            ("cat deploy.env", "replicas=4"),
+            ("make", "Exit code 2\nmake: *** No rule"),
+            ("cat deploy.env", "replicas=6"),
+            ("make", "built"),
+        ]);
+        assert_eq!(
+            commands,
+            [
+                ("cat deploy.env".to_owned(), "ok: replicas=6".to_owned(), 2),
+                ("make".to_owned(), "ok".to_owned(), 2),
             ]
         );
     }

@@ -222,12 +222,19 @@ fn errors_and_command_outcomes_appear() {
         "- fatal: The current branch spotter-gqc has no upstream branch.",
         "- $ git push → exit 128",
         "- File does not exist.",
-        // The outcome with the output's own tally, not just "ok".
-        "- $ mix test test/spotter_web/live/project_review_live_test.exs → exit 2: 5 tests, 5 failures (×2)",
-        "- $ mix test test/spotter_web/live/project_review_live_test.exs → ok: 8 tests, 0 failures",
+        // The outcome with the output's own tally, not just "ok": the
+        // last run's, with every run counted (two failed before it passed).
+        "- $ mix test test/spotter_web/live/project_review_live_test.exs → ok: 8 tests, 0 failures (×6)",
+        // What a short output found: the versions it fetched.
+        "- $ mix deps.get → ok: yamerl 0.10.0; yaml_elixir 2.12.0; ymlr 5.1.4",
     ] {
         assert!(summary.contains(expected), "missing {expected}\n{summary}");
     }
+    // An earlier run's outcome is stale once the command ran again.
+    assert!(
+        !summary.contains("→ exit 2: 5 tests, 5 failures"),
+        "{summary}"
+    );
     // Source code shown by file reads is not an error that happened.
     let errors = sections(&summary)
         .into_iter()
