@@ -714,18 +714,19 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
             _ => "ok".to_owned(),
         };
         // "ok" says little when the output ends "410 tests, 2 failures",
-        // or is the value the command was run to learn.
-        // The tally first; then, from a short output, what else it says:
-        // after a tally only the names it listed (the tests that failed),
-        // not its chatter; without one, the values it printed when it
-        // succeeded (a failure's lines are its errors).
+        // or is the value the command was run to learn. The tally first;
+        // then, from a short output, what else it says: after a tally only
+        // the names it listed (the tests that failed), not its chatter;
+        // without one, the values it printed when it succeeded (a
+        // failure's lines are its errors).
         let tally = tally(&lines);
         let found: Vec<String> = match (&tally, errors.is_empty()) {
             (Some(_), _) => tally
                 .into_iter()
                 .chain(found_values(&lines, true))
+                .take(FOUND_LINES)
                 .collect(),
-            (None, true) => found_values(&lines, false),
+            (None, true) => found_values(&lines, false).take(FOUND_LINES).collect(),
             (None, false) => Vec::new(),
         };
         let outcome = match found.is_empty() {
@@ -754,23 +755,16 @@ const FOUND_SEPARATOR: &str = "; ";
 
 /// What a short output says that an agent would run the command again to
 /// learn: its lines that carry a value ([`carries_value`]) — with
-/// `names_only`, its lines that are one name each — cut short, at most a
-/// few. Nothing from a long output (a log, a listing, a file).
-fn found_values(lines: &[&str], names_only: bool) -> Vec<String> {
-    let informative = |l: &str| l.chars().any(char::is_alphanumeric) && exit_code(l).is_none();
-    if lines.iter().filter(|l| informative(l)).count() > FOUND_OUTPUT_LINES {
-        return Vec::new();
-    }
+/// `names_only`, its lines that are one name each — cut short. Nothing
+/// from a long output (a log, a listing, a file).
+fn found_values<'a>(lines: &'a [&'a str], names_only: bool) -> impl Iterator<Item = String> + 'a {
+    let short = lines.iter().filter(|l| says_something(l)).count() <= FOUND_OUTPUT_LINES;
     (lines.iter())
+        .filter(move |_| short)
         .map(|l| strip_wrapping_tags(l))
-        .filter(|l| informative(l) && l.chars().count() <= FOUND_LINE_MAX_CHARS)
-        .filter(|l| match names_only {
-            true => !l.contains(char::is_whitespace) && carries_value(l),
-            false => carries_value(l),
-        })
-        .take(FOUND_LINES - usize::from(names_only))
+        .filter(|l| says_something(l) && l.chars().count() <= FOUND_LINE_MAX_CHARS)
+        .filter(move |l| carries_value(l) && !(names_only && l.contains(char::is_whitespace)))
         .map(|l| one_line(l, FOUND_LINE_MAX_CHARS))
-        .collect()
 }
 
 /// Whether an output line states a value rather than prose ("running 3
@@ -936,10 +930,13 @@ fn has_marker(line: &str, marker: &str) -> bool {
 /// The first line that says something: not blank, not only an exit status.
 /// Returned with its tags, which may be what marks it as an error.
 fn first_informative<'a>(lines: &[&'a str]) -> Option<&'a str> {
-    lines.iter().copied().find(|l| {
-        let l = strip_wrapping_tags(l);
-        l.chars().any(char::is_alphanumeric) && exit_code(l).is_none()
-    })
+    lines.iter().copied().find(|l| says_something(l))
+}
+
+/// Whether a line says something: not blank, not only an exit status.
+fn says_something(line: &str) -> bool {
+    let line = strip_wrapping_tags(line);
+    line.chars().any(char::is_alphanumeric) && exit_code(line).is_none()
 }
 
 fn error_text(line: &str) -> String {

@@ -193,9 +193,7 @@ impl Upstream {
         }
         Ok(text)
     }
-}
 
-impl Upstream {
     /// `text` with every credential of the client's it holds replaced.
     fn redacted(&self, mut text: String) -> String {
         for name in CREDENTIAL_HEADERS {
