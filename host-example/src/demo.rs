@@ -358,15 +358,53 @@ fn last_request(sent: &[Message], history_len: usize, out: &mut dyn Write) -> Re
         .iter()
         .find(|m| m.role == Role::User && m.is_condense_summary())
     {
+        let text = summary.joined_text();
         writeln!(
             out,
-            "\nThe summary the model sees instead of the folded history:\n"
+            "\nThe summary the model sees instead of the folded history (~{} tokens, \
+             framing included), section by section, the first items of each:\n",
+            condense_model::tokens::estimate_text(&text)
         )?;
-        for line in summary.joined_text().lines().take(40) {
+        for line in sampled(&text, SAMPLED_ITEMS) {
             writeln!(out, "  | {line}")?;
         }
     }
     Ok(())
+}
+
+/// Items shown of each section of the summary.
+const SAMPLED_ITEMS: usize = 3;
+
+/// A summary's lines: the framing, each `## ` heading with how many items
+/// it holds, its first `items` items (cut to a line) and how many more.
+fn sampled(summary: &str, items: usize) -> Vec<String> {
+    const LINE_CHARS: usize = 140;
+    let cut = |line: &str| match line.char_indices().nth(LINE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    };
+    let mut out = Vec::new();
+    let mut lines = summary.lines().peekable();
+    while let Some(line) = lines.next_if(|l| !l.starts_with("## ")) {
+        out.push(cut(line));
+    }
+    while let Some(heading) = lines.next() {
+        let mut section = Vec::new();
+        while let Some(line) = lines.next_if(|l| !l.starts_with("## ")) {
+            section.push(line);
+        }
+        let entries: Vec<&str> = section
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("- "))
+            .collect();
+        out.push(format!("{heading} ({})", entries.len()));
+        out.extend(entries.iter().take(items).map(|l| cut(l)));
+        if entries.len() > items {
+            out.push(format!("  … {} more", entries.len() - items));
+        }
+    }
+    out
 }
 
 /// "1 loop step elided", "3 loop steps elided".

@@ -50,7 +50,7 @@ pub struct ReplayArgs {
     /// request names verbatim (any case), and how many a recall handle it names reads back.
     /// Without --config the replay runs at summary_max_tokens = 2000 (target 16000); to
     /// measure what a user gets, give a config that sets only `token_threshold = 40000`
-    /// (target 20000, summary 800). With --json: the figures and the probes not named.
+    /// (target 20000, summary 2000). With --json: the figures and the probes not named.
     #[arg(long)]
     pub probes: bool,
     /// Replay as requests to MODEL: priced by its price model (`condense config --models`),

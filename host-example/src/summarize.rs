@@ -121,7 +121,7 @@ pub struct SummarizeArgs {
     /// Fold only the first N messages of the session.
     #[arg(long, value_name = "N")]
     pub upto: Option<usize>,
-    /// The summary's token budget. Default: summary_max_tokens of the config (2000).
+    /// The summary's token budget. Default: summary_max_tokens of the config (5000).
     #[arg(long, value_name = "TOKENS")]
     pub max_tokens: Option<u32>,
     /// The conversation's language tag (en, de, zh, ...). Default: detected from the

@@ -545,6 +545,89 @@ fn the_gate_appends_a_rule_the_model_dropped() {
     assert!(user_content(&server.requests()[0]).contains(rule));
 }
 
+/// The model's summary leaves out the artifact trail — the file the agent
+/// read and changed, the command it ran with its last outcome, the error a
+/// run showed and the run that fixed it: the gate appends each, as the
+/// heuristic summary writes it, after the person's rule.
+#[test]
+fn the_gate_appends_the_artifact_trail_the_model_dropped() {
+    use condense_model::{Part, Role, ToolCall, ToolResult};
+    let call = |id: &str, name: &str, arguments: String| Message {
+        role: Role::Assistant,
+        parts: vec![Part::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        })],
+    };
+    let result = |id: &str, content: &str| Message {
+        role: Role::Tool,
+        parts: vec![Part::ToolResult(ToolResult {
+            call_id: id.into(),
+            content: content.into(),
+            is_error: false,
+        })],
+    };
+    let bash = |command: &str| json!({ "command": command }).to_string();
+    let mut history = vec![Message::text(
+        Role::User,
+        "Fix the ledger rounding bug. Never push to main.",
+    )];
+    history.push(call(
+        "r1",
+        "Read",
+        json!({"file_path": "/srv/ledger/src/round.rs"}).to_string(),
+    ));
+    history.push(result(
+        "r1",
+        &"fn round(x: f64) -> i64 { x as i64 }\n".repeat(40),
+    ));
+    history.push(call("t1", "Bash", bash("cargo test -p ledger")));
+    history.push(result(
+        "t1",
+        "Exit code 101\nerror[E0308]: mismatched types in round_half_even\ntest result: FAILED. 3 passed; 1 failed",
+    ));
+    history.push(call("e1", "Edit", json!({"file_path": "/srv/ledger/src/round.rs", "old_string": "x as i64", "new_string": "x.round() as i64"}).to_string()));
+    history.push(result("e1", "The file was updated."));
+    history.push(call("t2", "Bash", bash("cargo test -p ledger")));
+    history.push(result("t2", "test result: ok. 4 passed; 0 failed"));
+    for i in 0..30 {
+        history.push(Message::text(
+            Role::Assistant,
+            format!(
+                "Step {i}: checked the ledger again. {}",
+                "Nothing new. ".repeat(120)
+            ),
+        ));
+        history.push(Message::text(Role::User, "continue"));
+    }
+    let server = TestServer::start([answer("## Current task\n- Fix the ledger rounding bug.")]);
+    let middleware = middleware(&server, patient(), Limits::default());
+    let config = condense_tests::TestConfig::new(condense_model::CoreConfig::for_threshold(8_000));
+    let out = config.compress(&middleware, &history, None);
+    assert!(out.report.compacted(), "{:?}", out.report);
+    let summary = summary_of(out.checkpoint.as_ref().unwrap());
+    let kept = summary
+        .split_once("## Kept verbatim\n")
+        .unwrap_or_else(|| panic!("nothing appended:\n{summary}"))
+        .1;
+    let lines: Vec<&str> = kept.lines().collect();
+    let expected = [
+        "- Never push to main.",
+        "- /srv/ledger/src/round.rs (Read, Edit)",
+        "- $ cargo test -p ledger → ok: test result: ok. 4 passed; 0 failed (×2)",
+        "- error[E0308]: mismatched types in round_half_even ($ cargo test -p ledger; fixed)",
+    ];
+    for line in expected {
+        assert!(lines.contains(&line), "{line} missing:\n{summary}");
+    }
+    let at = |line: &str| lines.iter().position(|l| *l == line);
+    assert!(
+        at(expected[0]) < at(expected[1]),
+        "the rule comes first:\n{summary}"
+    );
+}
+
 /// The chain as a config file names it (`condense-config`): its builtins
 /// load under their names, so with the model down (a port nothing listens
 /// on) the report and the compaction event name `heuristic` as the

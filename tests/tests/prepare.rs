@@ -55,7 +55,9 @@ fn summary_answer(request: &Recorded) -> Reply {
 /// summarizer; the next compaction planned at 80% of the way.
 fn config(summarizer: &str) -> String {
     format!(
-        "token_threshold = 20000\nprepare_at_permille = 500\n\
+        // The summary size these tests were built at: at 5% (1000) the
+        // cost rule compacts cc-opus-c's first 70 calls twice, not three times.
+        "token_threshold = 20000\nsummary_max_tokens = 400\nprepare_at_permille = 500\n\
          [components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
          [llm]\nbase_url = \"{summarizer}/v1\"\nmodel = \"m\"\nmax_retries = 0\n"
     )

@@ -9,9 +9,10 @@
 //! The cap therefore holds whatever the estimator does at line boundaries.
 //!
 //! An item may offer a shorter text that says the same (every value kept:
-//! the person's statements without their lead-ins and labels). The budget
-//! takes the short texts, all of them at once, before it would drop any item
-//! that has one: a statement is shortened before one is lost.
+//! the person's statements without their lead-ins and labels), or the most
+//! of it (a command's outcome without what it found). Before the budget
+//! drops the first item of a class, it shortens every item of that class and
+//! below, kept or not: an item is shortened before one of its class is lost.
 
 use condense_model::tokens::{estimate_text, text_millis};
 
@@ -111,11 +112,15 @@ impl Layout {
             .min()
     }
 
-    /// Every item (kept or not) takes its short text.
-    fn shorten(&mut self) {
+    /// Every item (kept or not) of `class` or below takes its short text.
+    fn shorten(&mut self, class: u8) {
         for s in 0..self.sections.len() {
             for i in 0..self.sections[s].items.len() {
-                if let Some(short) = self.sections[s].items[i].short.take() {
+                let item = &mut self.sections[s].items[i];
+                if item.drop_rank.is_some_and(|(c, _)| c > class) {
+                    continue;
+                }
+                if let Some(short) = item.short.take() {
                     if self.kept[s][i] {
                         self.replace(s, i, short);
                     } else {
@@ -168,9 +173,9 @@ pub fn fit(sections: Vec<Section>, max_tokens: u32) -> String {
             return false;
         };
         let class = layout.sections[s].items[i].drop_rank.map(|(c, _)| c);
-        if shorten_at.is_some_and(|at| class >= Some(at)) {
-            shorten_at = None;
-            layout.shorten();
+        if let Some(at) = shorten_at.filter(|&at| class >= Some(at)) {
+            layout.shorten(at);
+            shorten_at = layout.shortening_class();
         } else {
             order.next();
             layout.drop(s, i);

@@ -64,6 +64,11 @@ impl<K: Clone + Eq + Hash, V: Default> Recent<K, V> {
     pub fn len(&self) -> usize {
         self.index.len()
     }
+
+    /// Every value, in place (the order is unchanged).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.slots.iter_mut().flatten().map(|(_, v)| v)
+    }
 }
 
 /// A todo item's state; `format` writes it as a checkbox mark.
@@ -81,6 +86,19 @@ pub struct Todo {
     pub text: String,
 }
 
+/// Between a command's status and what its output said (`ok: 3 passed`).
+pub const STATUS_SEPARATOR: &str = ": ";
+
+/// What a summary knows of one error line beyond its text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorNote {
+    pub count: u32,
+    /// The command whose output showed it (`None`: another tool's result).
+    pub source: Option<String>,
+    /// A later run of `source` succeeded: the error is behind the agent.
+    pub fixed: bool,
+}
+
 #[derive(Default)]
 pub struct Digest {
     /// What the person said that binds the session (rules, limits, values,
@@ -96,7 +114,8 @@ pub struct Digest {
     pub files: Recent<String, Vec<(String, u32)>>,
     /// (command, outcome) → runs.
     pub commands: Recent<(String, String), u32>,
-    pub errors: Recent<String, u32>,
+    /// Error line → how often, which command showed it, whether fixed.
+    pub errors: Recent<String, ErrorNote>,
     pub decisions: Recent<String, u32>,
     /// Path → lines of code the assistant wrote into it (the short lines an
     /// edit added: declarations, settings, calls), latest write last.
@@ -171,6 +190,29 @@ impl Digest {
 
 pub(crate) fn is_absolute(path: &str) -> bool {
     path.starts_with(['/', '~'])
+}
+
+impl Digest {
+    /// Records one sighting of `error`, shown by `source` (a command, or
+    /// `None`): an error seen again is open again.
+    pub fn add_error(&mut self, error: String, source: Option<String>, count: u32) {
+        let note = self.errors.touch(error);
+        note.count += count;
+        note.fixed = false;
+        if source.is_some() {
+            note.source = source;
+        }
+    }
+
+    /// A run of `command` succeeded: the errors its earlier runs showed are
+    /// fixed.
+    pub fn fixed_by(&mut self, command: &str) {
+        for note in self.errors.values_mut() {
+            if note.source.as_deref() == Some(command) {
+                note.fixed = true;
+            }
+        }
+    }
 }
 
 /// Adds `count` mentions of `key`, moving it to the end.

@@ -12,7 +12,7 @@ use condense_model::tokens::text_millis;
 use condense_model::{Message, Part, Role, ToolCall, ToolResult};
 
 use crate::code;
-use crate::digest::{Digest, FixedState, Status, Todo, add};
+use crate::digest::{Digest, FixedState, STATUS_SEPARATOR, Status, Todo, add};
 use crate::statements;
 use crate::text::{cut_to_fit, one_line, strip_reminders, tidy_block};
 use serde_json::Value;
@@ -24,8 +24,9 @@ const COMMAND_MAX_CHARS: usize = 200;
 const PATH_MAX_CHARS: usize = 300;
 const ERROR_MAX_CHARS: usize = 200;
 const TODO_MAX_CHARS: usize = 200;
-/// Test runs repeat their failures; a few distinct lines per result say enough.
-const ERRORS_PER_RESULT: usize = 3;
+/// Test runs repeat their failures; a few distinct lines per result say
+/// enough (each is a line the agent may search for again, so not too few).
+const ERRORS_PER_RESULT: usize = 8;
 /// The first sentences of an assistant text state its point and the last its
 /// conclusion; the rest explain.
 const DECISIONS_PER_TEXT: usize = 3;
@@ -731,7 +732,7 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
         };
         let outcome = match found.is_empty() {
             true => status,
-            false => format!("{status}: {}", found.join(FOUND_SEPARATOR)),
+            false => format!("{status}{STATUS_SEPARATOR}{}", found.join(FOUND_SEPARATOR)),
         };
         // The last outcome of a command is the one that holds: an earlier
         // run's is stale (a value since changed, a failure since fixed).
@@ -743,10 +744,20 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
         for key in earlier {
             runs += digest.commands.remove(&key).unwrap_or(0);
         }
+        // A run that succeeded fixed what the earlier runs showed: the
+        // error stays listed (it happened; the agent may meet it again),
+        // paired with its fix.
+        if errors.is_empty() && !failed {
+            digest.fixed_by(&command);
+        }
+        for error in errors {
+            digest.add_error(error, Some(command.clone()), 1);
+        }
         add(&mut digest.commands, (command, outcome), runs);
+        return;
     }
     for error in errors {
-        add(&mut digest.errors, error, 1);
+        digest.add_error(error, None, 1);
     }
 }
 
@@ -907,9 +918,24 @@ fn looks_like_error(line: &str) -> bool {
     // A list item is prose (an issue's acceptance criteria, a commit
     // message, a plan): "- Rescue any exception and log it" happened nowhere.
     let prose = line.starts_with("- ") || line.starts_with("* ");
-    (MARKERS.iter().any(|m| has_marker(line, m)) || line.ends_with(" failed"))
+    (MARKERS.iter().any(|m| has_marker(line, m)) || counts_failures(line))
         && !prose
         && !is_listing(line)
+}
+
+/// Whether `line` counts failures that happened: a number above zero
+/// before `failed`, `failures`, `errors` (`3 failed`, `297 tests, 11
+/// failures`, `2 errors`), not `0 failed`.
+fn counts_failures(line: &str) -> bool {
+    const COUNTED: [&str; 5] = ["failed", "failure", "failures", "error", "errors"];
+    let words: Vec<&str> = line
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.windows(2).any(|w| {
+        COUNTED.contains(&w[1].to_ascii_lowercase().as_str())
+            && w[0].parse::<u64>().is_ok_and(|n| n > 0)
+    })
 }
 
 /// `marker` occurs as a word: not glued to a following word (`Errors`,
@@ -1466,6 +1492,24 @@ mod tests {
         ));
         assert!(!is_listing("src/main.rs:12:5: error: expected `;`"));
         assert!(looks_like_error("21:33:40.227 [error] Unexpected"));
+    }
+
+    #[test]
+    fn a_count_of_failures_above_zero_is_an_error() {
+        for line in [
+            "14 doctests, 297 tests, 11 failures",
+            "3 failed",
+            "1 error generated.",
+        ] {
+            assert!(looks_like_error(line), "{line}");
+        }
+        for line in [
+            "test result: ok. 3 passed; 0 failed",
+            "8 tests, 0 failures",
+            "0 errors",
+        ] {
+            assert!(!looks_like_error(line), "{line}");
+        }
     }
 
     #[test]

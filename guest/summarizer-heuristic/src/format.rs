@@ -37,7 +37,7 @@
 //! the digest only ever holds full paths.
 
 use crate::budget::{Item, Section};
-use crate::digest::{Digest, Status, Todo, add, is_absolute};
+use crate::digest::{Digest, ErrorNote, STATUS_SEPARATOR, Status, Todo, add, is_absolute};
 use crate::statements::{self, Class, Statement};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,21 +95,28 @@ const ITEM_PREFIX: &str = "- ";
 const CONTINUATION: &str = "  ";
 const COMMAND_PREFIX: &str = "$ ";
 const OUTCOME_SEPARATOR: &str = " → ";
+/// An error's source, after the error: ` ($ cargo test)`, ` ($ cargo test;
+/// fixed)` once a later run succeeded.
+const SOURCE_OPEN: &str = " ($ ";
+const FIXED: &str = "; fixed";
 
-/// Drop classes for the budget, lowest first, in the order an agent needs
-/// them least: routine requests ("continue"), the commands it can run
-/// again, the code it wrote (in the files, to be read again), the files
-/// themselves, the assistant's findings, errors, the person's requests, the
-/// todo list, and last what the person set — the goal, exact values, rules
-/// ([`binding_class`]). The current task is pinned (never dropped). Repeats
-/// rank by what they say, never higher for being repeated.
+/// Drop classes for the budget, lowest first. What the agent can do
+/// without goes first: routine requests ("continue"), then the narrative —
+/// the names it used and the code it wrote (both in the files, to be read
+/// again), its own remarks. Then, shortened before any is dropped, what the
+/// tools found (a command's outcome cut to its status) along with the
+/// person's statements cut to their values. Then the artifact trail:
+/// commands (they can be run again), the files and the errors (each paired
+/// with its fix); then the person's requests, the todo list, and last what
+/// the person set — the goal, exact values, rules ([`binding_class`]). The
+/// current task is pinned (never dropped). Repeats rank by what they say,
+/// never higher for being repeated.
 fn drop_class(kind: Kind) -> Option<u8> {
     match kind {
-        Kind::Commands => Some(1),
-        Kind::Code | Kind::Names => Some(2),
-        Kind::Files => Some(3),
-        Kind::Decisions => Some(4),
-        Kind::Errors => Some(5),
+        Kind::Code | Kind::Names => Some(1),
+        Kind::Decisions => Some(2),
+        Kind::Commands => Some(4),
+        Kind::Files | Kind::Errors => Some(5),
         Kind::Requests => Some(6),
         Kind::Todos => Some(7),
         Kind::Binding => Some(8),
@@ -299,6 +306,44 @@ fn bullet(body: &str, count: u32) -> String {
     out
 }
 
+/// A file's item: its path and the tools that touched it.
+fn file_line(path: &str, tools: &[(String, u32)]) -> String {
+    let tools: Vec<String> = tools
+        .iter()
+        .map(|(tool, n)| match n {
+            1 => tool.clone(),
+            n => format!("{tool} ×{n}"),
+        })
+        .collect();
+    match tools.is_empty() {
+        true => bullet(path, 1),
+        false => bullet(&format!("{path} ({})", tools.join(", ")), 1),
+    }
+}
+
+/// A command's item: the command and its (last) outcome.
+fn command_line(command: &str, outcome: &str, count: u32) -> String {
+    match outcome.is_empty() {
+        true => bullet(&format!("{COMMAND_PREFIX}{command}"), count),
+        false => bullet(
+            &format!("{COMMAND_PREFIX}{command}{OUTCOME_SEPARATOR}{outcome}"),
+            count,
+        ),
+    }
+}
+
+/// An error's item: the line, the command that showed it, whether fixed.
+fn error_line(error: &str, note: &ErrorNote) -> String {
+    let body = match &note.source {
+        Some(source) => {
+            let fixed = if note.fixed { FIXED } else { "" };
+            format!("{error}{SOURCE_OPEN}{source}{fixed})")
+        }
+        None => error.to_owned(),
+    };
+    bullet(&body, note.count)
+}
+
 /// Splits a trailing ` (×N)` off an item.
 fn split_count(text: &str) -> (&str, u32) {
     text.strip_suffix(')')
@@ -427,22 +472,7 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
         );
     }
     for (i, (path, tools)) in digest.files.iter().enumerate() {
-        let tools: Vec<String> = tools
-            .iter()
-            .map(|(tool, n)| {
-                if *n > 1 {
-                    format!("{tool} ×{n}")
-                } else {
-                    tool.clone()
-                }
-            })
-            .collect();
-        let body = if tools.is_empty() {
-            path.clone()
-        } else {
-            format!("{path} ({})", tools.join(", "))
-        };
-        push(Kind::Files, i, bullet(&body, 1), None);
+        push(Kind::Files, i, file_line(path, tools), None);
     }
     for (i, (path, lines)) in digest.code.iter().enumerate() {
         let body = std::iter::once(relative(path, root))
@@ -472,15 +502,21 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
         push(Kind::Names, i, bullet(&body, 1), None);
     }
     for (i, ((command, outcome), &count)) in digest.commands.iter().enumerate() {
-        let body = if outcome.is_empty() {
-            format!("{COMMAND_PREFIX}{command}")
-        } else {
-            format!("{COMMAND_PREFIX}{command}{OUTCOME_SEPARATOR}{outcome}")
-        };
-        push(Kind::Commands, i, bullet(&body, count), None);
+        // Under pressure the outcome keeps its status, not what it found.
+        let short = (outcome.split_once(STATUS_SEPARATOR))
+            .map(|(status, _)| command_line(command, status, count));
+        push(
+            Kind::Commands,
+            i,
+            command_line(command, outcome, count),
+            short,
+        );
     }
-    for (i, (error, &count)) in digest.errors.iter().enumerate() {
-        push(Kind::Errors, i, bullet(error, count), None);
+    // The fixed errors go before the open ones.
+    let n = digest.errors.len();
+    for (i, (error, note)) in digest.errors.iter().enumerate() {
+        let seq = if note.fixed { i } else { n + i };
+        push(Kind::Errors, seq, error_line(error, note), None);
     }
     // The assistant's statements are many and each is soon stale: the most
     // recent ones say where the work stands. The summary is sent with every
@@ -490,6 +526,24 @@ pub fn render(digest: &Digest, language: &str) -> Vec<Section> {
         push(Kind::Decisions, i, bullet(decision, count), None);
     }
     sections
+}
+
+/// The artifact trail of `digest` ([`crate::artifact_trail`]), each line
+/// as `render` writes its item (without the `- `), files first, then
+/// commands and errors.
+pub fn trail(digest: &Digest) -> Vec<crate::TrailItem> {
+    let item = |key: &str, line: String| crate::TrailItem {
+        key: key.to_owned(),
+        line: line.strip_prefix(ITEM_PREFIX).unwrap_or(&line).to_owned(),
+    };
+    let files = digest
+        .files
+        .iter()
+        .map(|(path, tools)| item(path, file_line(path, tools)));
+    let commands = (digest.commands.iter())
+        .map(|((command, outcome), &count)| item(command, command_line(command, outcome, count)));
+    let errors = (digest.errors.iter()).map(|(error, note)| item(error, error_line(error, note)));
+    files.chain(commands).chain(errors).collect()
 }
 
 /// Reads a summary written by `render` (in any language) back into a digest.
@@ -606,7 +660,16 @@ fn flush(digest: &mut Digest, kind: Kind, root: Option<&str>, item: Option<Strin
         }
         Kind::Errors => {
             let (text, count) = split_count(item);
-            add(&mut digest.errors, text.to_owned(), count);
+            let (error, source) = text
+                .strip_suffix(')')
+                .and_then(|t| t.rsplit_once(SOURCE_OPEN))
+                .map_or((text, None), |(error, source)| (error, Some(source)));
+            let fixed = source.is_some_and(|s| s.ends_with(FIXED));
+            let source = source.map(|s| s.strip_suffix(FIXED).unwrap_or(s).to_owned());
+            digest.add_error(error.to_owned(), source, count);
+            if fixed {
+                digest.errors.touch(error.to_owned()).fixed = true;
+            }
         }
         Kind::Decisions => {
             let (text, count) = split_count(item);

@@ -53,6 +53,28 @@ pub fn must_keep(messages: &[condense_model::Message]) -> Vec<String> {
     out
 }
 
+/// One entry of the artifact trail: `line` as this summarizer writes it,
+/// and the `key` a summary that names the artifact contains (the path, the
+/// command, the error line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrailItem {
+    pub key: String,
+    pub line: String,
+}
+
+/// The artifact trail of `messages`, as this summarizer would list it:
+/// every file a tool touched, every command with its last outcome, every
+/// error line with the command that showed it and whether a later run fixed
+/// it. The trail is the table of contents a model needs to find its way
+/// back (read a file again, recall what a command printed); another
+/// summarizer (the LLM one) checks its text against it and appends what it
+/// left out.
+pub fn artifact_trail(messages: &[condense_model::Message]) -> Vec<TrailItem> {
+    let mut digest = digest::Digest::default();
+    extract::absorb(&mut digest, messages);
+    format::trail(&digest)
+}
+
 /// The cue tables the statement rules start from, by name: the words and
 /// short phrases that mark rules, goals and corrections, per language (see
 /// `statements`). Published so that a benchmark can show it was written

@@ -305,13 +305,25 @@ fn after_conversation(
 }
 
 /// `summary` with what must survive and is missing from it appended under
-/// [`KEPT_VERBATIM`], as many items as fit `budget`, most binding first.
+/// [`KEPT_VERBATIM`], as many items as fit `budget`: the person's binding
+/// statements first, then the artifact trail (files, commands with their
+/// last outcome, errors), whose items count as present when the answer names
+/// their path, command or error line.
 fn gate(summary: String, previous: &str, messages: &[Message], budget: u32) -> String {
-    // Kept by an earlier fold's gate, then this fold's, in rank order.
-    let mut items: Vec<String> = kept_verbatim(previous);
-    for item in condense_summarizer_heuristic::must_keep(messages) {
-        if !items.contains(&item) {
-            items.push(item);
+    // Kept by an earlier fold's gate, then this fold's, in rank order, each
+    // with what the answer must contain for it to be there.
+    let mut items: Vec<(String, String)> = (kept_verbatim(previous).into_iter())
+        .map(|line| (line.clone(), line))
+        .collect();
+    let binding = condense_summarizer_heuristic::must_keep(messages)
+        .into_iter()
+        .map(|line| (line.clone(), line));
+    let trail = condense_summarizer_heuristic::artifact_trail(messages)
+        .into_iter()
+        .map(|item| (item.key, item.line));
+    for (key, line) in binding.chain(trail) {
+        if !items.iter().any(|(_, l)| *l == line) {
+            items.push((key, line));
         }
     }
     // The answer's own `Kept verbatim` section is rebuilt below.
@@ -321,7 +333,8 @@ fn gate(summary: String, previous: &str, messages: &[Message], budget: u32) -> S
     };
     let missing: Vec<String> = items
         .into_iter()
-        .filter(|item| !body.contains(item.as_str()))
+        .filter(|(key, _)| !body.contains(key.as_str()))
+        .map(|(_, line)| line)
         .collect();
     if missing.is_empty() {
         return body;

@@ -427,8 +427,10 @@ pub struct CoreKeys {
     #[schemars(extend("x-default" = "20% of `token_threshold`"))]
     pub keep_recent_tokens: Option<u32>,
     /// Token budget of the summary text the summarizer writes. Below
-    /// `target_tokens`. Default: 2% of `token_threshold`, at least 64.
-    #[schemars(extend("x-default" = "2% of `token_threshold` (at least 64)"))]
+    /// `target_tokens`: a ceiling the summarizer writes up to, the artifact
+    /// trail and the person's statements first. Default: 5% of
+    /// `token_threshold`, at least 64.
+    #[schemars(extend("x-default" = "5% of `token_threshold` (at least 64)"))]
     pub summary_max_tokens: Option<u32>,
 }
 
@@ -679,15 +681,15 @@ impl Default for Budgets {
     /// the blank line before it included (the runtime's context compiler
     /// charges it).
     /// The summary's share is the largest (condense's default
-    /// `summary_max_tokens` is 2,000: 2% of the default 100k threshold), then
+    /// `summary_max_tokens` is 5,000: 5% of the default 100k threshold), then
     /// the rules (project instructions files run long), then retrieval.
     fn default() -> Self {
         Budgets {
-            total: 12_000,
+            total: 15_000,
             persona: 500,
             rules: 2_500,
             memory: 1_500,
-            compressed: 3_000,
+            compressed: 6_000,
             retrieval: 2_000,
             workspace: 1_000,
             task: 1_500,

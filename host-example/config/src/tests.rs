@@ -59,7 +59,7 @@ fn the_threshold_alone_gives_a_consistent_config() {
             target_tokens: 20_000,
             recent_turns: 10,
             keep_recent_tokens: 8_000,
-            summary_max_tokens: 800,
+            summary_max_tokens: 2_000,
         }
     );
     // An explicit value wins; the derived ones stay below it.
@@ -70,14 +70,14 @@ fn the_threshold_alone_gives_a_consistent_config() {
             s.core.keep_recent_tokens,
             s.core.summary_max_tokens
         ),
-        (5_000, 5_000, 800)
+        (5_000, 5_000, 2_000)
     );
     let s = Settings::parse("target_tokens = 100").unwrap();
     assert_eq!(
         (s.core.keep_recent_tokens, s.core.summary_max_tokens),
         (100, 99)
     );
-    let s = Settings::parse("token_threshold = 2000").unwrap();
+    let s = Settings::parse("token_threshold = 1000").unwrap();
     assert_eq!(
         s.core.summary_max_tokens, 64,
         "at least the range's minimum"
@@ -213,8 +213,8 @@ fn agent_keys_merge_over_the_top_level_key_by_key() {
     assert_eq!(passes(review).tools.mutating, ["Edit", "Write"]);
     assert_eq!(review.limits.timeout_ms, 2_000);
     // Unset everywhere, the summary budget follows each one's threshold.
-    assert_eq!(review.core.summary_max_tokens, 800);
-    assert_eq!(base.core.summary_max_tokens, 1_200);
+    assert_eq!(review.core.summary_max_tokens, 2_000);
+    assert_eq!(base.core.summary_max_tokens, 3_000);
     // An empty agent table is the top level; no agent is the top level.
     assert_eq!(file.settings(Some("plain")).unwrap(), base);
     assert_eq!(file.settings(None).unwrap(), base);

@@ -22,9 +22,11 @@
 //!   line that reports one (`error:`, `error[E…]`, an exception's name, a
 //!   traceback, a panic, `FAILED`, `failed:`, `2 failures`, a denial, a
 //!   missing file or command), but lines of a file's contents (`  12→…`,
-//!   `path:12:…`);
+//!   `path:12:…`) and lines the call itself sent (an edit's text quoted back
+//!   in its error);
 //! - **commands**: every distinct shell command run (the first line of a
-//!   `command`/`cmd` argument);
+//!   `command`/`cmd` argument, without what only trims its output: `2>&1`,
+//!   `2>/dev/null`, a last `| head`/`| tail` of a count);
 //! - **outcomes**: each command's last outcome: of its last run, the failed
 //!   result's first line, else the output's last non-empty line;
 //! - **values**: tokens a tool result was the first to give (carrying a
@@ -41,9 +43,10 @@
 //! text (every part of every message: text, thinking, tool calls with their
 //! arguments as sent and decoded, tool results, the summary), any case,
 //! whitespace runs read as one space, and not inside a longer word or number.
-//! It is **recallable** when it is named, or one of the messages it was drawn
-//! from is covered by a recall handle the request names (the model can read
-//! it back with `condense_recall`). The headline is named: recall costs the
+//! A command is also named by any form it was run in (`mix test 2>&1 | tail
+//! -20` names `mix test`). It is **recallable** when it is named, or one of
+//! the messages it was drawn from is covered by a recall handle the request
+//! names (the model can read it back with `condense_recall`). The headline is named: recall costs the
 //! model a call, and it has to know what to ask for.
 //!
 //! On the uncompressed request every probe is named (a test holds that), so
@@ -122,6 +125,10 @@ pub struct Probe {
     /// The messages (indices into the history) it was drawn from.
     #[serde(skip)]
     pub at: Vec<usize>,
+    /// Other texts that name it as well (a command as it was run, when the
+    /// probe is what it runs), normalized alike.
+    #[serde(skip)]
+    pub forms: Vec<String>,
 }
 
 /// The probes of `history` (see the module doc), each `(kind, text)` once,
@@ -131,6 +138,8 @@ pub fn probes(history: &[Message]) -> Vec<Probe> {
     let mut found = Found::default();
     let results = results_by_call(history);
     let mut command_runs: Vec<(String, usize, Option<String>)> = Vec::new();
+    // Each call's argument strings, normalized, by its id.
+    let mut sent: HashMap<&str, String> = HashMap::new();
     for (i, message) in history.iter().enumerate() {
         if message.role == Role::User {
             let text: Vec<&str> = message
@@ -152,17 +161,29 @@ pub fn probes(history: &[Message]) -> Vec<Probe> {
                     else {
                         continue;
                     };
+                    let mut text = String::new();
+                    push_strings(&args, &mut text);
+                    sent.insert(call.id.as_str(), normalize(&text));
                     for file in named_files(&args) {
                         found.add(ProbeKind::File, file, i);
                     }
-                    if let Some(command) = command_of(&args) {
+                    if let Some((command, as_run)) = command_of(&args) {
                         found.add(ProbeKind::Command, command.clone(), i);
+                        found.also(ProbeKind::Command, &command, as_run);
                         command_runs.push((command, i, Some(call.id.clone())));
                     }
                 }
                 Part::ToolResult(result) => {
+                    // A line the call itself sent (an edit's text quoted
+                    // back in its error) is the agent's, not the tool's.
+                    let quoted = |line: &str| {
+                        sent.get(result.call_id.as_str())
+                            .is_some_and(|args| args.contains(&normalize(line)))
+                    };
                     for line in error_lines(&result.content, result.is_error) {
-                        found.add(ProbeKind::Error, line, i);
+                        if !quoted(&line) {
+                            found.add(ProbeKind::Error, line, i);
+                        }
                     }
                 }
                 _ => {}
@@ -222,8 +243,19 @@ impl Found {
                     kind,
                     text,
                     at: vec![at],
+                    forms: Vec::new(),
                 });
             }
+        }
+    }
+    /// `form` names the probe `(kind, text)` (added before) as well.
+    fn also(&mut self, kind: ProbeKind, text: &str, form: String) {
+        let (text, form) = (normalize(text), normalize(&form));
+        if let Some(&n) = self.index.get(&(kind, text.clone()))
+            && form != text
+            && !self.probes[n].forms.contains(&form)
+        {
+            self.probes[n].forms.push(form);
         }
     }
 }
@@ -320,8 +352,8 @@ pub fn parent_and_name(path: &str) -> Option<String> {
 }
 
 /// The shell command a tool call runs: its `command` or `cmd` argument's
-/// first line.
-fn command_of(args: &serde_json::Value) -> Option<String> {
+/// first line, without what only trims its output, and as it was run.
+fn command_of(args: &serde_json::Value) -> Option<(String, String)> {
     let map = args.as_object()?;
     let command = match map.get("command").or_else(|| map.get("cmd"))? {
         serde_json::Value::String(s) => s.clone(),
@@ -333,7 +365,25 @@ fn command_of(args: &serde_json::Value) -> Option<String> {
         _ => return None,
     };
     let line = command.lines().find(|l| !l.trim().is_empty())?;
-    Some(cut(line)).filter(|s| !s.is_empty())
+    Some((cut(&what_it_runs(line)), cut(line))).filter(|(s, _)| !s.is_empty())
+}
+
+/// A command line without what only trims the output the agent saw —
+/// `2>&1`, `2>/dev/null`, a last `| head …`/`| tail …` of counts: `mix test
+/// 2>&1 | tail -20` and `mix test` run the same thing, and a summary that
+/// names the command names it either way.
+fn what_it_runs(line: &str) -> String {
+    let mut text = line.replace(" 2>&1", "").replace(" 2>/dev/null", "");
+    while let Some((before, pipe)) = text.rsplit_once('|') {
+        let mut words = pipe.split_whitespace();
+        let trims = matches!(words.next(), Some("head" | "tail"))
+            && words.all(|w| w == "-n" || w.trim_start_matches('-').parse::<u32>().is_ok());
+        if !trims || before.ends_with('|') || before.trim().is_empty() {
+            break;
+        }
+        text = before.trim_end().to_owned();
+    }
+    text
 }
 
 /// A failed result's lines after its marker (`<tool_use_error>`, `Exit code
@@ -703,7 +753,9 @@ pub fn measure(probes: &[Probe], request: &[Message], handles: &[Handle]) -> Pro
     let mut total = KindRecall::default();
     let mut missing = Vec::new();
     for probe in probes {
-        let named = names(&text, &probe.text);
+        let named = std::iter::once(&probe.text)
+            .chain(&probe.forms)
+            .any(|form| names(&text, form));
         let recallable = named || probe.at.iter().any(|&at| covered(at));
         let row = kinds
             .iter_mut()

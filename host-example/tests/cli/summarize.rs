@@ -51,7 +51,7 @@ fn summarize_tries_any_summarizer_without_a_rebuild() {
     for out in [&heuristic, &minimal, &counting] {
         let figures = out.lines().last().unwrap();
         assert!(
-            figures.starts_with("--- ") && figures.contains(" tokens (budget 2000) in "),
+            figures.starts_with("--- ") && figures.contains(" tokens (budget 5000) in "),
             "{figures}"
         );
     }
