@@ -269,6 +269,50 @@ fn every_session_at_40k_meets_the_cost_and_cache_targets() {
     eprintln!("{figures}");
 }
 
+/// The context-engineering passes by the `cost` rule (issue 37): a
+/// compaction makes the passes alone only when the rule's own price model
+/// says they are the cheaper compaction, so turning them on costs no more
+/// than leaving them off, on every session, and breaks the cache a dozen
+/// times at most. At a 40k threshold, as a config that sets only
+/// `token_threshold = 40000` has it (every other knob its share of the
+/// threshold) and as the replay's own settings do (a lower target).
+#[test]
+fn by_the_cost_rule_the_passes_never_cost_more_than_without_them() {
+    let middleware = embedded_middleware();
+    let configs = [
+        (
+            "token_threshold = 40000",
+            TestConfig::new(CoreConfig::for_threshold(40_000)),
+        ),
+        ("the replay's settings", config_40k()),
+    ];
+    let mut figures = String::new();
+    for (which, config) in configs {
+        let off = config.clone().without_passes();
+        let on = TestConfig {
+            settings: config.settings.clone().with_passes(),
+            ..config
+        };
+        for name in session_names() {
+            let history = session(&name);
+            let (off, _) = replay_checked(&name, &history, &off, middleware);
+            let (on, _) = replay_checked(&name, &history, &on, middleware);
+            let at = format!(
+                "{name} at {which}: passes on {:.3} ({} breaks), off {:.3} ({} breaks)",
+                on.cost_ratio(),
+                on.cache_breaks,
+                off.cost_ratio(),
+                off.cache_breaks
+            );
+            figures.push_str(&at);
+            figures.push('\n');
+            assert!(on.cost() <= off.cost() * (1.0 + 1e-9), "{at}");
+            assert!(on.cache_breaks <= 12, "{at}");
+        }
+    }
+    eprintln!("{figures}");
+}
+
 /// cc-opus-c idled 17.5 minutes once: past a 5-minute cache, the call after
 /// the gap is written whole, compressed or not. Told so, the `cost` rule
 /// compacts what is due soon right there — a compaction that costs no break

@@ -17,7 +17,8 @@
 //! down to `target_tokens`, and only the newly folded messages are summarised
 //! into the previous summary. When the passes are on, a compaction first tries
 //! them alone (rewriting the kept messages older than the verbatim tail) and
-//! folds only if that does not get down to the target.
+//! folds only if that does not get down to the target or, by the `cost` rule,
+//! costs more than the fold by the rule's price model (`trigger::cheaper`).
 
 pub mod assemble;
 pub mod fold;
@@ -378,23 +379,19 @@ impl<'a> Window<'a> {
         // carried is what each call to come pays for again.
         let by_cost = self.settings.compact_when == CompactWhen::Cost && floor_cut > 0;
         let after_floor = self.sizes.request(floor_cut, max_pair);
+        let carry = || trigger::Carry {
+            request: current.tokens,
+            after: after_floor,
+            window_tokens: self.sizes.total(),
+            window_calls: self
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::Assistant)
+                .count() as u64,
+        };
         // A checkpoint reproduces the request it was made with: the rule
         // weighs only what came after it.
-        let pays = by_cost
-            && grew
-            && trigger::compact_now(
-                trigger::Carry {
-                    request: current.tokens,
-                    after: after_floor,
-                    window_tokens: self.sizes.total(),
-                    window_calls: self
-                        .messages
-                        .iter()
-                        .filter(|m| m.role == Role::Assistant)
-                        .count() as u64,
-                },
-                self.settings,
-            );
+        let pays = by_cost && grew && trigger::compact_now(carry(), self.settings);
         // The request of this cycle that passed the soft mark first, which
         // plans the next compaction's cut (see [`Window::plan`]).
         let soft = self.soft_mark(current.tokens, cycle_start, max_pair);
@@ -436,8 +433,8 @@ impl<'a> Window<'a> {
 
         // Compact. A fold goes down to `target_tokens`, or by the `cost` rule
         // to the floor; the passes alone, which fold nothing, need only reach
-        // `target_tokens`. They come first: the cheapest compaction rewrites
-        // the kept messages older than the verbatim tail and folds nothing.
+        // `target_tokens`. They are tried first: that compaction rewrites the
+        // kept messages older than the verbatim tail and folds nothing.
         let horizon = self.messages.len();
         let tail_floor = if self.settings.passes_enabled() {
             floor_cut
@@ -454,28 +451,18 @@ impl<'a> Window<'a> {
                 self.fold_in_steps(&current, tokens_before, &[plan], tail_floor, summarize)?;
             return compacted(&fold, count);
         }
-        if tail_floor > 0 {
-            let at = At {
-                boundary: 0,
-                tail_start: tail_floor,
-                horizon,
-            };
-            let rewritten = self.fold(at, current.summary.clone(), Some(current.pair_tokens));
-            if rewritten.tokens <= u64::from(config.target_tokens) {
-                return compacted(&rewritten, 0);
-            }
-        }
 
-        // Then fold as far as the history itself calls for (the passes' savings
-        // are not spent on keeping more: each token the passes save stays saved,
-        // which lowers every request until the next compaction, and puts that
-        // compaction further away).
+        // The fold, if the passes alone are not made: as far as the history
+        // itself calls for (the passes' savings are not spent on keeping
+        // more: each token the passes save stays saved, which lowers every
+        // request until the next compaction, and puts that compaction
+        // further away).
         // By the `cost` rule the fold cuts at the floor itself, unless that
         // would not fit the threshold: then, as by the `threshold` rule,
         // down to `target_tokens`.
         let at_floor =
             (by_cost && after_floor <= u64::from(config.token_threshold)).then_some(floor_cut);
-        let Some(boundary) = at_floor.or_else(|| {
+        let boundary = at_floor.or_else(|| {
             fold::choose_boundary(
                 self.messages,
                 &self.sizes,
@@ -485,18 +472,60 @@ impl<'a> Window<'a> {
                 max_pair,
                 self.prefix.turns as usize,
             )
-        }) else {
-            return Ok(unchanged(Trigger::WontShrink, keep()));
-        };
+        });
         // With a plan, the compaction folds at the planned cut when that
         // brings the request down far enough (its summary was prepared
         // ahead), and otherwise summarizes the rest on top of the plan's.
         let accept = u64::from(config.target_tokens)
             + (u64::from(config.token_threshold) - u64::from(config.target_tokens)) / 4;
-        let steps: Vec<usize> = match planned {
+        let steps: Option<Vec<usize>> = boundary.map(|boundary| match planned {
             Some(plan) if self.sizes.request(plan, max_pair) <= accept => vec![plan],
             Some(plan) if plan < boundary => vec![plan, boundary],
             _ => vec![boundary],
+        });
+
+        if tail_floor > 0 {
+            let at = At {
+                boundary: 0,
+                tail_start: tail_floor,
+                horizon,
+            };
+            let rewritten = self.fold(at, current.summary.clone(), Some(current.pair_tokens));
+            // By the `cost` rule the passes alone must also be the cheaper
+            // compaction, priced as the rule prices compacting at all
+            // (`trigger::cheaper`): they break the cache as a fold does but
+            // leave more than its fold to the floor, so every call reads
+            // more and the next compaction, another break, comes sooner.
+            // The fold is priced before the summarizer is asked, its
+            // summary at the most one can cost; with no fold to make, the
+            // passes are the only compaction. (The `threshold` rule folds
+            // only down to the target, so passes that reach it leave no
+            // more.)
+            let passes_pay = || {
+                !by_cost
+                    || steps.as_ref().is_none_or(|steps| {
+                        let end = *steps.last().expect("a fold has a step");
+                        let fold = At {
+                            boundary: end,
+                            tail_start: tail_floor.max(end),
+                            horizon,
+                        };
+                        let fold = self.fold(fold, String::new(), Some(max_pair));
+                        trigger::cheaper(
+                            rewritten.tokens,
+                            fold.tokens,
+                            carry().growth(),
+                            self.settings,
+                        )
+                    })
+            };
+            if rewritten.tokens <= u64::from(config.target_tokens) && passes_pay() {
+                return compacted(&rewritten, 0);
+            }
+        }
+
+        let Some(steps) = steps else {
+            return Ok(unchanged(Trigger::WontShrink, keep()));
         };
         let (next, count) =
             self.fold_in_steps(&current, tokens_before, &steps, tail_floor, summarize)?;
@@ -998,6 +1027,68 @@ mod tests {
             run(&history, &by_cost, Some(&cp)).report.trigger,
             Trigger::ReusedCheckpoint
         );
+    }
+
+    /// When a compaction is due, the passes alone (truncating the old
+    /// results, folding nothing) are made by the `cost` rule only when
+    /// they are the cheaper compaction: not with a free summary (the fold
+    /// leaves less, so every call reads less and the next break comes
+    /// later), but with a dear one; the `threshold` rule takes them
+    /// whenever they reach the target. The same history, over the
+    /// threshold, each way.
+    #[test]
+    fn the_passes_alone_are_made_only_when_they_are_the_cheaper_compaction() {
+        let config = CoreConfig {
+            token_threshold: 40_000,
+            target_tokens: 20_000,
+            recent_turns: 0,
+            keep_recent_tokens: 4_000,
+            summary_max_tokens: 500,
+        };
+        let truncate = Settings {
+            clear_mode: settings::ClearMode::Truncate,
+            ..Settings::default()
+        };
+        let history = (1..)
+            .map(|steps| session(steps, |_| 1_000))
+            .find(|h| {
+                estimate_messages(h)
+                    .iter()
+                    .map(|&t| u64::from(t))
+                    .sum::<u64>()
+                    > 40_000
+            })
+            .unwrap();
+        let run = |settings: &Settings| {
+            let mut summarize = |_: SummaryRequest, _: &[Item]| Ok("folded".to_owned());
+            let out = compress(
+                Request::whole(&history, &config, settings, None),
+                &mut summarize,
+            )
+            .unwrap();
+            assert_eq!(out.report.trigger, Trigger::Compacted);
+            out.report
+        };
+        let passes_alone = |r: &Report| r.newly_folded == 0 && r.tail_start > 0;
+
+        let free = run(&truncate);
+        assert!(!passes_alone(&free), "{free:?}");
+        assert!(free.newly_folded > 0 && free.passes == PassReport::default());
+        let dear = run(&Settings {
+            summary_cost_tokens: 1_000_000,
+            ..truncate.clone()
+        });
+        assert!(passes_alone(&dear), "{dear:?}");
+        assert!(dear.passes.results_cleared > 0);
+        // What the passes alone leave is more than the fold, under the
+        // target: the threshold rule takes it, as it always has.
+        assert!(free.tokens_after < dear.tokens_after);
+        assert!(dear.tokens_after <= config.target_tokens);
+        let by_threshold = run(&Settings {
+            compact_when: CompactWhen::Threshold,
+            ..truncate
+        });
+        assert_eq!(by_threshold, dear);
     }
 
     /// A coding session: one opener, then steps of a tool call and its

@@ -350,10 +350,12 @@ fn the_agents_own_tools_are_classed_for_the_passes() {
     std::fs::create_dir(&workdir).unwrap();
     let config = dir.path().join("condense.toml");
     // A target close to the threshold: eliding a few steps is compaction
-    // enough, so the passes' rewrite is what the model is sent.
+    // enough, so the passes' rewrite is what the model is sent. At the
+    // threshold: the `cost` rule would fold to the floor instead, the
+    // cheaper compaction here (a free summary, and it leaves far less).
     std::fs::write(
         &config,
-        "token_threshold = 4000\ntarget_tokens = 3000\n\
+        "token_threshold = 4000\ntarget_tokens = 3000\ncompact_when = \"threshold\"\n\
          aggregate_developer_loops = true\nmax_loop_steps_before_aggregate = 3\n\
          [tools]\nmutating = [\"Edit\"]\nexec_capable = [\"Bash\"]\n",
     )
