@@ -6,19 +6,22 @@
 //! (`Report::meets`); here the report is only printed:
 //! `cargo test -p condense-tests --test integration -- survival:: --nocapture`.
 
-use condense_model::Role;
+use condense_compressor::Settings;
+use condense_compressor::settings::CompactWhen;
+use condense_host::SessionCheckpoint;
 use condense_model::invariants::check_pairs;
 use condense_model::tokens::estimate_messages;
+use condense_model::{CoreConfig, Message, Role, Trigger};
 use condense_tests::survival::{
     Bank, CORPUS_SESSIONS, Canary, CanaryKind, Case, EMPHASIS, FOUND, HELD_EMPHASIS, HELD_FOUND,
-    HELD_LABELLED, HELD_MULTI, LABELLED, MULTI, PER_KIND, REPLY, RETIRED, ROUNDS, Report, SHAPES,
-    Schedule, Statement, Tally, UNTUNED, budget_table, chat_cases, contains_value, corpus_case,
-    corpus_cases, emphasis_cases, fixed_budget, found_cases, held_emphasis_cases,
-    held_labelled_cases, held_multi_cases, labelled_cases, message_text, multi_cases,
-    retired_cases, run, run_with, run_with_schedule, talk_cases, terse_cases, turn_boundaries,
-    untuned_cases,
+    HELD_LABELLED, HELD_MULTI, LABELLED, MULTI, PER_KIND, REPLY, RETIRED, ROUNDS, Report,
+    RoundBudget, SHAPES, Schedule, Statement, Tally, UNTUNED, budget_table, chat_cases,
+    contains_value, corpus_case, corpus_cases, emphasis_cases, fixed_budget, found_cases,
+    held_emphasis_cases, held_labelled_cases, held_multi_cases, labelled_cases, message_text,
+    multi_cases, retired_cases, round_config, run, run_with, run_with_schedule, talk_cases,
+    terse_cases, turn_boundaries, untuned_cases,
 };
-use condense_tests::{custom_summarizer_middleware, embedded_middleware, session};
+use condense_tests::{custom_summarizer_middleware, embedded_middleware, session, summary_of};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -1198,5 +1201,257 @@ fn shapes_run_through_the_host() {
                 print(&format!("{label}, budget 20%"), &report);
             }
         }
+    }
+}
+
+/// Folds `segments` through the host with the embedded components, one
+/// round a segment (each round folds everything up to its last safe cut,
+/// with the checkpoint of the round before, at a summary budget of
+/// `budget` tokens), and returns each round's summary.
+fn fold_segments(segments: &[Vec<Message>], budget: u32) -> Vec<String> {
+    let middleware = embedded_middleware();
+    let settings = Settings {
+        compact_when: CompactWhen::Threshold,
+        ..Settings::default()
+    }
+    .to_json();
+    let mut history: Vec<Message> = Vec::new();
+    let mut checkpoint: Option<SessionCheckpoint> = None;
+    let mut summaries = Vec::new();
+    for (round, segment) in segments.iter().enumerate() {
+        history.extend(segment.iter().cloned());
+        // The request as the previous checkpoint gives it: a call that
+        // cannot compact reports it.
+        let probe = CoreConfig {
+            token_threshold: u32::MAX,
+            target_tokens: u32::MAX - 1,
+            recent_turns: 0,
+            keep_recent_tokens: 1,
+            summary_max_tokens: 64,
+        };
+        let measured = middleware.compress(&history, &probe, &settings, checkpoint.as_ref());
+        let current = measured.report.guest().expect("a report").tokens_after;
+        let previous = checkpoint
+            .as_ref()
+            .map_or(0, |c| c.checkpoint.boundary as usize);
+        let config = round_config(&history, previous, current, RoundBudget::Tokens(budget))
+            .unwrap_or_else(|| panic!("round {}: no config compacts {current} tokens", round + 1));
+        let out = middleware.compress(&history, &config.core, &settings, checkpoint.as_ref());
+        assert_eq!(
+            out.report.guest().map(|g| g.trigger),
+            Some(Trigger::Compacted),
+            "round {}: {:?}",
+            round + 1,
+            out.report.reason()
+        );
+        let stored = out.checkpoint.expect("a fold leaves a checkpoint");
+        summaries.push(summary_of(&stored));
+        checkpoint = Some(stored);
+    }
+    summaries
+}
+
+/// A person's session: `(true, text)` is theirs, `(false, text)` the
+/// assistant's.
+fn said(turns: &[(bool, &str)]) -> Vec<Message> {
+    turns
+        .iter()
+        .map(|&(person, text)| {
+            let role = if person { Role::User } else { Role::Assistant };
+            Message::text(role, text)
+        })
+        .collect()
+}
+
+/// What the assistant says between the person's statements: long enough
+/// that a fold has routine to drop and the request is one a fold takes
+/// (1,000 tokens at least).
+const WORK: &str = "I read the migration script and the service config. The script \
+    adds two columns to the invoices table and backfills them in batches of a few \
+    thousand rows, committing after each batch so that a failure halfway leaves the \
+    table consistent; the config wires the new columns into the billing exporter, which \
+    reads them when it builds the monthly statements. Nothing in either touches the \
+    deploy tooling or the database settings, so I will run the unit tests next and then \
+    look at the exporter's integration tests, which exercise the new columns end to end \
+    against a scratch database. If those pass I will read the rollback script as well, \
+    since a backfill like this one is only safe to ship when undoing it is tested too, \
+    and then summarize what changed for the release notes.";
+
+/// Latest wins by subject, through the host: the values the person
+/// replaced (a deploy window, a latency target, a version floor, each said
+/// again in other words with a new value) are gone from the summary once
+/// the updates are folded, and statements that only look alike (the
+/// staging and the production port, the ports of two replicas) all stay,
+/// through two folds.
+#[test]
+fn a_superseded_value_is_gone_while_both_of_a_look_alike_pair_stay() {
+    let first = said(&[
+        (
+            true,
+            "We are shipping the billing service this week; help me get it out.",
+        ),
+        (false, WORK),
+        (
+            true,
+            "Some ground rules. The deploy window is Tuesday 14:00. Checkout calls stay under \
+             300 ms at p99. We MUST support Postgres 15 and nothing older. The staging DB port \
+             is 5433. The DB port for the reporting replica is 6432.",
+        ),
+        (false, "Understood, all of those."),
+        (true, "Start with the migration script, please."),
+        (false, WORK),
+        (true, "Looks fine, continue."),
+        (false, WORK),
+        (true, "Go on with the exporter."),
+        (false, WORK),
+        (true, "Fine. What about the statements job?"),
+        (false, WORK),
+        (true, "Good, keep going."),
+        (false, WORK),
+    ]);
+    let second = said(&[
+        (
+            true,
+            "Change of plan: the deploy window is Thursday 09:00. New target: 250 ms at p99. \
+             Postgres floor is 16 now. The production DB port is 5432. The DB port for the \
+             analytics replica is 7432.",
+        ),
+        (false, "Noted."),
+        (true, "Now run the unit tests."),
+        (false, WORK),
+        (true, "Okay, next file."),
+        (false, WORK),
+        (true, "And the rollback script?"),
+        (false, WORK),
+        (true, "Good, keep going."),
+        (false, WORK),
+    ]);
+    let summaries = fold_segments(&[first, second], 600);
+    let (before, after) = (&summaries[0], &summaries[1]);
+    println!("round 2's summary:\n{after}");
+    for value in ["14:00", "300", "15", "5433", "6432"] {
+        assert!(
+            contains_value(before, value),
+            "round 1 lost `{value}`:\n{before}"
+        );
+    }
+    for stale in ["14:00", "300", "15"] {
+        assert!(
+            !contains_value(after, stale),
+            "the superseded value `{stale}` is still in the summary:\n{after}"
+        );
+    }
+    for value in ["Thursday 09:00", "250", "16"] {
+        assert!(
+            contains_value(after, value),
+            "the new value `{value}` is missing:\n{after}"
+        );
+    }
+    for value in ["5433", "5432", "6432", "7432"] {
+        assert!(
+            contains_value(after, value),
+            "a look-alike statement was taken for an update: `{value}` is gone:\n{after}"
+        );
+    }
+}
+
+/// A message that says several binding things says each: every statement
+/// of one message survives two folds, none taken for an update of another
+/// (two requirements labelled with two names included).
+#[test]
+fn a_message_with_n_statements_yields_n_statements() {
+    let first = said(&[
+        (
+            true,
+            "We are shipping the billing service this week; help me get it out.",
+        ),
+        (false, WORK),
+        (
+            true,
+            "Requirement RQ-17: reports are CSV, never XLSX. Requirement RQ-18: every export \
+             carries the tenant id. The importer may run 4 workers at most. Logs stay for 30 \
+             days.",
+        ),
+        (false, "Understood, all four."),
+        (true, "Start with the migration script, please."),
+        (false, WORK),
+        (true, "Looks fine, continue."),
+        (false, WORK),
+        (true, "Go on with the exporter."),
+        (false, WORK),
+        (true, "Fine. What about the statements job?"),
+        (false, WORK),
+        (true, "Good, keep going."),
+        (false, WORK),
+    ]);
+    let second = said(&[
+        (true, "Now run the unit tests."),
+        (false, WORK),
+        (true, "Okay, next file."),
+        (false, WORK),
+        (true, "And the rollback script?"),
+        (false, WORK),
+        (true, "Good, keep going."),
+        (false, WORK),
+    ]);
+    let summaries = fold_segments(&[first, second], 600);
+    for (round, summary) in summaries.iter().enumerate() {
+        for value in [
+            "RQ-17",
+            "XLSX",
+            "RQ-18",
+            "tenant id",
+            "4 workers",
+            "30 days",
+        ] {
+            assert!(
+                summary.contains(value),
+                "round {}: `{value}` is gone:\n{summary}",
+                round + 1
+            );
+        }
+    }
+}
+
+/// The held-back halves of the issue-37 shapes hold their floor through the
+/// host: at a summary budget of 20%, all eight sessions of each (the
+/// bench's set, about a second a shape), at least 90% of the folded values
+/// survive five compactions, and no superseded value is carried — none in
+/// multi-statement messages; in the other three no more than the summarizer
+/// carries today (all rounds), a ceiling that may only fall. Figures only:
+/// what was lost or carried is not printed.
+#[test]
+fn the_held_back_shapes_hold_their_floor() {
+    const MIN_SURVIVAL: f64 = 0.9;
+    // Stale values carried over all five rounds of the eight sessions, at
+    // most: 0 is the target of every shape.
+    const MAX_STALE: [(&str, usize); 4] = [
+        ("multi", 0),
+        ("found", 10),
+        ("labelled", 6),
+        ("emphasis", 18),
+    ];
+    for (name, max_stale) in MAX_STALE {
+        let shape = SHAPES.iter().find(|s| s.name == name).expect("the shape");
+        let report = run(&(shape.held_back)(0..8), 20);
+        let survival = report.overall(ROUNDS);
+        println!(
+            "HELD BACK {name}, budget 20%: {:.1}% survived at round {ROUNDS}, stale {}/{}",
+            100.0 * survival,
+            report.stale_carried(),
+            report.stale_checked()
+        );
+        assert!(report.problems.is_empty(), "HELD BACK {name}: problems");
+        assert!(
+            survival >= MIN_SURVIVAL,
+            "HELD BACK {name}: {:.1}% survived, under {:.0}%",
+            100.0 * survival,
+            100.0 * MIN_SURVIVAL
+        );
+        assert!(
+            report.stale_carried() <= max_stale,
+            "HELD BACK {name}: {} stale values carried, more than {max_stale}",
+            report.stale_carried()
+        );
     }
 }

@@ -8,15 +8,22 @@
 //! sentence by sentence, kept verbatim, and ranked above everything else the
 //! summary holds. Two rules decide what is current:
 //!
-//! - **latest wins**: a statement that updates an earlier one replaces it,
-//!   so a stale value is not carried as current. An update is recognised by
-//!   what the two share, not by a phrase: a value of the same kind (the same
-//!   namespace `db-…`, shape `9.9.9.9` or unit `… seconds`) and an
-//!   overlapping subject, the less of it the more a correction word
-//!   ("actually", "now", "moved") says so;
-//! - statements that only look alike (the same rule about another table, a
-//!   cap on another quantity) both stay: a word they share is qualified by a
-//!   different word in each ("the *search* index" / "the *billing* index").
+//! - **latest wins by subject**: a statement's subject is what it says with
+//!   its values taken out (numbers, dates, versions, ids, paths), its
+//!   lead-in, label and cue words aside; a later statement that gives a
+//!   subject it shares a value of the same kind (the same namespace `db-…`,
+//!   shape `9.9.9.9`, unit `… seconds` however spelled, label "Postgres …",
+//!   date however written) replaces it whatever its wording, so a stale
+//!   value is not carried as current. Shared words alone count only when a
+//!   correction word ("actually", "now", "moved") says so, and a story
+//!   ("the old job took 45 minutes") only when it tells what changed into
+//!   what ("the demo got moved to …");
+//! - statements that only look alike both stay: a qualifier differs. The
+//!   same sentence with a word or two swapped ("the DB port for *staging*
+//!   is …" / "… for *production* is …"), a word qualified by another word
+//!   in each ("the *search* index" / "the *billing* index"), two labels
+//!   that name two things ("Requirement RQ-17: …" / "Requirement RQ-18:
+//!   …").
 //!
 //! Nothing here depends on English alone: the cue words cover the ten
 //! languages the framing speaks, matched as words where words are spaced
@@ -219,12 +226,17 @@ fn stem(word: &str) -> String {
     w
 }
 
-/// What a statement is about: the stems of its words but the stopwords and
-/// the values.
+/// What a statement is about: the stems of its words but the stopwords,
+/// the function words ("under", "each") and the values, after its lead-ins
+/// ("Listen,", "Oh, and", "As I told you last week:").
 fn subject(text: &str) -> Vec<String> {
-    let mut stems: Vec<String> = words(text)
+    let mut stems: Vec<String> = words(without_lead_ins(main_clause(text), &[',']))
         .into_iter()
-        .filter(|w| !STOPWORDS.contains(&w.as_str()) && !is_value_token(w))
+        .filter(|w| {
+            !STOPWORDS.contains(&w.as_str())
+                && !FUNCTION_WORDS.contains(&w.as_str())
+                && !is_value_token(w)
+        })
         .map(|w| stem(&w))
         .collect();
     stems.sort();
@@ -248,7 +260,9 @@ fn entities(text: &str) -> Vec<String> {
 /// Whether two subject stems name one thing across spellings and
 /// languages: equal once accents are dropped ("préfixe" / "prefixe"), or
 /// one the start of the other and four letters at least ("prefix" /
-/// "prefixe", "test" / "testnutzer": a compound says more of the same).
+/// "prefixe", "test" / "testnutzer": a compound says more of the same), or
+/// one stem of five letters at least with two endings ("migrate" /
+/// "migration").
 fn kin(a: &str, b: &str) -> bool {
     let fold = |w: &str| -> String {
         w.chars()
@@ -270,7 +284,17 @@ fn kin(a: &str, b: &str) -> bool {
     } else {
         (&b, &a)
     };
-    a == b || short.chars().count() >= 4 && long.starts_with(short.as_str())
+    // "migrate" / "migration": one stem, two endings, when the stem is most
+    // of the shorter word.
+    const STEM_CHARS: usize = 5;
+    let common = short
+        .chars()
+        .zip(long.chars())
+        .take_while(|(x, y)| x == y)
+        .count();
+    a == b
+        || short.chars().count() >= 4 && long.starts_with(short.as_str())
+        || common >= STEM_CHARS && 4 * common >= 3 * short.chars().count()
 }
 
 /// The words `a` and `b` share, matched by [`kin`].
@@ -343,10 +367,16 @@ pub fn classify(sentence: &str) -> Option<Statement> {
 /// words at least after it. What is left says the same, every value kept:
 /// the form a summary falls back to before it drops a statement.
 pub fn plain(text: &str) -> &str {
+    without_lead_ins(text, &[':', ','])
+}
+
+/// `text` without the short clauses before one of `separators` that lead
+/// into it (see [`plain`]).
+fn without_lead_ins<'a>(text: &'a str, separators: &[char]) -> &'a str {
     const LEAD_WORDS: usize = 3;
     const REST_WORDS: usize = 4;
     let mut rest = text.trim();
-    while let Some(at) = rest.find([':', ',']) {
+    while let Some(at) = rest.find(separators) {
         let (head, tail) = (&rest[..at], rest[at + 1..].trim_start());
         let words = head.split_whitespace().count();
         if words == 0
@@ -437,7 +467,9 @@ const PRESENT: &[&str] = &[
 /// (a guess about the past). Such a sentence binds nothing unless it updates
 /// a statement the person made ("they pushed the deadline back to …").
 pub fn narrative(text: &str) -> bool {
-    let words = words(text);
+    // The lead-in's tense is not the statement's ("I should have said so
+    // before: the release branch is …").
+    let words = words(main_clause(text));
     let perfect_guess = words
         .windows(2)
         .any(|w| matches!(w[0].as_str(), "must" | "should" | "would" | "could") && w[1] == "have");
@@ -469,7 +501,15 @@ pub fn binding(sentence: &str, kept: &[Statement]) -> Option<Statement> {
         kept.iter()
             .any(|old| update_match(&statement, old).is_some())
     };
-    (!narrative(&statement.text) || moves_one()).then_some(statement)
+    // A story that names an exact thing (a commit, a version, an id) records
+    // a value the work depends on ("the bug came in with 9c1e07a"); its
+    // numbers alone do not.
+    let names = || {
+        entities(&statement.text)
+            .iter()
+            .any(|e| e.chars().any(|c| c.is_ascii_digit()))
+    };
+    (!narrative(&statement.text) || names() || moves_one()).then_some(statement)
 }
 
 /// What says that two values are values of the same thing.
@@ -480,14 +520,27 @@ enum Frame {
     Literal(String, String),
     /// Digits as 9 and letters as a: `v9.99.9` for `v5.35.2`.
     Shape(String),
-    /// The word after a bare number: `words` in "under 732 words".
+    /// The word after a bare number (`words` in "under 732 words"), or
+    /// glued to it (`45s`), in one spelling ([`unit_name`]).
     Unit(String),
+    /// The thing a bare number numbers, named before it: `postgres` in
+    /// "Postgres 15", `seed` in "seed 42".
+    Label(String),
     /// A bare number, unit or not.
     Number,
     /// A calendar date, however written: `2027-03-19`, `21 August`,
     /// `Aug 21`.
     Date,
 }
+
+/// The days of the week, in the languages of [`MONTHS`].
+#[rustfmt::skip]
+const WEEKDAYS: &[&str] = &[
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag",
+    "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche",
+    "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo",
+];
 
 /// Month names and their common short forms, in the languages of the
 /// headings that write them with Latin letters: what makes "21 August" a
@@ -512,6 +565,26 @@ fn iso_date(value: &str) -> bool {
             .iter()
             .zip(&parts)
             .all(|(n, p)| p.len() == *n && p.chars().all(|c| c.is_ascii_digit()))
+        || numeric_date(value)
+}
+
+/// Whether `value` is a date in digits with a year: `14/03/2026`,
+/// `3.14.2026`, `2026/03/14` (not a version: `1.2.3` has no year).
+fn numeric_date(value: &str) -> bool {
+    let Some(separator) = ['/', '.'].into_iter().find(|&c| value.contains(c)) else {
+        return false;
+    };
+    let parts: Vec<&str> = value.split(separator).collect();
+    let digits = |p: &str, lengths: std::ops::RangeInclusive<usize>| {
+        lengths.contains(&p.len()) && p.chars().all(|c| c.is_ascii_digit())
+    };
+    match parts[..] {
+        [a, b, year] if digits(year, 4..=4) => digits(a, 1..=2) && digits(b, 1..=2),
+        [year, b, c] if separator == '/' && digits(year, 4..=4) => {
+            digits(b, 1..=2) && digits(c, 1..=2)
+        }
+        _ => false,
+    }
 }
 
 /// The frames of the values of `text`.
@@ -523,6 +596,20 @@ fn frames(text: &str) -> Vec<Frame> {
         if !is_value_token(value) {
             continue;
         }
+        // A URL's scheme says nothing of what it points to; its host's
+        // first label does (`metrics.` of `metrics.eu7.example/d/7f3a`).
+        let value = match value.split_once("://") {
+            Some((_, rest)) => {
+                if let Some(at) = rest.find(['.', '/', ':'])
+                    && rest[..at].chars().filter(|c| c.is_alphabetic()).count() >= 3
+                    && rest[..at].chars().all(char::is_alphabetic)
+                {
+                    out.push(Frame::Literal(rest[..=at].to_lowercase(), String::new()));
+                }
+                rest
+            }
+            None => value,
+        };
         let (Some(first), Some(last)) = (
             value.find(|c: char| c.is_ascii_digit()),
             value.rfind(|c: char| c.is_ascii_digit()),
@@ -566,8 +653,36 @@ fn frames(text: &str) -> Vec<Frame> {
         }
         // A hash is a hash whatever its letters: `hex9` for `48105b870`.
         let hex = value.len() >= 7 && value.chars().all(|c| c.is_ascii_hexdigit());
+        // An amount glued to its unit keeps the unit: `400ms` and `745MB`
+        // are two kinds of value.
+        let glued = value.find(|c: char| c.is_alphabetic()).filter(|&at| {
+            at > 0
+                && value[..at]
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+                && value[at..].chars().all(char::is_alphabetic)
+        });
         let shape: String = if hex {
             format!("hex{}", value.len())
+        } else if let Some(version) = value
+            .strip_prefix(['v', 'V'])
+            .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit()) && rest.contains('.'))
+        {
+            // `v2.4.1` is version 2.4.1.
+            version
+                .chars()
+                .map(|c| match c {
+                    c if c.is_ascii_digit() => '9',
+                    c if c.is_alphabetic() => 'a',
+                    c => c,
+                })
+                .collect()
+        } else if let Some(at) = glued {
+            value[..at]
+                .chars()
+                .map(|c| if c.is_ascii_digit() { '9' } else { c })
+                .collect::<String>()
+                + &value[at..].to_lowercase()
         } else {
             value
                 .chars()
@@ -584,14 +699,17 @@ fn frames(text: &str) -> Vec<Frame> {
             .all(|c| c.is_ascii_digit() || c == ',' || c == '.');
         if bare {
             // "under 732 words", "$4,217": the unit, or the currency.
-            let unit = tokens
-                .get(i + 1)
-                .map(|w| {
-                    w.trim_matches(|c: char| !c.is_alphanumeric())
-                        .to_lowercase()
-                })
-                .filter(|w| w.chars().all(char::is_alphabetic) && !w.is_empty())
-                .map(|w| stem(&w));
+            // Not "and", "now" or "before": a unit is a content word.
+            let word = |at: usize| {
+                tokens
+                    .get(at)
+                    .map(|w| {
+                        w.trim_matches(|c: char| !c.is_alphanumeric())
+                            .to_lowercase()
+                    })
+                    .filter(|w| is_unit_word(w))
+            };
+            let unit = word(i + 1).map(|w| stem(&w));
             // "retention, in days: 14": the unit named before the number.
             let named_before = (unit.is_none() && i > 0)
                 .then(|| tokens[i - 1].strip_suffix(':'))
@@ -600,19 +718,62 @@ fn frames(text: &str) -> Vec<Frame> {
                 .filter(|w| w.chars().all(char::is_alphabetic) && !w.is_empty())
                 .map(|w| stem(&w));
             let currency = value.chars().next().filter(|c| "$€£¥".contains(*c));
-            if let Some(unit) = unit.or(named_before).or(currency.map(String::from)) {
-                out.push(Frame::Unit(unit));
+            match unit.or(named_before).or(currency.map(String::from)) {
+                Some(unit) => out.push(Frame::Unit(unit_name(&unit))),
+                None => {
+                    // "Postgres 15", "seed 42": the word before names it.
+                    let label = (i > 0)
+                        .then(|| tokens[i - 1].to_lowercase())
+                        .filter(|w| is_unit_word(w));
+                    if let Some(label) = label {
+                        out.push(Frame::Label(stem(&label)));
+                    }
+                }
             }
-            // An address or a version (`11.52.80.97`, `4.2.1`) has a shape too.
-            if value.matches('.').count() >= 2 {
+            // An address, a version or a decimal (`11.52.80.97`, `4.2.1`,
+            // `99.95`) has a shape too, and so has a long number (a port, a
+            // seed, an id: `41304`), which is no count of anything.
+            const LONG_NUMBER_DIGITS: usize = 5;
+            let decimal = value
+                .split_once('.')
+                .is_some_and(|(_, after)| after.starts_with(|c: char| c.is_ascii_digit()));
+            let long =
+                value.len() >= LONG_NUMBER_DIGITS && value.chars().all(|c| c.is_ascii_digit());
+            if decimal || long {
                 out.push(Frame::Shape(shape));
             }
             out.push(Frame::Number);
         } else if shape.len() >= 5 || shape.contains(|c: char| !c.is_ascii_digit()) {
+            // `45s` is 45 seconds, `99.9%` 99.9 percent.
+            let percent = value.strip_suffix('%').is_some_and(|n| {
+                n.chars()
+                    .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+            });
+            if let Some(at) = glued {
+                out.push(Frame::Unit(unit_name(&value[at..].to_lowercase())));
+            } else if percent {
+                out.push(Frame::Unit(unit_name("%")));
+            }
             out.push(Frame::Shape(shape));
         }
     }
     out
+}
+
+/// One name for a unit however it is written: `s`, `sec` and `seconds` are
+/// `second`.
+fn unit_name(unit: &str) -> String {
+    let unit = stem(unit);
+    match unit.as_str() {
+        "s" | "sec" | "secs" => "second",
+        "ms" | "msec" | "msecs" => "millisecond",
+        "min" | "mins" => "minute",
+        "h" | "hr" | "hrs" => "hour",
+        "d" => "day",
+        "%" | "pct" => "percent",
+        other => other,
+    }
+    .to_owned()
 }
 
 /// Whether `text` says it corrects or updates something: a word of
@@ -646,6 +807,305 @@ fn is_cue_stem(word: &str) -> bool {
         .contains(word)
 }
 
+/// Whether `word` (lowercase) can be a number's unit: a content word, not
+/// what follows a number in passing ("15.1 and nothing older", "99.9 now").
+fn is_unit_word(word: &str) -> bool {
+    word.chars().all(char::is_alphabetic) && is_content_word(word)
+}
+
+/// Whether `word` (lowercase) can say what a statement is about: two
+/// letters at least, and no stopword, function word or cue word ("never",
+/// "limit", "now" and "goal" say what kind of statement it is).
+fn is_content_word(word: &str) -> bool {
+    word.chars().filter(|c| c.is_alphabetic()).count() >= 2
+        && !STOPWORDS.contains(&word)
+        && !FUNCTION_WORDS.contains(&word)
+        && !GOAL_CUES.contains(&word)
+        && !is_cue_stem(&stem(word))
+}
+
+/// What `text` is about, word by word, to tell whether two statements share
+/// it: the stems of its content words (no stopword, function word or cue
+/// word, no value, no possessive "-'s"), each with whether it is strong: not
+/// in its lead-in or label ([`plain`]: "Listen,", "BUDGET:") and not a
+/// number's unit ("99.9 uptime"). "Retry delay: 400ms" and "keep the retry
+/// delay at 250ms" share "retry" and "delay", strong in one of them; two
+/// statements labelled "POLICY:" share nothing by that.
+fn topic_words(text: &str) -> Vec<(String, bool)> {
+    let text = text.trim();
+    let body = plain(main_clause(text));
+    let lead = &text[..text.len() - body.len()];
+    let bare_number = |t: &str| {
+        let t = t.trim_matches(|c: char| PUNCTUATION.contains(c));
+        t.trim_start_matches(['$', '€', '£', '¥'])
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == ',' || c == '.')
+            && t.chars().any(|c| c.is_ascii_digit())
+    };
+    let mut out: Vec<(String, bool)> = Vec::new();
+    for (strong, part) in [(false, lead), (true, body)] {
+        let tokens: Vec<&str> = part.split_whitespace().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            if is_value_token(token) {
+                continue;
+            }
+            let word = token
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase();
+            let word = word
+                .strip_suffix("'s")
+                .or_else(|| word.strip_suffix("’s"))
+                .unwrap_or(&word);
+            if !is_content_word(word) {
+                continue;
+            }
+            // "99.9 uptime", "in milliseconds: 1484".
+            let as_unit = i > 0 && bare_number(tokens[i - 1])
+                || token.ends_with(':') && tokens.get(i + 1).is_some_and(|t| bare_number(t));
+            out.push((stem(word), strong && !as_unit));
+        }
+    }
+    out
+}
+
+/// The clause of `text` that says what holds, for telling a story from a
+/// statement: what follows its last label or lead-in colon ("As I told you
+/// last week: the cache TTL is 300 seconds"), when three words at least
+/// follow it.
+fn main_clause(text: &str) -> &str {
+    const REST_WORDS: usize = 3;
+    text.match_indices(": ")
+        .map(|(at, _)| &text[at + 2..])
+        .filter(|rest| rest.split_whitespace().count() >= REST_WORDS)
+        .last()
+        .unwrap_or(text)
+}
+
+/// Whether `text` tells of a change into a value ("the demo got moved *to*
+/// 2031-05-14", "the quota was raised *to* 40GB"): news of what holds now,
+/// however past its verb; a story's value is what was ("the old job *took*
+/// 45 minutes").
+fn changes_to(text: &str) -> bool {
+    const INTO: &[&str] = &["to", "into", "auf", "à", "até", "на"];
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    tokens.windows(2).any(|w| {
+        INTO.contains(&w[0].to_lowercase().as_str())
+            && is_value_token(w[1].trim_matches(|c: char| PUNCTUATION.contains(c)))
+    })
+}
+
+/// What opens a noun phrase before its qualifiers.
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "this", "that", "these", "those", "our", "your", "its", "their", "my",
+];
+
+/// Words that say which of a subject's values, not what the subject is: no
+/// qualifier ("the *new* test user", "a *different* runner").
+const NOT_QUALIFIERS: &[&str] = &[
+    "old", "previous", "current", "latest", "other", "another", "fresh", "same",
+];
+
+/// Whether `a` and `b` are one statement made about two subjects, word for
+/// word but one span of a word or two, values aside ("the DB port for
+/// *staging* is 5433" / "the DB port for *production* is 5432", "the *edge
+/// proxy* pool is pool-a11" / "the *scheduler* pool is pool-b22"): the spans
+/// are content words that qualify ([`NOT_QUALIFIERS`]), neither a form of
+/// the other, and no day or month is one (a value: "the deploy window is
+/// *Tuesday* 14:00" / "*Thursday* 09:00"). What the two share is most of
+/// each.
+fn one_span_apart(a: &str, b: &str) -> bool {
+    const SPAN_WORDS: usize = 2;
+    let tokens = |text: &str| -> Vec<String> {
+        plain(main_clause(text))
+            .split_whitespace()
+            .map(|t| {
+                let w = t
+                    .trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase();
+                if is_value_token(t)
+                    || MONTHS.contains(&w.as_str())
+                    || WEEKDAYS.contains(&w.as_str())
+                {
+                    "#".to_owned()
+                } else {
+                    w
+                }
+            })
+            .filter(|w| !w.is_empty())
+            .collect()
+    };
+    let (ta, tb) = (tokens(a), tokens(b));
+    let prefix = ta.iter().zip(&tb).take_while(|(x, y)| x == y).count();
+    let room = ta.len().min(tb.len()) - prefix;
+    let suffix = (ta.iter().rev().zip(tb.iter().rev()))
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (sa, sb) = (
+        &ta[prefix..ta.len() - suffix],
+        &tb[prefix..tb.len() - suffix],
+    );
+    let qualifies = |w: &String| is_content_word(w) && !NOT_QUALIFIERS.contains(&w.as_str());
+    let shared = prefix + suffix;
+    (1..=SPAN_WORDS).contains(&sa.len())
+        && (1..=SPAN_WORDS).contains(&sb.len())
+        && 2 * shared >= ta.len().max(tb.len())
+        && sa.iter().chain(sb).all(qualifies)
+        && !sa
+            .iter()
+            .any(|x| sb.iter().any(|y| kin(&stem(x), &stem(y))))
+}
+
+/// How much of a subject `a` and `b` share (the Jaccard index of their
+/// strong words), if they give it values of one kind.
+///
+/// - The subject: a content word ([`topic_words`], matched by [`kin`]) that
+///   is strong in at least one of them, or a name (an entity: `p95`,
+///   `RQ-17`) both carry.
+/// - The kind: a frame more telling than a bare number (a namespace, a
+///   shape, a unit, a label, a date) in both; or a number whose unit or
+///   label the other names elsewhere ("at most 100 requests per minute" /
+///   "requests per minute are capped at 250 now"; "Postgres 15" / "the
+///   Postgres floor is 16"), a unit only when they share more than that
+///   word ("the dashboard has 40 panels" is not about "panels per page").
+fn same_subject(a: &str, b: &str, a_frames: &[Frame], b_frames: &[Frame]) -> Option<f64> {
+    let strong = |words: &[(String, bool)]| -> Vec<String> {
+        let mut out: Vec<String> = words
+            .iter()
+            .filter(|(_, s)| *s)
+            .map(|(w, _)| w.clone())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    };
+    let (ta, tb) = (topic_words(a), topic_words(b));
+    let mut shared: Vec<&String> = ta
+        .iter()
+        .filter(|(x, xs)| tb.iter().any(|(y, ys)| (*xs || *ys) && kin(x, y)))
+        .map(|(x, _)| x)
+        .collect();
+    shared.sort();
+    shared.dedup();
+    // A word met in another form ("tables" / "table") counts a little less
+    // than the word itself: what tells two candidates apart.
+    const OTHER_FORM: f64 = 0.1;
+    let (la, lb) = (a.to_lowercase(), b.to_lowercase());
+    let forms = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+            .map(str::to_owned)
+            .collect()
+    };
+    let (fa, fb) = (forms(&la), forms(&lb));
+    let other_form = shared
+        .iter()
+        .filter(|w| {
+            !fa.iter()
+                .any(|x| stem(x) == ***w && fb.iter().any(|y| y == x))
+        })
+        .count();
+    let b_entities = entities(b);
+    let named = entities(a).iter().any(|e| b_entities.contains(e));
+    let (sa, sb) = (strong(&ta), strong(&tb));
+    // The Jaccard index of the two subjects: the closer, the likelier the
+    // one `add` picks among several candidates.
+    let share = |shared: usize| {
+        let union = (sa.len() + sb.len()).saturating_sub(shared).max(1);
+        let weight = shared as f64 - OTHER_FORM * other_form.min(shared) as f64;
+        (weight / union as f64).min(1.0)
+    };
+    let kind = a_frames
+        .iter()
+        .any(|f| !matches!(f, Frame::Number) && b_frames.contains(f));
+    // The unit or label of a number in `frames` that `other`, whose number
+    // has neither, names as a word; and whether it is a label.
+    let unit_named = |frames: &[Frame], other: &[Frame], words: &[(String, bool)]| {
+        let bare = other.contains(&Frame::Number)
+            && !other
+                .iter()
+                .any(|f| matches!(f, Frame::Unit(_) | Frame::Label(_)));
+        if !bare {
+            return None;
+        }
+        frames.iter().find_map(|f| match f {
+            Frame::Unit(unit) if words.iter().any(|(w, _)| w == unit) => {
+                Some((unit.clone(), false))
+            }
+            Frame::Label(label) if words.iter().any(|(w, _)| kin(w, label)) => {
+                Some((label.clone(), true))
+            }
+            _ => None,
+        })
+    };
+    let shared = match kind {
+        true => shared.len(),
+        false => {
+            let (unit, label) = unit_named(a_frames, b_frames, &tb)
+                .or_else(|| unit_named(b_frames, a_frames, &ta))?;
+            // A label names the subject ("Postgres 15" / "the Postgres
+            // floor is 16"); a unit is what the subject is counted in.
+            let besides = shared.iter().filter(|w| !kin(w, &unit)).count();
+            if besides == 0 && !named && !label {
+                return None;
+            }
+            shared.len().max(usize::from(label))
+        }
+    };
+    (named || shared > 0).then(|| share(shared))
+}
+
+/// The names a statement is labelled with: the entities of a short clause
+/// before a colon ("Requirement RQ-17: …", "Some ground rules: RQ-18 was
+/// revised: …"; not the colon of `s3://` or `12:30`).
+fn label_names(text: &str) -> Vec<String> {
+    const LABEL_WORDS: usize = 3;
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (at, _) in text.match_indices(':') {
+        let after = &text[at + 1..];
+        if !after.is_empty() && !after.starts_with(char::is_whitespace) {
+            continue;
+        }
+        let clause = &text[start..at];
+        if clause.split_whitespace().count() <= LABEL_WORDS {
+            out.extend(entities(clause));
+        }
+        start = at + 1;
+    }
+    out
+}
+
+/// Whether `a` and `b` name two things: one is labelled with a name
+/// ([`label_names`]) the other does not say, and the other is labelled too
+/// or says another name of the same namespace ("Requirement RQ-17: …" /
+/// "RQ-18 was revised: …" are two requirements, however alike the rest).
+fn named_apart(a: &str, b: &str) -> bool {
+    let namespace = |name: &str| -> Vec<Frame> {
+        frames(name)
+            .into_iter()
+            .filter(|f| matches!(f, Frame::Literal(..)))
+            .collect()
+    };
+    [(a, b), (b, a)].into_iter().any(|(x, y)| {
+        let names = label_names(x);
+        let others = entities(y);
+        // A label that is the statement's only value is what it states
+        // ("Make that gw-71: it is the one to restart"), unless both are
+        // labelled.
+        let more = values(x).iter().any(|v| !names.contains(&v.to_lowercase()));
+        !names.is_empty()
+            && !names.iter().any(|n| others.contains(n))
+            && (more || !label_names(y).is_empty())
+            && (!label_names(y).is_empty()
+                || others.iter().any(|o| {
+                    let spaces = namespace(o);
+                    names
+                        .iter()
+                        .any(|n| namespace(n).iter().any(|f| spaces.contains(f)))
+                }))
+    })
+}
+
 /// How well `new` matches `old` as an update of it, if it is one, higher
 /// for a closer match:
 ///
@@ -653,18 +1113,24 @@ fn is_cue_stem(word: &str) -> bool {
 ///   new amounts ("the budget is capped at $4,217" / "… $5,090");
 /// - a value with the same literal frame ("branch release-XUS4" / "the
 ///   protected branch is release-KQ77");
-/// - a correction ("actually", "now", "make that") with a value of the same
-///   shape or unit, or a subject that mostly overlaps.
+/// - a value of the same kind about a subject the two share, however
+///   worded ([`same_subject`]);
+/// - below those, a correction ("actually", "now", "make that") with a
+///   value of the same shape or unit, or a subject that mostly overlaps.
 ///
 /// Two statements that differ in what they are about ("table orders_k31" /
-/// "table invoices_k32", "the audit queue" / "the email queue") are not
-/// updates of each other unless a correction says so, and then the closest
-/// one is.
+/// "table invoices_k32", "the audit queue" / "the email queue", "the DB
+/// port for staging" / "… for production", "Requirement RQ-17: …" /
+/// "Requirement RQ-18: …") are never updates of each other; of the rest,
+/// `add` takes the closest.
 fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     // The same statement about another subject ("move the export job to
     // pool-tb31" / "move the import job to pool-kx40") is a second
     // statement, whatever else they share.
-    if swaps_a_subject(&new.text, &old.text) {
+    if swaps_a_subject(&new.text, &old.text)
+        || one_span_apart(&new.text, &old.text)
+        || named_apart(&new.text, &old.text)
+    {
         return None;
     }
     let (new_subject, old_subject) = (subject(&new.text), subject(&old.text));
@@ -696,6 +1162,35 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     if literal && (similarity > 0.0 || corrects || same_shape) {
         return Some(2.0 + similarity);
     }
+    // Latest wins by subject: a value of the same kind about a subject the
+    // two share is that subject's new value, however the sentence is worded
+    // ("ALWAYS start hotfix branches with hx7-" / "hotfix branches take
+    // the prefix qa2- now"); a story ("the old cluster had 40 nodes") only
+    // when it tells what changed into what ([`changes_to`]).
+    if (!narrative(&new.text) || changes_to(main_clause(&new.text)))
+        && let Some(share) = same_subject(&new.text, &old.text, &new_frames, &old_frames)
+    {
+        return Some(1.0 + share);
+    }
+    // Values of two forms are values of two things: a size is no date
+    // ("keep the bundle under 300KB for the launch" / "the launch is
+    // 2031-03-16 now"), a version no key. (Units are words around a
+    // number, too loose to tell: "50 calls" / "80 API calls".)
+    let forms = |frames: &[Frame]| -> Vec<Frame> {
+        frames
+            .iter()
+            .filter(|f| matches!(f, Frame::Date | Frame::Shape(_) | Frame::Literal(..)))
+            .cloned()
+            .collect()
+    };
+    let (new_forms, old_forms) = (forms(&new_frames), forms(&old_frames));
+    if !new_forms.is_empty()
+        && !old_forms.is_empty()
+        && !new_forms.iter().any(|f| old_forms.contains(f))
+        && !shared(|f| matches!(f, Frame::Unit(_)))
+    {
+        return None;
+    }
     // A unit or a shape says more than a bare number does ("at most" is
     // shared by every cap), and both less than a namespace: the subject
     // must overlap too.
@@ -712,7 +1207,7 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     let topic = |subject: &[String]| -> Vec<String> {
         subject
             .iter()
-            .filter(|w| !units.contains(w))
+            .filter(|w| !units.contains(&&unit_name(w)))
             .cloned()
             .collect()
     };
@@ -725,10 +1220,12 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
         topic.iter().filter(|w| !is_cue_stem(w)).cloned().collect()
     };
     let contained = kin_containment(&uncued(&new_topic), &uncued(&old_topic));
+    // Below every match by subject above: a candidate that shares the
+    // subject wins over one that only shares words.
     if unit_or_shape && (on_topic >= 0.2 || contained >= 0.3 || corrects && on_topic >= 0.1)
         || corrects && shared(|f| matches!(f, Frame::Number)) && on_topic >= 0.3
     {
-        return Some(1.0 + similarity);
+        return Some(0.5 + similarity / 2.0);
     }
     (corrects && on_topic >= 0.5).then_some(on_topic)
 }
@@ -739,34 +1236,63 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
 /// tests"). A rewording of one statement keeps its qualifiers ("the signing
 /// key", "the test database") or says the qualifier is new ("the *new* test
 /// user"); values are not qualifiers: they are what an update changes.
+/// The two qualifiers stand in the same place: after the same word, or
+/// first in their clause ("*the* staging DB" / "*the* production DB"); a
+/// verb before an object is no qualifier of it ("always *tag* releases" /
+/// "*sign* releases", "never merge" / "nobody merges").
 fn swaps_a_subject(a: &str, b: &str) -> bool {
+    // Where a qualifier after its head stands: anywhere.
+    const AFTER_HEAD: &str = "\u{1}";
     let content = |w: &str| {
         !STOPWORDS.contains(&w)
             && !FUNCTION_WORDS.contains(&w)
             && w.chars().filter(|c| c.is_alphabetic()).count() >= 2
             && !w.contains(['-', '_', '.', '/', ':'])
     };
-    let qualifier = |w: &str| {
-        content(w)
-            && !CORRECTION_CUES.contains(&w)
-            && !matches!(w, "old" | "previous" | "current" | "latest" | "other")
-    };
+    let qualifier =
+        |w: &str| content(w) && !CORRECTION_CUES.contains(&w) && !NOT_QUALIFIERS.contains(&w);
     // A word and the next in the same clause: "Preference: ask" and "you
     // know, ask" qualify nothing across the colon and the comma.
-    let pairs = |text: &str| -> Vec<(String, String)> {
+    // (the word before, qualifier, head); the word before is empty at the
+    // start of a clause.
+    let pairs = |text: &str| -> Vec<(String, String, String)> {
         let tokens: Vec<&str> = text.split_whitespace().collect();
-        tokens
-            .windows(2)
-            .filter(|t| !t[0].ends_with(|c: char| PUNCTUATION.contains(c) || c == '-'))
-            .map(|t| {
-                let word = |w: &str| {
-                    w.trim_matches(|c: char| !c.is_alphanumeric())
-                        .to_lowercase()
+        let word = |w: &str| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        };
+        let ends_clause = |w: &str| w.ends_with(|c: char| PUNCTUATION.contains(c) || c == '-');
+        let adjacent = (0..tokens.len().saturating_sub(1))
+            .filter(|&i| !ends_clause(tokens[i]))
+            .map(|i| {
+                // An article is no context: "*the* billing service" and
+                // "search service" both open a noun phrase.
+                let before = match i {
+                    0 => String::new(),
+                    _ if ends_clause(tokens[i - 1]) => String::new(),
+                    _ => Some(word(tokens[i - 1]))
+                        .filter(|w| !DETERMINERS.contains(&w.as_str()))
+                        .unwrap_or_default(),
                 };
-                (word(t[0]), word(t[1]))
+                (before, word(tokens[i]), word(tokens[i + 1]))
+            });
+        // "the budget *for the mobile* app", "the retention *of audit*
+        // logs": a qualifier after its head, wherever the head stands.
+        let after = (0..tokens.len().saturating_sub(2))
+            .filter(|&i| {
+                !ends_clause(tokens[i]) && matches!(word(tokens[i + 1]).as_str(), "for" | "of")
             })
-            .filter(|(x, head)| qualifier(x) && content(head))
-            .map(|(x, head)| (stem(&x), stem(&head)))
+            .filter_map(|i| {
+                let x = tokens[i + 2..]
+                    .iter()
+                    .map(|t| word(t))
+                    .find(|w| !DETERMINERS.contains(&w.as_str()))?;
+                Some((AFTER_HEAD.to_owned(), x, word(tokens[i])))
+            });
+        adjacent
+            .chain(after)
+            .filter(|(_, x, head)| qualifier(x) && content(head))
+            .map(|(before, x, head)| (before, stem(&x), stem(&head)))
             .collect()
     };
     let (a_stems, b_stems): (Vec<String>, Vec<String>) = (
@@ -779,10 +1305,14 @@ fn swaps_a_subject(a: &str, b: &str) -> bool {
     };
     let absent = |x: &str, stems: &[String]| !stems.iter().any(|s| same(x, s));
     let b_pairs = pairs(b);
-    pairs(a).iter().any(|(x, head)| {
-        b_pairs
-            .iter()
-            .any(|(y, h)| h == head && !same(x, y) && absent(x, &b_stems) && absent(y, &a_stems))
+    pairs(a).iter().any(|(before, x, head)| {
+        b_pairs.iter().any(|(b_before, y, h)| {
+            h == head
+                && (b_before == before || before == AFTER_HEAD || b_before == AFTER_HEAD)
+                && !same(x, y)
+                && absent(x, &b_stems)
+                && absent(y, &a_stems)
+        })
     })
 }
 
@@ -797,7 +1327,7 @@ const FUNCTION_WORDS: &[&str] = &[
     "across", "along", "around", "behind", "beyond", "like", "just", "only", "very", "too",
     "but", "if", "when", "while", "since", "until", "was", "were", "been", "has", "have",
     "had", "do", "does", "did", "can", "could", "may", "might", "would", "shall", "least",
-    "most", "stay", "stays", "get", "gets", "goes", "go", "sure",
+    "most", "stay", "stays", "get", "gets", "goes", "go", "sure", "these", "those",
 ];
 
 /// Adds `statement` to `kept` (oldest first): it replaces the statement it
@@ -994,7 +1524,7 @@ mod tests {
             frames("capped at $4,217."),
             [Frame::Unit("$".into()), Frame::Number]
         );
-        assert_eq!(frames("header v5.35.2"), [Frame::Shape("a9.99.9".into())]);
+        assert_eq!(frames("header v5.35.2"), [Frame::Shape("9.99.9".into())]);
     }
 
     #[test]
@@ -1140,6 +1670,218 @@ mod tests {
                 "Never push to main."
             ]),
             ["Always use tabs.", "Never push to main."]
+        );
+    }
+
+    #[test]
+    fn a_new_value_for_a_subject_replaces_the_old_whatever_the_wording() {
+        for (old, new) in [
+            (
+                "The deploy window is Tuesday 14:00.",
+                "Change of plan: the deploy window is Thursday 09:00.",
+            ),
+            (
+                "NEVER force-push to hotfix-2291!!!",
+                "The branch you must not force-push is hotfix-3310 now.",
+            ),
+            (
+                "Whatever you do, DO NOT drop the table acct_ledger_77.",
+                "The table nobody drops is acct_ledger_91 since the migration.",
+            ),
+            // One stem, two endings.
+            (
+                "Under no circumstances run migrations on db-cgoq-13.",
+                "The database we never migrate by hand is db-eczw-64 now.",
+            ),
+            (
+                "Name hotfix branches with the prefix hx7- always.",
+                "Hotfix branches take the prefix qa2- now.",
+            ),
+            // A unit however spelled, a version with or without its `v`.
+            (
+                "The request timeout is 30 seconds, NO MORE.",
+                "Make the request timeout 45s.",
+            ),
+            (
+                "Keep the p99 under 250 milliseconds.",
+                "p99 budget is 180ms now.",
+            ),
+            (
+                "Uptime target: 99.9%.",
+                "The uptime target is 99.95 percent now.",
+            ),
+            (
+                "The SDK we ship is v2.4.1, DON'T bump it.",
+                "We ship SDK 2.5.0 now.",
+            ),
+            // A date however written.
+            (
+                "IMPORTANT: the demo is on 2031-03-14.",
+                "Demo moved to March 21.",
+            ),
+            (
+                "The audit is due 14/03/2031.",
+                "The audit is due 2031-04-02 now.",
+            ),
+            // A number named by the word before it, or counted in a unit
+            // the other names elsewhere.
+            (
+                "We MUST support Postgres 15 and nothing older.",
+                "Postgres floor is 16 now.",
+            ),
+            (
+                "Use the random seed 42 for every benchmark.",
+                "Benchmark seed is 1337 now.",
+            ),
+            (
+                "Rate limit: 100 requests per minute, HARD.",
+                "Requests per minute may go to 250 now.",
+            ),
+            // A name both carry, the rest in other words.
+            (
+                "Checkout calls stay under 300 ms at p99.",
+                "New target: 250 ms at p99.",
+            ),
+            // A story that tells what changed into what.
+            (
+                "The staging quota is 20GB.",
+                "The staging quota got raised to 40GB.",
+            ),
+        ] {
+            assert_eq!(kept(&[old, new]), [new], "{old} / {new}");
+        }
+    }
+
+    #[test]
+    fn look_alike_statements_about_two_subjects_both_stay() {
+        for pair in [
+            [
+                "The staging DB port is 5433.",
+                "The production DB port is 5432.",
+            ],
+            [
+                "The DB port for staging is 5433.",
+                "The DB port for production is 5432.",
+            ],
+            [
+                "Keep auth logs for 30 days.",
+                "Keep audit logs for 90 days.",
+            ],
+            [
+                "The edge proxy pool is pool-a11.",
+                "The scheduler pool is pool-b22.",
+            ],
+            [
+                "NEVER delete the orders index idx_o_44.",
+                "NEVER delete the users index idx_u_52.",
+            ],
+            [
+                "The email queue must stay under 5,000 messages.",
+                "The webhook queue must stay under 12,000 messages.",
+            ],
+            [
+                "The cache TTL is 300 seconds.",
+                "The session TTL is 3600 seconds.",
+            ],
+            // Two labels name two things.
+            [
+                "Requirement RQ-17: reports are CSV, never XLSX.",
+                "Requirement RQ-18: every export carries the tenant id.",
+            ],
+            // A qualifier after its head.
+            [
+                "The budget for the mobile app is $40,000.",
+                "Finance raised the web budget to $55,000.",
+            ],
+            // A size is no date.
+            [
+                "Keep the bundle under 300KB for the launch.",
+                "The launch is 2031-03-16 now.",
+            ],
+        ] {
+            assert_eq!(kept(&pair), pair, "{pair:?}");
+        }
+    }
+
+    #[test]
+    fn the_subject_is_the_words_without_the_values() {
+        // Lead-ins and labels are about nothing; a unit names no subject.
+        let topic = topic_words("POLICY: the retry delay is 400 ms.");
+        assert_eq!(
+            topic,
+            [
+                ("policy".to_owned(), false),
+                ("retry".to_owned(), true),
+                ("delay".to_owned(), true),
+                ("ms".to_owned(), false),
+            ]
+        );
+        assert_eq!(
+            topic_words("Listen, keep the service uptime at 99.9")[0],
+            ("listen".into(), false)
+        );
+        assert!(!topic_words("keep 99.9 uptime").contains(&("uptime".into(), true)));
+        // Values of one kind however written.
+        assert_eq!(
+            frames("make it 45s"),
+            [Frame::Unit("second".into()), Frame::Shape("99s".into())]
+        );
+        assert_eq!(
+            frames("under 30 seconds"),
+            [Frame::Unit("second".into()), Frame::Number]
+        );
+        assert_eq!(
+            frames("only Postgres 15 and newer"),
+            [Frame::Label(stem("postgres")), Frame::Number]
+        );
+        assert_eq!(frames("due 14/03/2031"), [Frame::Date]);
+        assert!(!frames("version 1.2.3").contains(&Frame::Date));
+        assert_eq!(
+            frames("https://metrics.eu7.example/d/7f3a")[0],
+            Frame::Literal("metrics.".into(), String::new())
+        );
+        // The same sentence about another subject, a word or two apart.
+        assert!(one_span_apart(
+            "The internal search API answers on port 7001.",
+            "The billing API answers on port 7002."
+        ));
+        assert!(!one_span_apart(
+            "The deploy window is Tuesday 14:00.",
+            "The deploy window is Thursday 09:00."
+        ));
+        assert!(!one_span_apart(
+            "The staging host is db-7731.internal.",
+            "The staging host is now db-8812.internal."
+        ));
+        assert!(named_apart(
+            "Requirement RQ-17: reports are CSV, never XLSX.",
+            "RQ-18 was revised: exports cap at 40MB per file."
+        ));
+        assert!(!named_apart(
+            "Restart only the gateway gw-12 during the day.",
+            "Make that gw-71: it is the one to restart."
+        ));
+        // A lead-in's tense is not the statement's; a change into a value
+        // is news, however past.
+        assert!(!narrative(
+            "I should have said so before: the release branch is rel-4410."
+        ));
+        assert!(narrative("The old job took 45 minutes."));
+        assert!(changes_to("The quota got raised to 40GB."));
+        assert!(!changes_to("The old job took 45 minutes."));
+    }
+
+    #[test]
+    fn a_message_of_several_statements_keeps_each() {
+        assert_eq!(
+            kept(&[
+                "Requirement RQ-17: reports are CSV, never XLSX.",
+                "Requirement RQ-18: every export carries the tenant id.",
+                "The importer may use 4 workers.",
+                "Logs stay for 30 days.",
+            ])
+            .len(),
+            4
         );
     }
 }
