@@ -161,10 +161,13 @@ pub(crate) fn said(request: &str) -> Vec<&str> {
 }
 
 /// Whether a harness wrote `request` in the person's place: tagged
-/// (`<task-notification>`) or bracketed (`[Request interrupted by user]`, and
-/// the lines [`harness_written`] makes).
+/// (`<task-notification>`) or a bracketed line (`[Request interrupted by
+/// user]`, and the lines [`harness_written`] makes). A person's label in
+/// brackets ("[RULE] never paste tokens into logs") opens a line the person
+/// goes on writing.
 pub(crate) fn by_harness(request: &str) -> bool {
-    request.starts_with(['<', '['])
+    let first = request.lines().next().unwrap_or_default().trim_end();
+    request.starts_with('<') || (first.starts_with('[') && first.ends_with(']'))
 }
 
 /// Whether a request, said `count` times, says nothing to keep: a harness's
@@ -1492,6 +1495,29 @@ mod tests {
         ));
         assert!(!is_listing("src/main.rs:12:5: error: expected `;`"));
         assert!(looks_like_error("21:33:40.227 [error] Unexpected"));
+    }
+
+    #[test]
+    fn a_bracketed_line_is_the_harness_but_a_bracketed_label_is_the_person() {
+        for notice in [
+            "[Request interrupted by user for tool use]",
+            "[Background command \"Run tests\" completed (exit code 0)]",
+            "<task-notification>done</task-notification>",
+        ] {
+            assert!(by_harness(notice), "{notice}");
+        }
+        let rule = "[RULE] never paste tokens into logs.";
+        assert!(!by_harness(rule));
+        let mut digest = Digest::default();
+        absorb(&mut digest, &[Message::text(Role::User, rule)]);
+        assert!(
+            digest
+                .binding
+                .iter()
+                .any(|s| s.text.contains("never paste tokens")),
+            "{:?}",
+            digest.binding
+        );
     }
 
     #[test]
