@@ -1263,6 +1263,25 @@ fn said(turns: &[(bool, &str)]) -> Vec<Message> {
         .collect()
 }
 
+/// The person's routine between statements, each answered with [`WORK`].
+const ROUTINE_TURNS: [(bool, &str); 10] = [
+    (true, "Start with the migration script, please."),
+    (false, WORK),
+    (true, "Looks fine, continue."),
+    (false, WORK),
+    (true, "Go on with the exporter."),
+    (false, WORK),
+    (true, "Fine. What about the statements job?"),
+    (false, WORK),
+    (true, "Good, keep going."),
+    (false, WORK),
+];
+
+/// `turns`, then [`ROUTINE_TURNS`].
+fn with_routine(turns: &[(bool, &str)]) -> Vec<Message> {
+    said(&[turns, &ROUTINE_TURNS[..]].concat())
+}
+
 /// What the assistant says between the person's statements: long enough
 /// that a fold has routine to drop and the request is one a fold takes
 /// (1,000 tokens at least).
@@ -1285,7 +1304,7 @@ const WORK: &str = "I read the migration script and the service config. The scri
 /// through two folds.
 #[test]
 fn a_superseded_value_is_gone_while_both_of_a_look_alike_pair_stay() {
-    let first = said(&[
+    let first = with_routine(&[
         (
             true,
             "We are shipping the billing service this week; help me get it out.",
@@ -1298,16 +1317,6 @@ fn a_superseded_value_is_gone_while_both_of_a_look_alike_pair_stay() {
              is 5433. The DB port for the reporting replica is 6432.",
         ),
         (false, "Understood, all of those."),
-        (true, "Start with the migration script, please."),
-        (false, WORK),
-        (true, "Looks fine, continue."),
-        (false, WORK),
-        (true, "Go on with the exporter."),
-        (false, WORK),
-        (true, "Fine. What about the statements job?"),
-        (false, WORK),
-        (true, "Good, keep going."),
-        (false, WORK),
     ]);
     let second = said(&[
         (
@@ -1360,7 +1369,7 @@ fn a_superseded_value_is_gone_while_both_of_a_look_alike_pair_stay() {
 /// (two requirements labelled with two names included).
 #[test]
 fn a_message_with_n_statements_yields_n_statements() {
-    let first = said(&[
+    let first = with_routine(&[
         (
             true,
             "We are shipping the billing service this week; help me get it out.",
@@ -1373,16 +1382,6 @@ fn a_message_with_n_statements_yields_n_statements() {
              days.",
         ),
         (false, "Understood, all four."),
-        (true, "Start with the migration script, please."),
-        (false, WORK),
-        (true, "Looks fine, continue."),
-        (false, WORK),
-        (true, "Go on with the exporter."),
-        (false, WORK),
-        (true, "Fine. What about the statements job?"),
-        (false, WORK),
-        (true, "Good, keep going."),
-        (false, WORK),
     ]);
     let second = said(&[
         (true, "Now run the unit tests."),

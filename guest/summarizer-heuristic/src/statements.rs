@@ -651,6 +651,16 @@ fn frames(text: &str) -> Vec<Frame> {
                 tail.to_lowercase(),
             ));
         }
+        // Digits as `9`, letters as `a`: the value's form.
+        let masked = |text: &str| -> String {
+            text.chars()
+                .map(|c| match c {
+                    c if c.is_ascii_digit() => '9',
+                    c if c.is_alphabetic() => 'a',
+                    c => c,
+                })
+                .collect()
+        };
         // A hash is a hash whatever its letters: `hex9` for `48105b870`.
         let hex = value.len() >= 7 && value.chars().all(|c| c.is_ascii_hexdigit());
         // An amount glued to its unit keeps the unit: `400ms` and `745MB`
@@ -669,14 +679,7 @@ fn frames(text: &str) -> Vec<Frame> {
             .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit()) && rest.contains('.'))
         {
             // `v2.4.1` is version 2.4.1.
-            version
-                .chars()
-                .map(|c| match c {
-                    c if c.is_ascii_digit() => '9',
-                    c if c.is_alphabetic() => 'a',
-                    c => c,
-                })
-                .collect()
+            masked(version)
         } else if let Some(at) = glued {
             value[..at]
                 .chars()
@@ -684,14 +687,7 @@ fn frames(text: &str) -> Vec<Frame> {
                 .collect::<String>()
                 + &value[at..].to_lowercase()
         } else {
-            value
-                .chars()
-                .map(|c| match c {
-                    c if c.is_ascii_digit() => '9',
-                    c if c.is_alphabetic() => 'a',
-                    c => c,
-                })
-                .collect()
+            masked(value)
         };
         let bare = value
             .trim_start_matches(['$', '€', '£', '¥'])
