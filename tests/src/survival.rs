@@ -2643,7 +2643,7 @@ pub fn round_config(
 
 /// The request the previous checkpoint gives `history`, in tokens: a call
 /// that cannot compact (an unreachable threshold) returns it as it stands.
-fn current_tokens(
+pub fn current_tokens(
     middleware: &Middleware,
     history: &[Message],
     settings: &str,

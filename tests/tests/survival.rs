@@ -11,15 +11,15 @@ use condense_compressor::settings::CompactWhen;
 use condense_host::SessionCheckpoint;
 use condense_model::invariants::check_pairs;
 use condense_model::tokens::estimate_messages;
-use condense_model::{CoreConfig, Message, Role, Trigger};
+use condense_model::{Message, Role, Trigger};
 use condense_tests::survival::{
     Bank, CORPUS_SESSIONS, Canary, CanaryKind, Case, EMPHASIS, FOUND, HELD_EMPHASIS, HELD_FOUND,
     HELD_LABELLED, HELD_MULTI, LABELLED, MULTI, PER_KIND, REPLY, RETIRED, ROUNDS, Report,
     RoundBudget, SHAPES, Schedule, Statement, Tally, UNTUNED, budget_table, chat_cases,
-    contains_value, corpus_case, corpus_cases, emphasis_cases, fixed_budget, found_cases,
-    held_emphasis_cases, held_labelled_cases, held_multi_cases, labelled_cases, message_text,
-    multi_cases, retired_cases, round_config, run, run_with, run_with_schedule, talk_cases,
-    terse_cases, turn_boundaries, untuned_cases,
+    contains_value, corpus_case, corpus_cases, current_tokens, emphasis_cases, fixed_budget,
+    found_cases, held_emphasis_cases, held_labelled_cases, held_multi_cases, labelled_cases,
+    message_text, multi_cases, retired_cases, round_config, run, run_with, run_with_schedule,
+    talk_cases, terse_cases, turn_boundaries, untuned_cases,
 };
 use condense_tests::{custom_summarizer_middleware, embedded_middleware, session, summary_of};
 use std::collections::{HashMap, HashSet};
@@ -1220,17 +1220,8 @@ fn fold_segments(segments: &[Vec<Message>], budget: u32) -> Vec<String> {
     let mut summaries = Vec::new();
     for (round, segment) in segments.iter().enumerate() {
         history.extend(segment.iter().cloned());
-        // The request as the previous checkpoint gives it: a call that
-        // cannot compact reports it.
-        let probe = CoreConfig {
-            token_threshold: u32::MAX,
-            target_tokens: u32::MAX - 1,
-            recent_turns: 0,
-            keep_recent_tokens: 1,
-            summary_max_tokens: 64,
-        };
-        let measured = middleware.compress(&history, &probe, &settings, checkpoint.as_ref());
-        let current = measured.report.guest().expect("a report").tokens_after;
+        let current = current_tokens(middleware, &history, &settings, checkpoint.as_ref())
+            .unwrap_or_else(|e| panic!("round {}: {e}", round + 1));
         let previous = checkpoint
             .as_ref()
             .map_or(0, |c| c.checkpoint.boundary as usize);
@@ -1277,9 +1268,22 @@ const ROUTINE_TURNS: [(bool, &str); 10] = [
     (false, WORK),
 ];
 
-/// `turns`, then [`ROUTINE_TURNS`].
-fn with_routine(turns: &[(bool, &str)]) -> Vec<Message> {
-    said(&[turns, &ROUTINE_TURNS[..]].concat())
+/// The person's routine after the second statements, each answered with
+/// [`WORK`].
+const LATER_TURNS: [(bool, &str); 8] = [
+    (true, "Now run the unit tests."),
+    (false, WORK),
+    (true, "Okay, next file."),
+    (false, WORK),
+    (true, "And the rollback script?"),
+    (false, WORK),
+    (true, "Good, keep going."),
+    (false, WORK),
+];
+
+/// `turns`, then `rest` ([`ROUTINE_TURNS`], [`LATER_TURNS`]).
+fn said_then(turns: &[(bool, &str)], rest: &[(bool, &str)]) -> Vec<Message> {
+    said(&[turns, rest].concat())
 }
 
 /// What the assistant says between the person's statements: long enough
@@ -1304,37 +1308,35 @@ const WORK: &str = "I read the migration script and the service config. The scri
 /// through two folds.
 #[test]
 fn a_superseded_value_is_gone_while_both_of_a_look_alike_pair_stay() {
-    let first = with_routine(&[
-        (
-            true,
-            "We are shipping the billing service this week; help me get it out.",
-        ),
-        (false, WORK),
-        (
-            true,
-            "Some ground rules. The deploy window is Tuesday 14:00. Checkout calls stay under \
+    let first = said_then(
+        &[
+            (
+                true,
+                "We are shipping the billing service this week; help me get it out.",
+            ),
+            (false, WORK),
+            (
+                true,
+                "Some ground rules. The deploy window is Tuesday 14:00. Checkout calls stay under \
              300 ms at p99. We MUST support Postgres 15 and nothing older. The staging DB port \
              is 5433. The DB port for the reporting replica is 6432.",
-        ),
-        (false, "Understood, all of those."),
-    ]);
-    let second = said(&[
-        (
-            true,
-            "Change of plan: the deploy window is Thursday 09:00. New target: 250 ms at p99. \
+            ),
+            (false, "Understood, all of those."),
+        ],
+        &ROUTINE_TURNS,
+    );
+    let second = said_then(
+        &[
+            (
+                true,
+                "Change of plan: the deploy window is Thursday 09:00. New target: 250 ms at p99. \
              Postgres floor is 16 now. The production DB port is 5432. The DB port for the \
              analytics replica is 7432.",
-        ),
-        (false, "Noted."),
-        (true, "Now run the unit tests."),
-        (false, WORK),
-        (true, "Okay, next file."),
-        (false, WORK),
-        (true, "And the rollback script?"),
-        (false, WORK),
-        (true, "Good, keep going."),
-        (false, WORK),
-    ]);
+            ),
+            (false, "Noted."),
+        ],
+        &LATER_TURNS,
+    );
     let summaries = fold_segments(&[first, second], 600);
     let (before, after) = (&summaries[0], &summaries[1]);
     println!("round 2's summary:\n{after}");
@@ -1369,30 +1371,24 @@ fn a_superseded_value_is_gone_while_both_of_a_look_alike_pair_stay() {
 /// (two requirements labelled with two names included).
 #[test]
 fn a_message_with_n_statements_yields_n_statements() {
-    let first = with_routine(&[
-        (
-            true,
-            "We are shipping the billing service this week; help me get it out.",
-        ),
-        (false, WORK),
-        (
-            true,
-            "Requirement RQ-17: reports are CSV, never XLSX. Requirement RQ-18: every export \
+    let first = said_then(
+        &[
+            (
+                true,
+                "We are shipping the billing service this week; help me get it out.",
+            ),
+            (false, WORK),
+            (
+                true,
+                "Requirement RQ-17: reports are CSV, never XLSX. Requirement RQ-18: every export \
              carries the tenant id. The importer may run 4 workers at most. Logs stay for 30 \
              days.",
-        ),
-        (false, "Understood, all four."),
-    ]);
-    let second = said(&[
-        (true, "Now run the unit tests."),
-        (false, WORK),
-        (true, "Okay, next file."),
-        (false, WORK),
-        (true, "And the rollback script?"),
-        (false, WORK),
-        (true, "Good, keep going."),
-        (false, WORK),
-    ]);
+            ),
+            (false, "Understood, all four."),
+        ],
+        &ROUTINE_TURNS,
+    );
+    let second = said(&LATER_TURNS);
     let summaries = fold_segments(&[first, second], 600);
     for (round, summary) in summaries.iter().enumerate() {
         for value in [
