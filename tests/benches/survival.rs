@@ -30,7 +30,9 @@
 //! heuristic one) in place of the embedded one; `SURVIVAL_FAMILIES=untuned,
 //! multi` runs only the families named (of `chat`, `talk`, `terse`,
 //! `corpus`, `untuned`, `retired`, and the shapes `multi`, `found`,
-//! `labelled`, `emphasis`, each of which runs both halves). The fixed-budget tables run the same
+//! `labelled`, `emphasis`, each of which runs both halves;
+//! `SURVIVAL_HELD_BACK=0` runs the tuned half only, for tuning). The
+//! fixed-budget tables run the same
 //! budget over the default rounds and over 10 (`SURVIVAL_FIXED_ROUNDS=7`:
 //! over 7 instead; 0: not at all).
 
@@ -116,6 +118,12 @@ fn fixed_rounds() -> usize {
     }
 }
 
+/// Whether the shapes' held-back halves run: not with `SURVIVAL_HELD_BACK=0`,
+/// for a tuning run that must not see their figures.
+fn held_back_runs() -> bool {
+    std::env::var("SURVIVAL_HELD_BACK").map_or(true, |v| v.trim() != "0")
+}
+
 /// Whether `family` is to run: every family, or those of `SURVIVAL_FAMILIES`.
 fn runs(family: &str) -> bool {
     match std::env::var("SURVIVAL_FAMILIES") {
@@ -149,7 +157,10 @@ fn main() {
                     "{} HELD BACK (bank of 2026-12-05, pinned; figures only)",
                     shape.name
                 ),
-                (shape.held_back)(FILLER_SEEDS),
+                match held_back_runs() {
+                    true => (shape.held_back)(FILLER_SEEDS),
+                    false => Vec::new(),
+                },
             )
         })
         .collect();
@@ -223,7 +234,9 @@ fn main() {
             // carried stale are not printed, so that nobody tuning the
             // summarizer reads them (the banks' point is that they were not
             // written against).
-            held_reports.push(run_with(middleware, held_cases, percent));
+            if !held_cases.is_empty() {
+                held_reports.push(run_with(middleware, held_cases, percent));
+            }
         }
     }
     if !summaries.is_empty() {
@@ -248,8 +261,10 @@ fn main() {
         }
         println!("\n===== {tuned_label}, seeds {FILLER_SEEDS:?}");
         print!("{}", budget_table(tuned_reports, ROUNDS));
-        println!("===== {held_label}, seeds {FILLER_SEEDS:?}");
-        print!("{}", budget_table(held_reports, ROUNDS));
+        if !held_reports.is_empty() {
+            println!("===== {held_label}, seeds {FILLER_SEEDS:?}");
+            print!("{}", budget_table(held_reports, ROUNDS));
+        }
     }
 
     // The same fixed budget over the default number of rounds and over more:
@@ -271,8 +286,10 @@ fn main() {
         for (tuned_label, tuned_cases, held_label, held_cases) in &shapes {
             fixed_budget_tables(middleware, &[(tuned_label, tuned_cases)], rounds, false);
             // Apart, figures only, as above.
-            println!("\n===== {rounds} rounds at a fixed token budget, {held_label}");
-            fixed_budget_tables(middleware, &[(held_label, held_cases)], rounds, true);
+            if !held_cases.is_empty() {
+                println!("\n===== {rounds} rounds at a fixed token budget, {held_label}");
+                fixed_budget_tables(middleware, &[(held_label, held_cases)], rounds, true);
+            }
         }
     }
 }

@@ -56,6 +56,23 @@ impl<K: Clone + Eq + Hash, V: Default> Recent<K, V> {
         self.slots[slot].take().map(|(_, v)| v)
     }
 
+    /// Renames `key` to `new` where it stands (the order is unchanged); if
+    /// `new` is already there, `key` is taken out and `new` keeps its place
+    /// and value.
+    pub fn rekey(&mut self, key: &K, new: K) {
+        let Some(slot) = self.index.remove(key) else {
+            return;
+        };
+        if self.index.contains_key(&new) {
+            self.slots[slot] = None;
+            return;
+        }
+        if let Some((k, _)) = self.slots[slot].as_mut() {
+            *k = new.clone();
+        }
+        self.index.insert(new, slot);
+    }
+
     /// Oldest mention first.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
         self.slots.iter().flatten().map(|(k, v)| (k, v))

@@ -179,25 +179,54 @@ pub(crate) fn routine(request: &str, count: u32) -> bool {
     by_harness(request) || (few_words || count >= 2) && !binds(request)
 }
 
-/// Whether a request was said again and again with nothing binding in it.
-fn repeated(request: &str, count: u32) -> bool {
-    count >= 2 && !binds(request)
-}
-
 fn binds(request: &str) -> bool {
     said(request)
         .iter()
         .any(|s| statements::binding(s, &[]).is_some())
 }
 
+/// Whether a request was said again and again with nothing binding in it.
+fn repeated(request: &str, count: u32) -> bool {
+    count >= 2 && !binds(request)
+}
+
+/// The words of a request that only says "go on", in the languages the
+/// framing speaks: a closed class, as function words are.
+#[rustfmt::skip]
+const GO_ON_WORDS: &[&str] = &[
+    "continue", "go", "on", "ahead", "proceed", "keep", "going", "carry", "resume", "next",
+    "yes", "yep", "yeah", "y", "ok", "okay", "k", "sure", "fine", "good", "great", "right",
+    "alright", "please", "pls", "thanks", "do", "it", "that", "then", "so", "now", "and",
+    "weiter", "mach", "ja", "bitte", "continuez", "vas-y", "oui", "allez",
+    "continúa", "continua", "sigue", "sí", "si", "vale", "adelante", "continuar", "segue",
+    "sim", "vai", "avanti", "продолжай", "продолжайте", "дальше", "да", "давай",
+];
+
+/// The same for languages written without spaces, as whole requests.
+const GO_ON_UNSPACED: &[&str] = &["继续", "続けて", "続けてください", "계속", "계속해"];
+
+/// Whether `request` only tells the agent to go on ("continue", "ok, go
+/// on", "yes please"): it carries on the task before it.
+fn goes_on(request: &str) -> bool {
+    let words: Vec<String> = request
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let bare = request.trim().trim_end_matches(['.', '!', '。', '！']);
+    !words.is_empty() && words.iter().all(|w| GO_ON_WORDS.contains(&w.as_str()))
+        || GO_ON_UNSPACED.contains(&bare)
+}
+
 /// The person's latest request in `digest`: the current task. A notice a
-/// harness wrote after it is not one, nor a line said again and again
-/// ("Looking at the logs again." ×6); when there is nothing else, the
-/// latest the person wrote.
+/// harness wrote after it is not one, nor a request that only says go on
+/// ("continue"), nor a line said again and again ("Looking at the logs
+/// again." ×6): the task is still the one before. When there is nothing
+/// else, the latest the person wrote.
 pub(crate) fn current_request(digest: &Digest) -> Option<&String> {
     let written = || digest.requests.iter().filter(|(text, _)| !by_harness(text));
     written()
-        .filter(|(text, count)| !repeated(text, **count))
+        .filter(|(text, count)| !repeated(text, **count) && !goes_on(text))
         .last()
         .or_else(|| written().last())
         .map(|(text, _)| text)
@@ -747,6 +776,11 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
         for key in earlier {
             runs += digest.commands.remove(&key).unwrap_or(0);
         }
+        // So is what another command showed of a setting this one shows
+        // again (`replicas=4` from `cat deploy.env`, then `replicas: 6` from
+        // `kubectl get deploy web`).
+        let keys: Vec<String> = found_keys(&command, &outcome).collect();
+        supersede_settings(digest, &command, &keys);
         // A run that succeeded fixed what the earlier runs showed: the
         // error stays listed (it happened; the agent may meet it again),
         // paired with its fix.
@@ -767,17 +801,124 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
 /// Between the lines of what a command found.
 const FOUND_SEPARATOR: &str = "; ";
 
+/// Drops from the outcomes of commands other than `command` the settings
+/// of `keys`: `command` has just shown their current values. A command
+/// that looks at another thing keeps its own ([`about_one_thing`]).
+fn supersede_settings(digest: &mut Digest, command: &str, keys: &[String]) {
+    if keys.is_empty() {
+        return;
+    }
+    let stale: Vec<((String, String), String)> = (digest.commands.iter())
+        .filter(|((other, _), _)| other != command && about_one_thing(other, command))
+        .filter(|((other, outcome), _)| found_keys(other, outcome).any(|k| keys.contains(&k)))
+        .map(|((other, outcome), _)| {
+            let status = outcome.split(STATUS_SEPARATOR).next().unwrap_or_default();
+            let kept: Vec<&str> = found_lines(other, outcome)
+                .filter(|(_, key)| !key.as_ref().is_some_and(|k| keys.contains(k)))
+                .map(|(line, _)| line)
+                .collect();
+            let kept = match kept.is_empty() {
+                true => status.to_owned(),
+                false => format!("{status}{STATUS_SEPARATOR}{}", kept.join(FOUND_SEPARATOR)),
+            };
+            ((other.clone(), outcome.clone()), kept)
+        })
+        .collect();
+    for (key, outcome) in stale {
+        let command = key.0.clone();
+        digest.commands.rekey(&key, (command, outcome));
+    }
+}
+
+/// The lines of what `command` found (its `outcome` after the status),
+/// each with the setting it shows: its key, or, for one token printed
+/// alone (`redis://cache-7:6379` from `printenv CACHE_URL`), what the command
+/// asked for ([`asked_for`]).
+fn found_lines<'a>(
+    command: &'a str,
+    outcome: &'a str,
+) -> impl Iterator<Item = (&'a str, Option<String>)> + 'a {
+    let found = outcome.split_once(STATUS_SEPARATOR).map_or("", |(_, f)| f);
+    let lines: Vec<&str> = found
+        .split(FOUND_SEPARATOR)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let alone = lines.len() == 1;
+    lines.into_iter().map(move |line| {
+        let bare = alone && !line.contains(char::is_whitespace);
+        let key = setting_key(line).or_else(|| bare.then(|| asked_for(command)).flatten());
+        (line, key)
+    })
+}
+
+/// The settings a command's outcome shows (see [`found_lines`]).
+fn found_keys<'a>(command: &'a str, outcome: &'a str) -> impl Iterator<Item = String> + 'a {
+    found_lines(command, outcome).filter_map(|(_, key)| key)
+}
+
+/// The setting a command asks for: the last word of its last argument
+/// before any pipe that is neither a flag nor a file (`printenv
+/// CACHE_URL`, `git config user.signingkey`, `jq .refresh
+/// dashboards/latency.json`, `kubectl get cm freeze -o
+/// jsonpath='{.data.window}'`). Folded as [`setting_key`] folds keys.
+fn asked_for(command: &str) -> Option<String> {
+    const EXTENSION_CHARS: usize = 4;
+    let file = |token: &str| {
+        token.rsplit_once('.').is_some_and(|(stem, extension)| {
+            !stem.is_empty()
+                && !stem.ends_with('/')
+                && (1..=EXTENSION_CHARS).contains(&extension.len())
+                && extension.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+    };
+    let first = command.split('|').next()?;
+    let arguments: Vec<&str> = first.split_whitespace().skip(1).collect();
+    let last = arguments
+        .into_iter()
+        .rfind(|t| !t.starts_with('-') && !file(t))?;
+    let word = last
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .rfind(|w| w.chars().any(char::is_alphabetic))?;
+    Some(word.to_lowercase().replace('-', "_"))
+}
+
+/// Whether two commands may look at one thing: not when they are one
+/// argument apart (`kubectl get deploy api …` / `… worker …`: the same look
+/// at two things), nor when both name files and no file is in both.
+fn about_one_thing(a: &str, b: &str) -> bool {
+    let (ta, tb): (Vec<&str>, Vec<&str>) = (
+        a.split_whitespace().collect(),
+        b.split_whitespace().collect(),
+    );
+    let one_apart = ta.len() == tb.len() && ta.iter().zip(&tb).filter(|(x, y)| x != y).count() == 1;
+    let (pa, pb): (Vec<&str>, Vec<&str>) = (command_paths(a).collect(), command_paths(b).collect());
+    let other_files = !pa.is_empty() && !pb.is_empty() && !pa.iter().any(|p| pb.contains(p));
+    !one_apart && !other_files
+}
+
 /// What a short output says that an agent would run the command again to
 /// learn: its lines that carry a value ([`carries_value`]) — with
 /// `names_only`, its lines that are one name each — cut short. Nothing
 /// from a long output (a log, a listing, a file).
 fn found_values<'a>(lines: &'a [&'a str], names_only: bool) -> impl Iterator<Item = String> + 'a {
-    let short = lines.iter().filter(|l| says_something(l)).count() <= FOUND_OUTPUT_LINES;
+    let informative = lines.iter().filter(|l| says_something(l)).count();
+    let short = informative <= FOUND_OUTPUT_LINES;
+    // An output that is one token is what the command was run to print
+    // (`6`, `eu-west-3`, `ops@acme.io`) unless it is a word ("built").
+    let sole = informative == 1;
+    let token = |l: &str| {
+        !l.contains(char::is_whitespace)
+            && l.chars()
+                .any(|c| c.is_ascii_digit() || "./-_:@=".contains(c))
+    };
     (lines.iter())
         .filter(move |_| short)
         .map(|l| strip_wrapping_tags(l))
         .filter(|l| says_something(l) && l.chars().count() <= FOUND_LINE_MAX_CHARS)
-        .filter(move |l| carries_value(l) && !(names_only && l.contains(char::is_whitespace)))
+        .filter(move |l| {
+            let one_word = !l.contains(char::is_whitespace);
+            (carries_value(l) || sole && token(l)) && !(names_only && !one_word)
+        })
         .map(|l| one_line(l, FOUND_LINE_MAX_CHARS))
 }
 
@@ -789,15 +930,10 @@ fn found_values<'a>(lines: &'a [&'a str], names_only: bool) -> impl Iterator<Ite
 /// of them. A search hit's line number (`14:`) is not part of it; a file
 /// shown with its line numbers (`12→`) is a listing.
 fn carries_value(line: &str) -> bool {
-    let numbered = line.trim_start_matches(|c: char| c.is_ascii_digit());
-    let line = match numbered.strip_prefix(':') {
-        Some(rest) if numbered.len() < line.len() => rest.trim(),
-        _ => line,
-    };
+    let line = without_line_number(line);
     if is_listing(line) {
         return false;
     }
-    const KEY_WORDS: usize = 4;
     const ROW_TOKENS: usize = 8;
     // A bare count ("3") is prose's; a value has more to it.
     let value_token = |token: &str| {
@@ -806,24 +942,42 @@ fn carries_value(line: &str) -> bool {
                 .chars()
                 .any(|c| c.is_alphabetic() || "./-:".contains(c))
     };
-    // `key=value` sets whatever it says; `key: value` is a value when it
-    // holds a number ("test result: ok" is a status).
-    let setting = [("=", false), (": ", true)]
-        .iter()
-        .any(|&(separator, numeric)| {
-            line.split_once(separator).is_some_and(|(key, value)| {
-                let key = key.trim().trim_matches(['"', '\'', ',', '{', ' ']);
-                let value = value.trim().trim_matches(['"', '\'', ',', '}', ' ']);
-                !key.is_empty()
-                    && key.len() <= 40
-                    && key.split_whitespace().count() <= KEY_WORDS
-                    && !value.is_empty()
-                    && (!numeric || value.chars().any(|c| c.is_ascii_digit()))
-            })
-        });
     let tokens: Vec<&str> = line.split_whitespace().collect();
     let row = tokens.len() <= ROW_TOKENS && tokens.iter().any(|t| value_token(t));
-    setting || row
+    setting_key(line).is_some() || row
+}
+
+/// `line` without a search hit's line number (`14:`).
+fn without_line_number(line: &str) -> &str {
+    let numbered = line.trim_start_matches(|c: char| c.is_ascii_digit());
+    match numbered.strip_prefix(':') {
+        Some(rest) if numbered.len() < line.len() => rest.trim(),
+        _ => line,
+    }
+}
+
+/// What an output line sets, if it is a setting: `key=value` sets whatever
+/// it says; `key: value` is a value when it holds a number ("test result:
+/// ok" is a status). The key is folded to one spelling (`DB_HOST`,
+/// `db-host`, `"db_host"`, `.spec.db_host` are one key), so a later look
+/// at the same setting through another command or format can be told.
+fn setting_key(line: &str) -> Option<String> {
+    const KEY_WORDS: usize = 4;
+    const KEY_MAX_CHARS: usize = 40;
+    [("=", false), (": ", true)]
+        .iter()
+        .find_map(|&(separator, numeric)| {
+            let (key, value) = without_line_number(line).split_once(separator)?;
+            let key = key.trim().trim_matches(['"', '\'', ',', '{', ' ']);
+            let value = value.trim().trim_matches(['"', '\'', ',', '}', ' ']);
+            let is_setting = !key.is_empty()
+                && key.len() <= KEY_MAX_CHARS
+                && key.split_whitespace().count() <= KEY_WORDS
+                && !value.is_empty()
+                && (!numeric || value.chars().any(|c| c.is_ascii_digit()));
+            let last = key.rsplit('.').next().unwrap_or(key);
+            is_setting.then(|| last.to_lowercase().replace('-', "_"))
+        })
 }
 
 /// The line near the end of a command's output that counts what happened
@@ -1304,6 +1458,97 @@ mod tests {
                 ("make".to_owned(), "ok".to_owned(), 2),
             ]
         );
+    }
+
+    /// A setting one command showed is stale once another shows it anew
+    /// (another command, another format), unless the two look at two
+    /// things (one argument apart, or other files).
+    #[test]
+    fn a_setting_shown_again_by_another_command_replaces_the_old() {
+        let commands = commands_after(&[
+            ("cat deploy.env", "region=eu-west-3\nreplicas=4"),
+            (
+                "kubectl get deploy web -o yaml | grep replicas",
+                "  replicas: 6",
+            ),
+        ]);
+        assert_eq!(
+            commands,
+            [
+                (
+                    "cat deploy.env".to_owned(),
+                    "ok: region=eu-west-3".to_owned(),
+                    1
+                ),
+                (
+                    "kubectl get deploy web -o yaml | grep replicas".to_owned(),
+                    "ok: replicas: 6".to_owned(),
+                    1
+                ),
+            ]
+        );
+        let both = |a: &str, b: &str| {
+            let commands = commands_after(&[(a, "cpu: 500m"), (b, "cpu: 250m")]);
+            commands
+                .iter()
+                .filter(|(_, o, _)| o.contains("cpu"))
+                .count()
+        };
+        assert_eq!(
+            both(
+                "kubectl get deploy api -o yaml",
+                "kubectl get deploy worker -o yaml"
+            ),
+            2
+        );
+        assert_eq!(
+            both("grep cpu k8s/api/deploy.yaml", "cat k8s/worker/deploy.yaml"),
+            2
+        );
+        assert_eq!(
+            both(
+                "grep cpu k8s/api/deploy.yaml",
+                "kubectl get deploy api -o yaml"
+            ),
+            1
+        );
+    }
+
+    /// A value printed alone is the setting the command asked for.
+    #[test]
+    fn a_value_printed_alone_is_the_setting_asked_for() {
+        for command in [
+            "printenv CACHE_URL",
+            "kubectl get cm web -o jsonpath='{.data.cache_url}'",
+            "jq .cache-url config/app.json",
+        ] {
+            assert_eq!(
+                asked_for(command).as_deref(),
+                Some("cache_url"),
+                "{command}"
+            );
+        }
+        assert_eq!(asked_for("cat deploy.env"), None);
+        let commands = commands_after(&[
+            (
+                "cat .env.production",
+                "PORT=8080\nCACHE_URL=redis://cache-7:6379",
+            ),
+            (
+                "kubectl exec deploy/web -- printenv CACHE_URL",
+                "redis://cache-9:6379",
+            ),
+        ]);
+        assert_eq!(commands[0].1, "ok: PORT=8080");
+    }
+
+    #[test]
+    fn an_output_of_one_token_is_the_value_the_command_printed() {
+        let outcome = |output: &str| commands_after(&[("run", output)])[0].1.clone();
+        assert_eq!(outcome("6\n"), "ok: 6");
+        assert_eq!(outcome("eu-west-3"), "ok: eu-west-3");
+        assert_eq!(outcome("built"), "ok");
+        assert_eq!(outcome("6\ndone"), "ok");
     }
 
     #[test]

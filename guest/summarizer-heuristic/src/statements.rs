@@ -1743,6 +1743,31 @@ mod tests {
                 "The staging quota is 20GB.",
                 "The staging quota got raised to 40GB.",
             ),
+            // Labelled or emphatic, then updated plainly in other words.
+            (
+                "SECURITY RULE: never paste tokens into logs; redact anything that starts with tok_abq12.",
+                "Redaction prefix changed to tok_xyz34.",
+            ),
+            (
+                "HARD LIMIT: Node 20.11.1 only.",
+                "Bump the Node ceiling to 22.3.0.",
+            ),
+            (
+                "Deadline: the API freeze is 2026-05-12.",
+                "Freeze got pushed: 2026-06-02.",
+            ),
+            (
+                "POLICY: only deploy from the runner ci-runner-41.",
+                "Deploys happen on ci-runner-77 going forward.",
+            ),
+            (
+                "DO NOT deploy after 16:00 on Fridays.",
+                "Friday deploy cutoff is 14:00 from this week.",
+            ),
+            (
+                "SECURITY: rotate the key kms-key-0031 monthly.",
+                "KMS key in use: kms-key-0047.",
+            ),
         ] {
             assert_eq!(kept(&[old, new]), [new], "{old} / {new}");
         }

@@ -394,8 +394,8 @@ fn two_folds_merge_to_the_same_summary_as_one() {
     );
     // A routine request says nothing to keep: it is the first to go, before
     // the narrative (the code written, which goes at this budget) and the
-    // files. ("continue" is this session's current task, pinned; its
-    // routine request is the harness's notice of a background command.)
+    // files. (Its routine request is the harness's notice of a background
+    // command.)
     let notice = "- [Background command \"Run SessionLive tests\" completed (exit code 0)]";
     let unbudgeted = run("", &messages, UNLIMITED, "en");
     assert!(unbudgeted.contains(notice), "{unbudgeted}");
@@ -687,4 +687,36 @@ fn each_rank_class_goes_in_its_order() {
         }
     }
     assert!(dropped_any);
+}
+
+/// "continue" goes on with the task: the task is the request before it.
+#[test]
+fn a_routine_request_is_not_the_current_task() {
+    let user = |text: &str| Message {
+        role: Role::User,
+        parts: vec![Part::Text(text.into())],
+    };
+    let assistant = |text: &str| Message {
+        role: Role::Assistant,
+        parts: vec![Part::Text(text.into())],
+    };
+    let messages = [
+        user("Port the importer to the streaming parser and keep the old API working."),
+        assistant("Starting with the parser module."),
+        user("continue"),
+        assistant("Moving on to the API shim."),
+        user("ok, go on"),
+        assistant("Shim done."),
+    ];
+    let summary = run("", &messages, UNLIMITED, "en");
+    let current = sections(&summary)
+        .into_iter()
+        .find(|(t, _)| *t == "Current task")
+        .map(|(_, items)| items)
+        .unwrap_or_default();
+    assert_eq!(
+        current,
+        ["Port the importer to the streaming parser and keep the old API working."],
+        "{summary}"
+    );
 }

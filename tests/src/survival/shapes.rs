@@ -322,7 +322,7 @@ const FOUND_RULES: &[Template] = &[
         "202!-1!-0!..202!-1!-2!",
         [
             "The freeze window was edited, read it again.\n$ cat ops/freeze.yaml\nfreeze:\n  window: {v}\n  allow: hotfix-only",
-            "Check the freeze file again, it changed.\n$ cat ops/freeze.yaml\nfreeze:\n  window: {v}\n  allow: hotfix-only",
+            "Check the freeze window the cluster has.\n$ kubectl get configmap freeze -o jsonpath='{.data.window}'\n{v}",
         ],
     ),
     t(
@@ -376,7 +376,7 @@ const FOUND_FACTS: &[Template] = &[
         "pg-prod-!#~.internal",
         [
             "The DB was failed over, read the env again.\n$ cat deploy.env\nregion=eu-west-3\nreplicas=4\nDB_HOST={v}",
-            "Check deploy.env once more.\n$ cat deploy.env\nregion=eu-west-3\nreplicas=4\nDB_HOST={v}",
+            "Ask the app which database it uses.\n$ curl -s localhost:8080/config | jq .\n{\n  \"db_host\": \"{v}\",\n  \"pool\": 20\n}",
         ],
     ),
     t(
@@ -400,7 +400,7 @@ const FOUND_FACTS: &[Template] = &[
         "cache-!#~-@@@.internal",
         [
             "The cache moved, grep again.\n$ grep CACHE_URL .env.production\nCACHE_URL=redis://{v}:6379",
-            "Check the cache host again.\n$ grep CACHE_URL .env.production\nCACHE_URL=redis://{v}:6379",
+            "Ask the running pod for its cache.\n$ kubectl exec deploy/web -- printenv CACHE_URL\nredis://{v}:6379",
         ],
     ),
 ];
@@ -470,7 +470,7 @@ const FOUND_PREFERENCES: &[Template] = &[
         "json-v!#~",
         [
             "service.yaml changed, grep again.\n$ grep log_format service.yaml\nlog_format: {v}",
-            "Check the log format again.\n$ grep log_format service.yaml\nlog_format: {v}",
+            "See what the helm values say about the log format.\n$ grep -n log_format deploy/helm/values.yaml\n31:  log_format: {v}",
         ],
     ),
 ];
