@@ -917,7 +917,7 @@ fn found_values<'a>(lines: &'a [&'a str], names_only: bool) -> impl Iterator<Ite
         .filter(|l| says_something(l) && l.chars().count() <= FOUND_LINE_MAX_CHARS)
         .filter(move |l| {
             let one_word = !l.contains(char::is_whitespace);
-            (carries_value(l) || sole && token(l)) && !(names_only && !one_word)
+            (carries_value(l) || sole && token(l)) && (!names_only || one_word)
         })
         .map(|l| one_line(l, FOUND_LINE_MAX_CHARS))
 }
