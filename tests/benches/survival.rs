@@ -7,7 +7,8 @@
 //! family now); then the issue-37 shapes (multi-statement messages,
 //! tool-found values, labelled routine beside labelled rules, emphasis), 8
 //! sessions of each half of each: the tuned half and the held-back half,
-//! whose banks were written on 2026-12-05 and are pinned; five successive
+//! whose banks were written on the evening of 2026-12-05 and are pinned,
+//! and the first held-back half, retired that day (consulted while tuning); five successive
 //! compactions each, at summary budgets of 10%, 20% and 30% of the folded
 //! text. Prints, per budget, the table of each family, the folded canaries
 //! lost at the last round, and a one-line summary of the four tuned families
@@ -30,7 +31,7 @@
 //! heuristic one) in place of the embedded one; `SURVIVAL_FAMILIES=untuned,
 //! multi` runs only the families named (of `chat`, `talk`, `terse`,
 //! `corpus`, `untuned`, `retired`, and the shapes `multi`, `found`,
-//! `labelled`, `emphasis`, each of which runs both halves;
+//! `labelled`, `emphasis`, each of which runs its three halves;
 //! `SURVIVAL_HELD_BACK=0` runs the tuned half only, for tuning). The
 //! fixed-budget tables run the same
 //! budget over the default rounds and over 10 (`SURVIVAL_FIXED_ROUNDS=7`:
@@ -154,7 +155,7 @@ fn main() {
                 format!("{} (tuned half)", shape.name),
                 (shape.tuned)(FILLER_SEEDS),
                 format!(
-                    "{} HELD BACK (bank of 2026-12-05, pinned; figures only)",
+                    "{} HELD BACK (unseen bank of 2026-12-05 evening, pinned; figures only)",
                     shape.name
                 ),
                 match held_back_runs() {
@@ -192,6 +193,22 @@ fn main() {
     let mut retired_reports = Vec::new();
     let mut shape_reports: Vec<(Vec<Report>, Vec<Report>)> =
         shapes.iter().map(|_| (Vec::new(), Vec::new())).collect();
+    // The shapes' first held-back halves, retired: ordinary families now.
+    let retired_shapes: Vec<(String, Vec<Case>)> = SHAPES
+        .iter()
+        .filter(|shape| runs(shape.name))
+        .map(|shape| {
+            (
+                format!(
+                    "{} retired held-back half (consulted, 2026-12-05)",
+                    shape.name
+                ),
+                (shape.retired)(FILLER_SEEDS),
+            )
+        })
+        .collect();
+    let mut retired_shape_reports: Vec<Vec<Report>> =
+        retired_shapes.iter().map(|_| Vec::new()).collect();
     for percent in budgets() {
         let started = Instant::now();
         let reports: Vec<(&str, Report)> = tuned
@@ -238,6 +255,11 @@ fn main() {
                 held_reports.push(run_with(middleware, held_cases, percent));
             }
         }
+        for ((label, cases), reports) in retired_shapes.iter().zip(&mut retired_shape_reports) {
+            let report = run_with(middleware, cases, percent);
+            show(label, &report);
+            reports.push(report);
+        }
     }
     if !summaries.is_empty() {
         println!("\n===== summary");
@@ -265,6 +287,11 @@ fn main() {
             println!("===== {held_label}, seeds {FILLER_SEEDS:?}");
             print!("{}", budget_table(held_reports, ROUNDS));
         }
+    }
+
+    for ((label, _), reports) in retired_shapes.iter().zip(&retired_shape_reports) {
+        println!("\n===== {label}, seeds {FILLER_SEEDS:?}");
+        print!("{}", budget_table(reports, ROUNDS));
     }
 
     // The same fixed budget over the default number of rounds and over more:

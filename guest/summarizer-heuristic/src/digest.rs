@@ -112,7 +112,8 @@ pub struct ErrorNote {
     pub count: u32,
     /// The command whose output showed it (`None`: another tool's result).
     pub source: Option<String>,
-    /// A later run of `source` succeeded: the error is behind the agent.
+    /// A later run of `source` no longer showed it: the error is behind
+    /// the agent.
     pub fixed: bool,
 }
 
@@ -221,8 +222,9 @@ impl Digest {
         }
     }
 
-    /// A run of `command` succeeded: the errors its earlier runs showed are
-    /// fixed.
+    /// A run of `command` showed its output: the errors its earlier runs
+    /// showed are fixed, but those it shows again ([`Digest::add_error`]
+    /// opens them again).
     pub fn fixed_by(&mut self, command: &str) {
         for note in self.errors.values_mut() {
             if note.source.as_deref() == Some(command) {

@@ -781,10 +781,11 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
         // `kubectl get deploy web`).
         let keys: Vec<String> = found_keys(&command, &outcome).collect();
         supersede_settings(digest, &command, &keys);
-        // A run that succeeded fixed what the earlier runs showed: the
-        // error stays listed (it happened; the agent may meet it again),
-        // paired with its fix.
-        if errors.is_empty() && !failed {
+        // A run that shows something fixed what the earlier runs showed
+        // and it no longer does (a clean run, or one that fails on another
+        // test): the error stays listed (it happened; the agent may meet
+        // it again), paired with its fix. What this run shows is open.
+        if !failed || !errors.is_empty() {
             digest.fixed_by(&command);
         }
         for error in errors {
@@ -814,7 +815,7 @@ fn supersede_settings(digest: &mut Digest, command: &str, keys: &[String]) {
         .map(|((other, outcome), _)| {
             let status = outcome.split(STATUS_SEPARATOR).next().unwrap_or_default();
             let kept: Vec<&str> = found_lines(other, outcome)
-                .filter(|(_, key)| !key.as_ref().is_some_and(|k| keys.contains(k)))
+                .filter(|(_, shown)| !shown.iter().any(|k| keys.contains(k)))
                 .map(|(line, _)| line)
                 .collect();
             let kept = match kept.is_empty() {
@@ -831,13 +832,16 @@ fn supersede_settings(digest: &mut Digest, command: &str, keys: &[String]) {
 }
 
 /// The lines of what `command` found (its `outcome` after the status),
-/// each with the setting it shows: its key, or, for one token printed
-/// alone (`redis://cache-7:6379` from `printenv CACHE_URL`), what the command
-/// asked for ([`asked_for`]).
+/// each with the settings it shows: its keys ([`setting_keys`]), its frame
+/// ([`row_frame`]), or, for one token printed alone
+/// (`redis://cache-7:6379` from `printenv CACHE_URL`), what the command
+/// asked for ([`asked_for`]). A tally shows none: it counts one run of its
+/// command (`8 tests, 0 failures`), and another command's is another
+/// run's, no later state of it.
 fn found_lines<'a>(
     command: &'a str,
     outcome: &'a str,
-) -> impl Iterator<Item = (&'a str, Option<String>)> + 'a {
+) -> impl Iterator<Item = (&'a str, Vec<String>)> + 'a {
     let found = outcome.split_once(STATUS_SEPARATOR).map_or("", |(_, f)| f);
     let lines: Vec<&str> = found
         .split(FOUND_SEPARATOR)
@@ -846,14 +850,63 @@ fn found_lines<'a>(
     let alone = lines.len() == 1;
     lines.into_iter().map(move |line| {
         let bare = alone && !line.contains(char::is_whitespace);
-        let key = setting_key(line).or_else(|| bare.then(|| asked_for(command)).flatten());
-        (line, key)
+        let keys = match tally(&[line]) {
+            Some(_) => Vec::new(),
+            None => (Some(setting_keys(line)).filter(|k| !k.is_empty()))
+                .or_else(|| row_frame(line).map(|k| vec![k]))
+                .or_else(|| bare.then(|| asked_for(command)).flatten().map(|k| vec![k]))
+                .unwrap_or_default(),
+        };
+        (line, keys)
     })
+}
+
+/// The settings an output line shows: the fields of a JSON object on one
+/// line (`{"build":"7c1e2f0","pid":4121}`), else its key if it is a
+/// setting ([`setting_key`]).
+fn setting_keys(line: &str) -> Vec<String> {
+    let object = line.trim().trim_end_matches(',');
+    match serde_json::from_str::<serde_json::Map<String, Value>>(object) {
+        Ok(fields) => (fields.iter())
+            .filter(|(_, v)| !v.is_object() && !v.is_array())
+            .map(|(k, _)| fold_key(k))
+            .collect(),
+        Err(_) => setting_key(line).into_iter().collect(),
+    }
+}
+
+/// What a row of values names: its words without the values (tokens with
+/// a digit), each folded as a key is ([`fold_key`]): `/src/payments/
+/// @acme/team-pay7` names `/src/payments/`, `limits.memory  12Gi  64Gi`
+/// names `memory`, as the setting `limits.memory: 64Gi` does. Two rows
+/// that name one thing are its state at two times. None for a row that is
+/// all values or all words.
+fn row_frame(line: &str) -> Option<String> {
+    let tokens: Vec<&str> = without_line_number(line).split_whitespace().collect();
+    let value = |t: &&str| t.chars().any(|c| c.is_ascii_digit());
+    let words: Vec<String> = (tokens.iter())
+        .filter(|t| !value(t))
+        // A path is named whole (`src/app.rs` is no key `rs`).
+        .map(|t| match t.contains('/') {
+            true => t.to_lowercase(),
+            false => fold_key(t),
+        })
+        .collect();
+    let named = words
+        .iter()
+        .any(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2);
+    (named && tokens.iter().any(value)).then(|| words.join(" "))
+}
+
+/// A key in one spelling: `DB_HOST`, `db-host`, `.spec.db_host` are one.
+fn fold_key(key: &str) -> String {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    last.to_lowercase().replace('-', "_")
 }
 
 /// The settings a command's outcome shows (see [`found_lines`]).
 fn found_keys<'a>(command: &'a str, outcome: &'a str) -> impl Iterator<Item = String> + 'a {
-    found_lines(command, outcome).filter_map(|(_, key)| key)
+    found_lines(command, outcome).flat_map(|(_, keys)| keys)
 }
 
 /// The setting a command asks for: the last word of its last argument
@@ -947,12 +1000,34 @@ fn carries_value(line: &str) -> bool {
     setting_key(line).is_some() || row
 }
 
-/// `line` without a search hit's line number (`14:`).
+/// `line` without a search hit's line number (`14:`, `src/a.env:14:`,
+/// `15-` before a line of context).
 fn without_line_number(line: &str) -> &str {
-    let numbered = line.trim_start_matches(|c: char| c.is_ascii_digit());
-    match numbered.strip_prefix(':') {
-        Some(rest) if numbered.len() < line.len() => rest.trim(),
-        _ => line,
+    // `src/a.env:14:` (grep over several files) before the number.
+    let in_file = line.split_once(':').and_then(|(path, rest)| {
+        (path.contains(['/', '.']) && !path.contains(char::is_whitespace))
+            .then(|| {
+                rest.trim_start_matches(|c: char| c.is_ascii_digit())
+                    .strip_prefix(':')
+            })
+            .flatten()
+            .filter(|_| rest.starts_with(|c: char| c.is_ascii_digit()))
+            .map(str::trim)
+    });
+    in_file.or_else(|| after_number(line)).unwrap_or(line)
+}
+
+/// What follows a line number opening `text`: `:` before a hit, `-` and a
+/// space before a line of context.
+fn after_number(text: &str) -> Option<&str> {
+    let rest = text.trim_start_matches(|c: char| c.is_ascii_digit());
+    if rest.len() == text.len() {
+        return None;
+    }
+    match (rest.strip_prefix(':'), rest.strip_prefix('-')) {
+        (Some(rest), _) => Some(rest.trim()),
+        (None, Some(rest)) if rest.starts_with(char::is_whitespace) => Some(rest.trim()),
+        _ => None,
     }
 }
 
@@ -975,8 +1050,7 @@ fn setting_key(line: &str) -> Option<String> {
                 && key.split_whitespace().count() <= KEY_WORDS
                 && !value.is_empty()
                 && (!numeric || value.chars().any(|c| c.is_ascii_digit()));
-            let last = key.rsplit('.').next().unwrap_or(key);
-            is_setting.then(|| last.to_lowercase().replace('-', "_"))
+            is_setting.then(|| fold_key(key))
         })
 }
 
@@ -1512,6 +1586,30 @@ mod tests {
             ),
             1
         );
+        // A row of values is a setting by its frame, a line number aside.
+        let commands = commands_after(&[
+            (
+                "grep -n payments CODEOWNERS",
+                "14:/src/payments/ @acme/team-pay7",
+            ),
+            (
+                "git show origin/main:CODEOWNERS | grep payments",
+                "/src/payments/ @acme/team-led4",
+            ),
+        ]);
+        assert_eq!(commands[0].1, "ok");
+        // A tally counts one run: another command's is another run's.
+        let commands = commands_after(&[
+            (
+                "cargo test -p ledger",
+                "test result: FAILED. 41 passed; 1 failed",
+            ),
+            ("cargo test", "test result: ok. 50 passed; 0 failed"),
+        ]);
+        assert_eq!(
+            commands[0].1,
+            "error: test result: FAILED. 41 passed; 1 failed"
+        );
     }
 
     /// A value printed alone is the setting the command asked for.
@@ -1540,6 +1638,69 @@ mod tests {
             ),
         ]);
         assert_eq!(commands[0].1, "ok: PORT=8080");
+    }
+
+    /// An error a later run of its command no longer shows is fixed, be
+    /// that run clean or failing on something else; one it shows again is
+    /// open; a run that shows nothing at all fixes nothing.
+    #[test]
+    fn an_error_its_command_no_longer_shows_is_fixed() {
+        let errors = |runs: &[(&str, &str)]| {
+            let mut digest = Digest::default();
+            let messages: Vec<Message> = (runs.iter().enumerate())
+                .flat_map(|(n, (command, output))| {
+                    let id = n.to_string();
+                    let arguments = serde_json::json!({ "command": command }).to_string();
+                    [
+                        Message {
+                            role: Role::Assistant,
+                            parts: vec![call(&id, "Bash", &arguments)],
+                        },
+                        Message {
+                            role: Role::User,
+                            parts: vec![result(&id, output, output.is_empty())],
+                        },
+                    ]
+                })
+                .collect();
+            absorb(&mut digest, &messages);
+            (digest.errors.iter())
+                .map(|(e, note)| (e.clone(), note.fixed))
+                .collect::<Vec<_>>()
+        };
+        let a = "FAILED tests/test_a.py::test_one - AssertionError";
+        let b = "FAILED tests/test_b.py::test_two - AssertionError";
+        assert_eq!(
+            errors(&[("pytest -q", a), ("pytest -q", b)]),
+            [(a.to_owned(), true), (b.to_owned(), false)]
+        );
+        assert_eq!(
+            errors(&[("pytest -q", a), ("pytest -q", a)]),
+            [(a.to_owned(), false)]
+        );
+        assert_eq!(
+            errors(&[("pytest -q", a), ("pytest -q", "")]),
+            [(a.to_owned(), false)]
+        );
+    }
+
+    #[test]
+    fn a_search_hits_line_number_is_not_part_of_it() {
+        for (line, bare) in [
+            ("14:rate_limit = 3014", "rate_limit = 3014"),
+            ("jobs/app/.env:2:DB_HOST=pg-7", "DB_HOST=pg-7"),
+            ("13-  format: ecs-4.88", "format: ecs-4.88"),
+            ("10.0.0.1:8080 up", "10.0.0.1:8080 up"),
+            ("2026-01-05 backup done", "2026-01-05 backup done"),
+            ("https://a.dev:8443/x", "https://a.dev:8443/x"),
+        ] {
+            assert_eq!(without_line_number(line), bare, "{line}");
+        }
+        // A JSON object on one line shows each of its fields.
+        assert_eq!(
+            setting_keys(r#"{"state":"up","build":"7c1e2f0","pid":4121}"#),
+            ["state", "build", "pid"]
+        );
     }
 
     #[test]

@@ -96,7 +96,7 @@ const CONTINUATION: &str = "  ";
 const COMMAND_PREFIX: &str = "$ ";
 const OUTCOME_SEPARATOR: &str = " → ";
 /// An error's source, after the error: ` ($ cargo test)`, ` ($ cargo test;
-/// fixed)` once a later run succeeded.
+/// fixed)` once a later run no longer showed it.
 const SOURCE_OPEN: &str = " ($ ";
 const FIXED: &str = "; fixed";
 

@@ -314,7 +314,7 @@ const FOUND_RULES: &[Template] = &[
         "acme/team-@@@@!#",
         [
             "Ownership changed, grep it again.\n$ grep payments CODEOWNERS\n/src/payments/ {v}",
-            "CODEOWNERS was updated. Look once more.\n$ grep payments CODEOWNERS\n/src/payments/ {v}",
+            "CODEOWNERS was updated on main. Look there.\n$ git show origin/main:CODEOWNERS | grep -n payments\n12:/src/payments/ {v}",
         ],
     ),
     t(
@@ -341,7 +341,7 @@ const FOUND_CONSTRAINTS: &[Template] = &[
         "!#~Gi",
         [
             "The quota was raised, describe it again.\n$ kubectl describe quota -n app\nName: compute\nResource  Used  Hard\nlimits.memory  12Gi  {v}",
-            "Check the quota again.\n$ kubectl describe quota -n app\nName: compute\nResource  Used  Hard\nlimits.memory  12Gi  {v}",
+            "Read the quota object itself.\n$ kubectl get quota compute -n app -o yaml | grep -A1 hard\nhard:\n  limits.memory: {v}",
         ],
     ),
     t(
