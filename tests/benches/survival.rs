@@ -155,7 +155,7 @@ fn main() {
                 format!("{} (tuned half)", shape.name),
                 (shape.tuned)(FILLER_SEEDS),
                 format!(
-                    "{} HELD BACK (unseen bank of 2026-12-05 evening, pinned; figures only)",
+                    "{} HELD BACK (bank of 2026-12-05 evening or night, pinned; figures only)",
                     shape.name
                 ),
                 match held_back_runs() {
@@ -193,18 +193,21 @@ fn main() {
     let mut retired_reports = Vec::new();
     let mut shape_reports: Vec<(Vec<Report>, Vec<Report>)> =
         shapes.iter().map(|_| (Vec::new(), Vec::new())).collect();
-    // The shapes' first held-back halves, retired: ordinary families now.
+    // The shapes' earlier held-back halves, retired: ordinary families now.
     let retired_shapes: Vec<(String, Vec<Case>)> = SHAPES
         .iter()
         .filter(|shape| runs(shape.name))
-        .map(|shape| {
-            (
-                format!(
-                    "{} retired held-back half (consulted, 2026-12-05)",
-                    shape.name
-                ),
-                (shape.retired)(FILLER_SEEDS),
-            )
+        .flat_map(|shape| {
+            shape.retired.iter().enumerate().map(|(n, retired)| {
+                (
+                    format!(
+                        "{} retired held-back half {} (consulted, 2026-12-05)",
+                        shape.name,
+                        n + 1
+                    ),
+                    retired(FILLER_SEEDS),
+                )
+            })
         })
         .collect();
     let mut retired_shape_reports: Vec<Vec<Report>> =
