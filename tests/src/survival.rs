@@ -1199,14 +1199,17 @@ pub const SHAPES: [Shape; 4] = [
     },
 ];
 
+/// The cases of a family, for a range of seeds.
+pub type Cases = fn(std::ops::Range<u64>) -> Vec<Case>;
+
 /// One shape of [`SHAPES`].
 pub struct Shape {
     pub name: &'static str,
-    pub tuned: fn(std::ops::Range<u64>) -> Vec<Case>,
-    pub held_back: fn(std::ops::Range<u64>) -> Vec<Case>,
+    pub tuned: Cases,
+    pub held_back: Cases,
     /// The earlier held-back halves, retired (see `held`; for found, the
     /// spent second one too): ordinary families.
-    pub retired: &'static [fn(std::ops::Range<u64>) -> Vec<Case>],
+    pub retired: &'static [Cases],
 }
 
 /// Heavy-filler sessions in the words of any `bank`, named `{name}-SEED`,
