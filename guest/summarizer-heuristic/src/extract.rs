@@ -811,11 +811,11 @@ fn supersede_settings(digest: &mut Digest, command: &str, keys: &[String]) {
     }
     let stale: Vec<((String, String), String)> = (digest.commands.iter())
         .filter(|((other, _), _)| other != command && about_one_thing(other, command))
-        .filter(|((other, outcome), _)| found_keys(other, outcome).any(|k| keys.contains(&k)))
+        .filter(|((other, outcome), _)| found_keys(other, outcome).any(|k| shows(keys, &k)))
         .map(|((other, outcome), _)| {
             let status = outcome.split(STATUS_SEPARATOR).next().unwrap_or_default();
             let kept: Vec<&str> = found_lines(other, outcome)
-                .filter(|(_, shown)| !shown.iter().any(|k| keys.contains(k)))
+                .filter(|(_, shown)| !shown.iter().any(|k| shows(keys, k)))
                 .map(|(line, _)| line)
                 .collect();
             let kept = match kept.is_empty() {
@@ -933,6 +933,29 @@ fn asked_for(command: &str) -> Option<String> {
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
         .rfind(|w| w.chars().any(char::is_alphabetic))?;
     Some(word.to_lowercase().replace('-', "_"))
+}
+
+/// Whether one of `keys` is `key`, however much of its path either names:
+/// the same words, or the words of one, two at least, ending the other
+/// (`TEST_DB_PREFIX` / `.test.db_prefix` → `db_prefix`, `fail_under` /
+/// `run: coverage report --fail-under`), never only a last word in common
+/// (`api cpu limit` / `worker cpu limit`).
+fn shows(keys: &[String], key: &str) -> bool {
+    const SUFFIX_WORDS: usize = 2;
+    let parts = |k: &str| -> Vec<String> {
+        k.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let key = parts(key);
+    keys.iter().map(|k| parts(k)).any(|other| {
+        let (short, long) = match other.len() <= key.len() {
+            true => (&other, &key),
+            false => (&key, &other),
+        };
+        !short.is_empty() && (short == long || short.len() >= SUFFIX_WORDS && long.ends_with(short))
+    })
 }
 
 /// Whether two commands may look at one thing: not when they are one
@@ -1610,6 +1633,24 @@ mod tests {
             commands[0].1,
             "error: test result: FAILED. 41 passed; 1 failed"
         );
+    }
+
+    /// A key names its setting however much of its path it spells.
+    #[test]
+    fn a_key_is_the_same_however_much_of_its_path_it_names() {
+        let keys = |k: &[&str]| k.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        assert!(shows(&keys(&["test_db_prefix"]), "db_prefix"));
+        assert!(shows(
+            &keys(&["run: coverage report __fail_under"]),
+            "fail_under"
+        ));
+        assert!(shows(&keys(&["replicas"]), "replicas"));
+        assert!(!shows(&keys(&["api cpu limit"]), "worker cpu limit"));
+        assert!(!shows(
+            &keys(&["read_timeout_seconds"]),
+            "write_timeout_seconds"
+        ));
+        assert!(!shows(&keys(&["db_prefix"]), "prefix"));
     }
 
     /// A value printed alone is the setting the command asked for.

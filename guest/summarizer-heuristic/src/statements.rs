@@ -114,7 +114,7 @@ const GOAL_CUES: &[&str] = &[
 const CORRECTION_CUES: &[&str] = &[
     "actually", "correction", "instead", "update", "updated", "changed", "change", "now",
     "no longer", "make that", "rather", "revised", "moved", "new", "swap", "switch", "replace",
-    "rotated", "raised", "lowered", "wrong", "sorry", "scratch that", "from now on", "rename",
+    "rotated", "raised", "lowered", "bump", "bumped", "wrong", "sorry", "scratch that", "from now on", "rename",
     "korrektur", "stattdessen", "jetzt", "nicht mehr", "eigentlich", "geändert",
     "en fait", "plutôt", "désormais", "maintenant", "corrección", "en realidad", "ahora",
     "en vez", "correção", "na verdade", "agora", "em vez", "correzione", "in realtà",
@@ -206,6 +206,12 @@ const STOPWORDS: &[&str] = &[
 
 /// A crude stem: enough that "capped" and "cap", "limits" and "limit" meet.
 fn stem(word: &str) -> String {
+    // "retries" → "retry", "policies" → "policy".
+    if let Some(base) = word.strip_suffix("ies")
+        && base.chars().count() >= 2
+    {
+        return format!("{base}y");
+    }
     let mut w = word.to_owned();
     for suffix in ["ing", "ed", "es", "s"] {
         // "-es" only after a hiss ("matches", "boxes"); "examples" loses "-s".
@@ -1767,6 +1773,23 @@ mod tests {
             (
                 "SECURITY: rotate the key kms-key-0031 monthly.",
                 "KMS key in use: kms-key-0047.",
+            ),
+            // A plural however it is spelled, a change verb.
+            (
+                "The retry budget is 5 attempts.",
+                "Bump retries to 8 attempts.",
+            ),
+            (
+                "Requirement R-12: invoices are kept for 7 years.",
+                "R-12 changed, invoices are kept for 10 years.",
+            ),
+            (
+                "Support email is help-17@acme.io, DON'T use the old alias.",
+                "Support moved to help-42@acme.io.",
+            ),
+            (
+                "Contract says the SLA is 99.9% monthly.",
+                "Contract renegotiated: SLA 99.95% monthly.",
             ),
         ] {
             assert_eq!(kept(&[old, new]), [new], "{old} / {new}");
