@@ -284,7 +284,12 @@ fn kin(a: &str, b: &str) -> bool {
             })
             .collect()
     };
-    let (a, b) = (fold(a), fold(b));
+    // "flaky" / "flakiness": a final y is an i before an ending.
+    let fold_y = |w: String| match w.strip_suffix('y') {
+        Some(base) if base.chars().count() >= 3 => format!("{base}i"),
+        _ => w,
+    };
+    let (a, b) = (fold_y(fold(a)), fold_y(fold(b)));
     let (short, long) = if a.len() <= b.len() {
         (&a, &b)
     } else {
@@ -1251,8 +1256,12 @@ fn swaps_a_subject(a: &str, b: &str) -> bool {
             && w.chars().filter(|c| c.is_alphabetic()).count() >= 2
             && !w.contains(['-', '_', '.', '/', ':'])
     };
-    let qualifier =
-        |w: &str| content(w) && !CORRECTION_CUES.contains(&w) && !NOT_QUALIFIERS.contains(&w);
+    let qualifier = |w: &str| {
+        content(w)
+            && !CORRECTION_CUES.contains(&w)
+            && !NOT_QUALIFIERS.contains(&w)
+            && !MODALS.contains(&w)
+    };
     // A word and the next in the same clause: "Preference: ask" and "you
     // know, ask" qualify nothing across the colon and the comma.
     // (the word before, qualifier, head); the word before is empty at the
@@ -1317,6 +1326,15 @@ fn swaps_a_subject(a: &str, b: &str) -> bool {
         })
     })
 }
+
+/// How a rule binds, never what it is about: "*never* rotate" and "*don't*
+/// rotate" are one rule, not two verbs qualified apart.
+#[rustfmt::skip]
+const MODALS: &[&str] = &[
+    "never", "always", "don't", "dont", "must", "mustn't", "should", "shouldn't", "not", "ever",
+    "nie", "niemals", "immer", "muss", "nicht", "jamais", "toujours", "doit", "nunca", "siempre",
+    "debe", "sempre", "deve", "mai", "non", "никогда", "всегда", "должен", "нельзя", "не",
+];
 
 /// Words that qualify nothing: function words (which, how many, where to)
 /// and light verbs ("stay", "get", "go"). A look-alike pair differs in what
@@ -1773,6 +1791,16 @@ mod tests {
             (
                 "SECURITY: rotate the key kms-key-0031 monthly.",
                 "KMS key in use: kms-key-0047.",
+            ),
+            // "never" and "don't" say how a rule binds, not what about.
+            (
+                "NEVER reboot the box bastion-eu-17 during business hours.",
+                "The bastion is bastion-eu-42 now; don't reboot it either.",
+            ),
+            // A final y is an i before an ending.
+            (
+                "Keep the share of flaky tests under 2 percent.",
+                "The flakiness target is 1 percent now.",
             ),
             // A plural however it is spelled, a change verb.
             (
