@@ -116,7 +116,8 @@ fn one_binary_writes_four_summaries_with_four_summarizers() {
         condense(&["--summarizer", &python]),
     ];
     let starts = [
-        "## User requests\n- Work on bead spotter-dov.",
+        // "continue" goes on with the task: it is no current task.
+        "## User requests\n- continue\n## Current task\n- Work on bead spotter-dov.",
         "## Current task\n- the model's summary of the session",
         "What the user asked:\n",
         condense_tests::python::HEADER,
