@@ -725,6 +725,14 @@ fn frames(text: &str) -> Vec<Frame> {
                 .filter(|w| w.chars().all(char::is_alphabetic) && !w.is_empty())
                 .map(|w| stem(&w));
             let currency = value.chars().next().filter(|c| "$€£¥".contains(*c));
+            // "36,800 API calls": the unit is the noun the words after the
+            // number end with, as "41,200 calls" names it.
+            if unit.is_some()
+                && let Some(noun) = word(i + 2)
+                    .filter(|_| !tokens[i + 1].ends_with(|c: char| PUNCTUATION.contains(c)))
+            {
+                out.push(Frame::Unit(unit_name(&stem(&noun))));
+            }
             match unit.or(named_before).or(currency.map(String::from)) {
                 Some(unit) => out.push(Frame::Unit(unit_name(&unit))),
                 None => {
@@ -1801,6 +1809,11 @@ mod tests {
             (
                 "Keep the share of flaky tests under 2 percent.",
                 "The flakiness target is 1 percent now.",
+            ),
+            // A unit the words after the number end with.
+            (
+                "The importer MUST NOT exceed 1,500 webhook events a minute.",
+                "Importer ceiling: 2,400 events a minute.",
             ),
             // A plural however it is spelled, a change verb.
             (
