@@ -759,7 +759,10 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
                 .chain(found_values(&lines, true))
                 .take(FOUND_LINES)
                 .collect(),
-            (None, true) => found_values(&lines, false).take(FOUND_LINES).collect(),
+            (None, true) => match json_findings(&content) {
+                Some(settings) => settings.into_iter().take(FOUND_LINES).collect(),
+                None => found_values(&lines, false).take(FOUND_LINES).collect(),
+            },
             (None, false) => Vec::new(),
         };
         let outcome = match found.is_empty() {
@@ -796,6 +799,71 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
     }
     for error in errors {
         digest.add_error(error, None, 1);
+    }
+}
+
+/// What a short JSON output says, as settings: each value with the path of
+/// keys to it (`limits.requests_per_minute=8300`), a `{"Key": …, "Value":
+/// …}` pair as the setting it names (`idle_timeout.timeout_seconds=844`),
+/// those with a digit first (the ids, counts, versions and hosts an agent
+/// looks up); `null`, `true`, `false` and empty strings say nothing. None
+/// for an output that is not JSON, or too long to be a finding.
+fn json_findings(content: &str) -> Option<Vec<String>> {
+    const LEAVES: usize = 16;
+    let value: Value = serde_json::from_str(content.trim()).ok()?;
+    if !value.is_object() && !value.is_array() {
+        return None;
+    }
+    let mut leaves: Vec<(String, String)> = Vec::new();
+    json_leaves(&value, "", &mut leaves);
+    if leaves.len() > LEAVES {
+        return None;
+    }
+    let digit = |(_, v): &(String, String)| v.chars().any(|c| c.is_ascii_digit());
+    let (with, without): (Vec<_>, Vec<_>) = leaves.into_iter().partition(digit);
+    let settings: Vec<String> = (with.into_iter().chain(without))
+        .map(|(path, v)| one_line(&format!("{path}={v}"), FOUND_LINE_MAX_CHARS))
+        .collect();
+    Some(settings)
+}
+
+/// The scalar values of `value` with their key paths (array indices aside).
+fn json_leaves(value: &Value, path: &str, out: &mut Vec<(String, String)>) {
+    let join = |key: &str| match path.is_empty() {
+        true => key.to_owned(),
+        false => format!("{path}.{key}"),
+    };
+    match value {
+        Value::Object(fields) => {
+            // `{"Key": "idle_timeout", "Value": "60"}`, `{"property_name":
+            // "tier", "value": "gold"}`: a setting spelled out.
+            let named = (fields.iter())
+                .filter(|(k, _)| {
+                    let k = k.to_lowercase();
+                    ["key", "name"]
+                        .iter()
+                        .any(|n| k == *n || k.ends_with(&format!("_{n}")))
+                })
+                .find_map(|(_, v)| v.as_str());
+            let set = ["Value", "value"].iter().find_map(|k| fields.get(*k));
+            if let (Some(name), Some(set), 2) = (named, set, fields.len()) {
+                json_leaves(set, &join(name), out);
+                return;
+            }
+            for (key, field) in fields {
+                json_leaves(field, &join(key), out);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                json_leaves(item, path, out);
+            }
+        }
+        Value::String(text) if !text.trim().is_empty() => {
+            out.push((path.to_owned(), text.trim().to_owned()))
+        }
+        Value::Number(number) => out.push((path.to_owned(), number.to_string())),
+        _ => {}
     }
 }
 
@@ -1742,6 +1810,48 @@ mod tests {
             setting_keys(r#"{"state":"up","build":"7c1e2f0","pid":4121}"#),
             ["state", "build", "pid"]
         );
+    }
+
+    /// A short JSON output is read as settings: its values with their key
+    /// paths, a Key/Value pair as the setting it names, values with a digit
+    /// first; a setting shown later in another format replaces it.
+    #[test]
+    fn a_json_output_is_read_as_settings() {
+        let outcome = |output: &str| commands_after(&[("run", output)])[0].1.clone();
+        assert_eq!(
+            outcome(
+                r#"{"tier": "growth", "limits": {"requests_per_minute": 8300, "burst": null}}"#
+            ),
+            "ok: limits.requests_per_minute=8300; tier=growth"
+        );
+        assert_eq!(
+            outcome(
+                "[\n  {\n    \"Key\": \"idle_timeout.timeout_seconds\",\n    \"Value\": \"844\"\n  }\n]"
+            ),
+            "ok: idle_timeout.timeout_seconds=844"
+        );
+        assert_eq!(
+            outcome(r#"[{"property_name": "review_team", "value": "ops-7"}]"#),
+            "ok: review_team=ops-7"
+        );
+        let commands = commands_after(&[
+            (
+                "curl -s localhost:8080/config",
+                r#"{"db_host": "pg-7.internal", "pool": 20}"#,
+            ),
+            (
+                "grep -rn DB_HOST deploy/",
+                "deploy/app.env:3:DB_HOST=pg-9.internal",
+            ),
+        ]);
+        assert_eq!(commands[0].1, "ok: pool=20");
+        // Not JSON, or too long to be a finding: read as lines.
+        assert_eq!(outcome("{ not json"), "ok");
+        let long: String = (0..20)
+            .map(|n| format!("\"k{n}\": {n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert_eq!(outcome(&format!("{{{long}}}")), "ok");
     }
 
     #[test]
