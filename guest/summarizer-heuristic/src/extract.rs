@@ -1831,8 +1831,8 @@ mod tests {
             "ok: idle_timeout.timeout_seconds=844"
         );
         assert_eq!(
-            outcome(r#"[{"property_name": "review_team", "value": "ops-7"}]"#),
-            "ok: review_team=ops-7"
+            outcome(r#"[{"setting_name": "on_call", "value": "ops-7"}]"#),
+            "ok: on_call=ops-7"
         );
         let commands = commands_after(&[
             (
