@@ -782,7 +782,9 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
         // So is what another command showed of a setting this one shows
         // again (`replicas=4` from `cat deploy.env`, then `replicas: 6` from
         // `kubectl get deploy web`).
-        let keys: Vec<String> = found_keys(&command, &outcome).collect();
+        let keys: Vec<String> = (found_lines(&command, &outcome))
+            .flat_map(|(_, keys)| keys)
+            .collect();
         supersede_settings(digest, &command, &keys);
         // A run that shows something fixed what the earlier runs showed
         // and it no longer does (a clean run, or one that fails on another
@@ -879,18 +881,21 @@ fn supersede_settings(digest: &mut Digest, command: &str, keys: &[String]) {
     }
     let stale: Vec<((String, String), String)> = (digest.commands.iter())
         .filter(|((other, _), _)| other != command && about_one_thing(other, command))
-        .filter(|((other, outcome), _)| found_keys(other, outcome).any(|k| shows(keys, &k)))
-        .map(|((other, outcome), _)| {
-            let status = outcome.split(STATUS_SEPARATOR).next().unwrap_or_default();
-            let kept: Vec<&str> = found_lines(other, outcome)
+        .filter_map(|((other, outcome), _)| {
+            let lines: Vec<(&str, Vec<String>)> = found_lines(other, outcome).collect();
+            let kept: Vec<&str> = (lines.iter())
                 .filter(|(_, shown)| !shown.iter().any(|k| shows(keys, k)))
-                .map(|(line, _)| line)
+                .map(|(line, _)| *line)
                 .collect();
+            if kept.len() == lines.len() {
+                return None;
+            }
+            let status = outcome.split(STATUS_SEPARATOR).next().unwrap_or_default();
             let kept = match kept.is_empty() {
                 true => status.to_owned(),
                 false => format!("{status}{STATUS_SEPARATOR}{}", kept.join(FOUND_SEPARATOR)),
             };
-            ((other.clone(), outcome.clone()), kept)
+            Some(((other.clone(), outcome.clone()), kept))
         })
         .collect();
     for (key, outcome) in stale {
@@ -933,13 +938,18 @@ fn found_lines<'a>(
 /// line (`{"build":"7c1e2f0","pid":4121}`), else its key if it is a
 /// setting ([`setting_key`]).
 fn setting_keys(line: &str) -> Vec<String> {
+    // Every earlier command's lines are read again at each result: only a
+    // line that opens an object is parsed.
     let object = line.trim().trim_end_matches(',');
-    match serde_json::from_str::<serde_json::Map<String, Value>>(object) {
-        Ok(fields) => (fields.iter())
+    let fields = (object.starts_with('{'))
+        .then(|| serde_json::from_str::<serde_json::Map<String, Value>>(object).ok())
+        .flatten();
+    match fields {
+        Some(fields) => (fields.iter())
             .filter(|(_, v)| !v.is_object() && !v.is_array())
             .map(|(k, _)| fold_key(k))
             .collect(),
-        Err(_) => setting_key(line).into_iter().collect(),
+        None => setting_key(line).into_iter().collect(),
     }
 }
 
@@ -970,11 +980,6 @@ fn row_frame(line: &str) -> Option<String> {
 fn fold_key(key: &str) -> String {
     let last = key.rsplit('.').next().unwrap_or(key);
     last.to_lowercase().replace('-', "_")
-}
-
-/// The settings a command's outcome shows (see [`found_lines`]).
-fn found_keys<'a>(command: &'a str, outcome: &'a str) -> impl Iterator<Item = String> + 'a {
-    found_lines(command, outcome).flat_map(|(_, keys)| keys)
 }
 
 /// The setting a command asks for: the last word of its last argument
@@ -1543,8 +1548,9 @@ mod tests {
         );
     }
 
-    /// The digest's commands after `runs`, each a command and its output.
-    fn commands_after(runs: &[(&str, &str)]) -> Vec<(String, String, u32)> {
+    /// The digest after `runs`, each a command and its output; a run with
+    /// no output at all failed (its result is an error).
+    fn digest_after(runs: &[(&str, &str)]) -> Digest {
         let mut digest = Digest::default();
         let messages: Vec<Message> = (runs.iter().enumerate())
             .flat_map(|(n, (command, output))| {
@@ -1557,12 +1563,18 @@ mod tests {
                     },
                     Message {
                         role: Role::User,
-                        parts: vec![result(&id, output, false)],
+                        parts: vec![result(&id, output, output.is_empty())],
                     },
                 ]
             })
             .collect();
         absorb(&mut digest, &messages);
+        digest
+    }
+
+    /// The digest's commands after `runs` ([`digest_after`]).
+    fn commands_after(runs: &[(&str, &str)]) -> Vec<(String, String, u32)> {
+        let digest = digest_after(runs);
         (digest.commands.iter())
             .map(|((c, o), &n)| (c.clone(), o.clone(), n))
             .collect()
@@ -1755,24 +1767,7 @@ mod tests {
     #[test]
     fn an_error_its_command_no_longer_shows_is_fixed() {
         let errors = |runs: &[(&str, &str)]| {
-            let mut digest = Digest::default();
-            let messages: Vec<Message> = (runs.iter().enumerate())
-                .flat_map(|(n, (command, output))| {
-                    let id = n.to_string();
-                    let arguments = serde_json::json!({ "command": command }).to_string();
-                    [
-                        Message {
-                            role: Role::Assistant,
-                            parts: vec![call(&id, "Bash", &arguments)],
-                        },
-                        Message {
-                            role: Role::User,
-                            parts: vec![result(&id, output, output.is_empty())],
-                        },
-                    ]
-                })
-                .collect();
-            absorb(&mut digest, &messages);
+            let digest = digest_after(runs);
             (digest.errors.iter())
                 .map(|(e, note)| (e.clone(), note.fixed))
                 .collect::<Vec<_>>()
