@@ -7,8 +7,8 @@
 //! family now); then the issue-37 shapes (multi-statement messages,
 //! tool-found values, labelled routine beside labelled rules, emphasis), 8
 //! sessions of each half of each: the tuned half and the held-back half,
-//! whose banks were written on the evening of 2026-12-05 and are pinned,
-//! and the first held-back half, retired that day (consulted while tuning); five successive
+//! whose banks were written on the night of 2026-12-05 and are pinned,
+//! and the earlier held-back halves, retired (consulted while tuning); five successive
 //! compactions each, at summary budgets of 10%, 20% and 30% of the folded
 //! text. Prints, per budget, the table of each family, the folded canaries
 //! lost at the last round, and a one-line summary of the four tuned families
@@ -155,7 +155,7 @@ fn main() {
                 format!("{} (tuned half)", shape.name),
                 (shape.tuned)(FILLER_SEEDS),
                 format!(
-                    "{} HELD BACK (bank of 2026-12-05 evening or night, pinned; figures only)",
+                    "{} HELD BACK (bank of the night of 2026-12-05, pinned; figures only)",
                     shape.name
                 ),
                 match held_back_runs() {

@@ -13,15 +13,16 @@ use condense_model::invariants::check_pairs;
 use condense_model::tokens::estimate_messages;
 use condense_model::{Message, Role, Trigger};
 use condense_tests::survival::{
-    Bank, CORPUS_SESSIONS, Canary, CanaryKind, Case, EMPHASIS, FOUND, FRESH_FOUND, HELD_EMPHASIS,
-    HELD_FOUND, HELD_LABELLED, HELD_MULTI, LABELLED, MULTI, PER_KIND, REPLY, RETIRED, ROUNDS,
-    Report, RoundBudget, SHAPES, Schedule, Statement, Tally, UNSEEN_EMPHASIS, UNSEEN_FOUND,
-    UNSEEN_LABELLED, UNSEEN_MULTI, UNTUNED, budget_table, chat_cases, contains_value, corpus_case,
-    corpus_cases, current_tokens, emphasis_cases, fixed_budget, found_cases, held_emphasis_cases,
-    held_labelled_cases, held_multi_cases, labelled_cases, message_text, multi_cases,
-    retired_cases, round_config, run, run_with, run_with_schedule, talk_cases, terse_cases,
-    turn_boundaries, unseen_emphasis_cases, unseen_labelled_cases, unseen_multi_cases,
-    untuned_cases,
+    BLIND_EMPHASIS, BLIND_FOUND, BLIND_LABELLED, BLIND_MULTI, Bank, CORPUS_SESSIONS, Canary,
+    CanaryKind, Case, EMPHASIS, FOUND, FRESH_FOUND, HELD_EMPHASIS, HELD_FOUND, HELD_LABELLED,
+    HELD_MULTI, LABELLED, LATE_FOUND, MULTI, PER_KIND, REPLY, RETIRED, ROUNDS, Report, RoundBudget,
+    SHAPES, Schedule, Statement, Tally, UNSEEN_EMPHASIS, UNSEEN_FOUND, UNSEEN_LABELLED,
+    UNSEEN_MULTI, UNTUNED, blind_emphasis_cases, blind_labelled_cases, blind_multi_cases,
+    budget_table, chat_cases, contains_value, corpus_case, corpus_cases, current_tokens,
+    emphasis_cases, fixed_budget, found_cases, held_emphasis_cases, held_labelled_cases,
+    held_multi_cases, labelled_cases, message_text, multi_cases, retired_cases, round_config, run,
+    run_with, run_with_schedule, talk_cases, terse_cases, turn_boundaries, unseen_emphasis_cases,
+    unseen_labelled_cases, unseen_multi_cases, untuned_cases,
 };
 use condense_tests::{custom_summarizer_middleware, embedded_middleware, session, summary_of};
 use std::collections::{HashMap, HashSet};
@@ -222,10 +223,13 @@ fn check_sound(case: &Case) {
                 .expect("the value is in its statement")
                 .to_owned()
         };
+        // Words are letters and digits: a subject inside a dotted name
+        // (`lake.{s}.table`) is a word of its own.
         let words = |c: &Canary| -> HashSet<String> {
             line(c)
                 .replace(&c.planted.value, "")
-                .split_whitespace()
+                .split(|ch: char| !ch.is_alphanumeric())
+                .filter(|w| !w.is_empty())
                 .map(str::to_lowercase)
                 .collect()
         };
@@ -255,6 +259,9 @@ fn check_sound(case: &Case) {
         "unseen-multi",
         "unseen-labelled",
         "unseen-emphasis",
+        "blind-multi",
+        "blind-labelled",
+        "blind-emphasis",
     ]
     .iter()
     .any(|family| name.starts_with(&format!("{family}-")));
@@ -604,7 +611,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Every bank there is.
-const ALL_BANKS: [&Bank; 16] = [
+const ALL_BANKS: [&Bank; 21] = [
     &UNTUNED,
     &RETIRED,
     &MULTI,
@@ -620,13 +627,18 @@ const ALL_BANKS: [&Bank; 16] = [
     &UNSEEN_LABELLED,
     &UNSEEN_EMPHASIS,
     &FRESH_FOUND,
+    &BLIND_MULTI,
+    &BLIND_FOUND,
+    &BLIND_LABELLED,
+    &BLIND_EMPHASIS,
+    &LATE_FOUND,
     &condense_tests::survival::TUNED,
 ];
 
 /// The banks nobody tuning the summarizer reads, and those that were (the
 /// retired held-back banks): none of their sentences may be in the
 /// summarizer.
-const UNREAD_BANKS: [&Bank; 11] = [
+const UNREAD_BANKS: [&Bank; 16] = [
     &UNTUNED,
     &RETIRED,
     &HELD_MULTI,
@@ -638,6 +650,11 @@ const UNREAD_BANKS: [&Bank; 11] = [
     &UNSEEN_LABELLED,
     &UNSEEN_EMPHASIS,
     &FRESH_FOUND,
+    &BLIND_MULTI,
+    &BLIND_FOUND,
+    &BLIND_LABELLED,
+    &BLIND_EMPHASIS,
+    &LATE_FOUND,
 ];
 
 /// The held-back banks are written once and never edited: their figures are
@@ -698,6 +715,31 @@ fn the_held_back_banks_are_pinned() {
             include_str!("../src/survival/fresh/found.rs"),
             FRESH_FOUND_FNV1A,
         ),
+        (
+            "blind/multi.rs",
+            include_str!("../src/survival/blind/multi.rs"),
+            BLIND_MULTI_FNV1A,
+        ),
+        (
+            "blind/found.rs",
+            include_str!("../src/survival/blind/found.rs"),
+            BLIND_FOUND_FNV1A,
+        ),
+        (
+            "blind/labelled.rs",
+            include_str!("../src/survival/blind/labelled.rs"),
+            BLIND_LABELLED_FNV1A,
+        ),
+        (
+            "blind/emphasis.rs",
+            include_str!("../src/survival/blind/emphasis.rs"),
+            BLIND_EMPHASIS_FNV1A,
+        ),
+        (
+            "late/found.rs",
+            include_str!("../src/survival/late/found.rs"),
+            LATE_FOUND_FNV1A,
+        ),
     ];
     for (path, text, pinned) in files {
         assert_eq!(
@@ -728,6 +770,16 @@ const UNSEEN_EMPHASIS_FNV1A: u64 = 0xe39b_55d0_a2bb_af76;
 /// FNV-1a of the third held-back found bank, written that night after the
 /// second was spent (19,531 bytes).
 const FRESH_FOUND_FNV1A: u64 = 0x5795_4a93_a836_09f8;
+/// FNV-1a of the held-back banks written later that night, after the
+/// second ones and the third found one were spent, as rustfmt left them
+/// (13,111, 20,504, 11,628 and 12,551 bytes).
+const BLIND_MULTI_FNV1A: u64 = 0xf963_9507_8100_1efe;
+const BLIND_FOUND_FNV1A: u64 = 0x2f6e_d0ea_4742_6129;
+const BLIND_LABELLED_FNV1A: u64 = 0x5049_e9a4_0814_7362;
+const BLIND_EMPHASIS_FNV1A: u64 = 0x0058_fa4b_d786_7a1a;
+/// FNV-1a of the fifth held-back found bank, written after the blind one
+/// was spent (26,187 bytes).
+const LATE_FOUND_FNV1A: u64 = 0xcccc_5d18_014b_9064;
 
 /// No sentence of the untuned or held-back bank is in the summarizers'
 /// sources (their unit tests and comments included): each fixed fragment of
@@ -1098,6 +1150,9 @@ fn shape_cases_are_sound() {
         (&UNSEEN_MULTI, unseen_multi_cases(seeds.clone())),
         (&UNSEEN_LABELLED, unseen_labelled_cases(seeds.clone())),
         (&UNSEEN_EMPHASIS, unseen_emphasis_cases(seeds.clone())),
+        (&BLIND_MULTI, blind_multi_cases(seeds.clone())),
+        (&BLIND_LABELLED, blind_labelled_cases(seeds.clone())),
+        (&BLIND_EMPHASIS, blind_emphasis_cases(seeds.clone())),
     ] {
         for case in &cases {
             check_sound(case);
@@ -1163,6 +1218,7 @@ fn shape_cases_are_sound() {
         (&EMPHASIS, emphasis_cases(seeds.clone())),
         (&HELD_EMPHASIS, held_emphasis_cases(seeds.clone())),
         (&UNSEEN_EMPHASIS, unseen_emphasis_cases(seeds.clone())),
+        (&BLIND_EMPHASIS, blind_emphasis_cases(seeds.clone())),
     ] {
         let replies: Vec<&str> = bank
             .templates
@@ -1479,11 +1535,10 @@ fn a_message_with_n_statements_yields_n_statements() {
 /// host: at a summary budget of 20%, all eight sessions of each (the
 /// bench's set, about a second a shape), the folded values that survive
 /// five compactions and the superseded values carried (all rounds) stay
-/// where they were when these banks were last run: at least 90% and at
-/// most 6 (none in labelled), 89% and 61 for values found by tools (floors
-/// that may only rise and ceilings that may only fall; the target of every
-/// shape is 90% and 0). Figures only: what was lost or carried is not
-/// printed.
+/// where they were when these banks were first run: at least 90%, and
+/// none carried but 56 for values found by tools (floors that may only
+/// rise and ceilings that may only fall; the target of every shape is 90%
+/// and 0). Figures only: what was lost or carried is not printed.
 #[test]
 fn the_held_back_shapes_hold_their_floor() {
     // (shape, least share surviving, most stale values carried): 90% and
@@ -1491,10 +1546,10 @@ fn the_held_back_shapes_hold_their_floor() {
     // by another tool under another name (`x-ratelimit-limit`, then
     // `requests_per_minute`) are short of it.
     const FLOORS: [(&str, f64, usize); 4] = [
-        ("multi", 0.9, 6),
-        ("found", 0.89, 61),
+        ("multi", 0.9, 0),
+        ("found", 0.9, 56),
         ("labelled", 0.9, 0),
-        ("emphasis", 0.9, 6),
+        ("emphasis", 0.9, 0),
     ];
     for (name, min_survival, max_stale) in FLOORS {
         let shape = SHAPES.iter().find(|s| s.name == name).expect("the shape");

@@ -86,6 +86,11 @@ impl<K: Clone + Eq + Hash, V: Default> Recent<K, V> {
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.slots.iter_mut().flatten().map(|(_, v)| v)
     }
+
+    /// Every entry, its value in place (the order is unchanged).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
+        self.slots.iter_mut().flatten().map(|(k, v)| (&*k, v))
+    }
 }
 
 /// A todo item's state; `format` writes it as a checkbox mark.

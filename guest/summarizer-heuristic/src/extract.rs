@@ -759,7 +759,7 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
                 .chain(found_values(&lines, true))
                 .take(FOUND_LINES)
                 .collect(),
-            (None, true) => match json_findings(&content) {
+            (None, true) => match json_findings(&content).or_else(|| table_findings(&lines)) {
                 Some(settings) => settings.into_iter().take(FOUND_LINES).collect(),
                 None => found_values(&lines, false).take(FOUND_LINES).collect(),
             },
@@ -781,11 +781,9 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
         }
         // So is what another command showed of a setting this one shows
         // again (`replicas=4` from `cat deploy.env`, then `replicas: 6` from
-        // `kubectl get deploy web`).
-        let keys: Vec<String> = (found_lines(&command, &outcome))
-            .flat_map(|(_, keys)| keys)
-            .collect();
-        supersede_settings(digest, &command, &keys);
+        // `kubectl get deploy web`), or of a value this one shows anew.
+        let found: Vec<(&str, Vec<String>)> = found_lines(&command, &outcome).collect();
+        supersede_settings(digest, &command, &found);
         // A run that shows something fixed what the earlier runs showed
         // and it no longer does (a clean run, or one that fails on another
         // test): the error stays listed (it happened; the agent may meet
@@ -793,6 +791,13 @@ fn read_result(digest: &mut Digest, result: &ToolResult, command: Option<String>
         if !failed || !errors.is_empty() {
             digest.fixed_by(&command);
         }
+        // So is an error another look at the same thing now shows with
+        // another value in its place (`12 - test_a_4 (Failed)` from ctest,
+        // then `name="test_b_7"` failing in the rig's report).
+        let shown: Vec<&str> = (found.iter().map(|(line, _)| *line))
+            .chain(errors.iter().map(String::as_str))
+            .collect();
+        renew_errors(digest, &command, &shown);
         for error in errors {
             digest.add_error(error, Some(command.clone()), 1);
         }
@@ -827,6 +832,68 @@ fn json_findings(content: &str) -> Option<Vec<String>> {
         .map(|(path, v)| one_line(&format!("{path}={v}"), FOUND_LINE_MAX_CHARS))
         .collect();
     Some(settings)
+}
+
+/// What a short table says, as settings: each cell of its rows under its
+/// column's heading (psql's ` max_connections \n-----\n 5050\n(1 row)` is
+/// `max_connections=5050`; `| a | b |` rows alike; `NUMBER  TITLE` over
+/// one row, `NUMBER=1845`). None without a heading, a rule of dashes under
+/// it or capitals, or when a row's cells do not match the heading's.
+fn table_findings(lines: &[&str]) -> Option<Vec<String>> {
+    const CELLS: usize = 8;
+    let rule = |l: &str| {
+        l.chars().filter(|&c| c == '-' || c == '=').count() >= 3
+            && l.chars().all(|c| "-=+| ".contains(c))
+    };
+    let cells = |l: &str| -> Vec<String> {
+        let cells: Vec<&str> = match l.contains('|') {
+            true => l
+                .split('|')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect(),
+            false => columns(l).collect(),
+        };
+        cells.into_iter().map(str::to_owned).collect()
+    };
+    // A heading in capitals (`NAME  READY  STATUS`, as kubectl, docker and
+    // gh print them) needs no rule under it, but then one row: a listing
+    // of many reads better as its rows.
+    let capitals = |l: &str| {
+        let heading = cells(l);
+        heading.len() >= 2
+            && (heading.iter().flat_map(|c| c.chars()))
+                .all(|c| c.is_uppercase() || " _-".contains(c))
+    };
+    let (heading, rows, most) = match (1..lines.len()).find(|&i| rule(lines[i])) {
+        Some(at) => (lines[at - 1], &lines[at + 1..], FOUND_OUTPUT_LINES),
+        None => {
+            let at = lines.iter().position(|l| capitals(l))?;
+            (lines[at], &lines[at + 1..], 1)
+        }
+    };
+    let heading = cells(heading);
+    // `(1 row)`, `(3 rows)`: psql's count, no row.
+    let rows: Vec<Vec<String>> = (rows.iter())
+        .filter(|l| !(rule(l) || l.starts_with('(') && l.ends_with(')')))
+        .map(|l| cells(l))
+        .collect();
+    let fits = !heading.is_empty()
+        && heading.len() <= CELLS
+        && !rows.is_empty()
+        && rows.len() <= most
+        && rows.iter().all(|row| row.len() == heading.len());
+    // The cells with a digit first, as for JSON: the ids and counts.
+    fits.then(|| {
+        let cells: Vec<(&String, &String)> = (rows.iter())
+            .flat_map(|row| heading.iter().zip(row))
+            .collect();
+        let (with, without): (Vec<_>, Vec<_>) =
+            (cells.into_iter()).partition(|(_, cell)| cell.chars().any(|c| c.is_ascii_digit()));
+        (with.into_iter().chain(without))
+            .map(|(name, cell)| one_line(&format!("{name}={cell}"), FOUND_LINE_MAX_CHARS))
+            .collect()
+    })
 }
 
 /// The scalar values of `value` with their key paths (array indices aside).
@@ -872,19 +939,30 @@ fn json_leaves(value: &Value, path: &str, out: &mut Vec<(String, String)>) {
 /// Between the lines of what a command found.
 const FOUND_SEPARATOR: &str = "; ";
 
-/// Drops from the outcomes of commands other than `command` the settings
-/// of `keys`: `command` has just shown their current values. A command
-/// that looks at another thing keeps its own ([`about_one_thing`]).
-fn supersede_settings(digest: &mut Digest, command: &str, keys: &[String]) {
-    if keys.is_empty() {
+/// Drops from the outcomes of commands other than `command` what its
+/// `found` lines show anew: the settings of their keys, the values they
+/// hold at a later time ([`one_value_later`]), and all an earlier form of
+/// the same look found ([`same_look`]). A command that looks at another
+/// thing keeps its own ([`about_one_thing`]).
+fn supersede_settings(digest: &mut Digest, command: &str, found: &[(&str, Vec<String>)]) {
+    let keys: Vec<String> = found.iter().flat_map(|(_, keys)| keys.clone()).collect();
+    let found_values: Vec<Found> = found.iter().flat_map(|(line, _)| values(line)).collect();
+    if keys.is_empty() && found_values.is_empty() {
         return;
     }
+    let renewed = |line: &str, shown: &[String]| {
+        shown.iter().any(|k| shows(&keys, k))
+            || values(line).any(|old| found_values.iter().any(|new| one_value_later(&old, new)))
+    };
     let stale: Vec<((String, String), String)> = (digest.commands.iter())
         .filter(|((other, _), _)| other != command && about_one_thing(other, command))
         .filter_map(|((other, outcome), _)| {
             let lines: Vec<(&str, Vec<String>)> = found_lines(other, outcome).collect();
+            let again = same_look(other, command);
             let kept: Vec<&str> = (lines.iter())
-                .filter(|(_, shown)| !shown.iter().any(|k| shows(keys, k)))
+                // The same look drops all it showed of settings, tallies
+                // aside.
+                .filter(|(line, shown)| !(renewed(line, shown) || again && !shown.is_empty()))
                 .map(|(line, _)| *line)
                 .collect();
             if kept.len() == lines.len() {
@@ -901,6 +979,21 @@ fn supersede_settings(digest: &mut Digest, command: &str, keys: &[String]) {
     for (key, outcome) in stale {
         let command = key.0.clone();
         digest.commands.rekey(&key, (command, outcome));
+    }
+}
+
+/// Marks fixed the errors other commands about the same thing showed
+/// whose values `shown` (what `command` just showed) holds at a later time
+/// ([`one_value_later`]).
+fn renew_errors(digest: &mut Digest, command: &str, shown: &[&str]) {
+    let later: Vec<Found> = shown.iter().flat_map(|line| values(line)).collect();
+    for (error, note) in digest.errors.iter_mut() {
+        let other = note.source.as_deref().filter(|&other| other != command);
+        if other.is_some_and(|other| about_one_thing(other, command))
+            && values(error).any(|old| later.iter().any(|new| one_value_later(&old, new)))
+        {
+            note.fixed = true;
+        }
     }
 }
 
@@ -927,7 +1020,7 @@ fn found_lines<'a>(
             Some(_) => Vec::new(),
             None => (Some(setting_keys(line)).filter(|k| !k.is_empty()))
                 .or_else(|| row_frame(line).map(|k| vec![k]))
-                .or_else(|| bare.then(|| asked_for(command)).flatten().map(|k| vec![k]))
+                .or_else(|| bare.then(|| asked_for(command)))
                 .unwrap_or_default(),
         };
         (line, keys)
@@ -935,8 +1028,9 @@ fn found_lines<'a>(
 }
 
 /// The settings an output line shows: the fields of a JSON object on one
-/// line (`{"build":"7c1e2f0","pid":4121}`), else its key if it is a
-/// setting ([`setting_key`]).
+/// line (`{"build":"7c1e2f0","pid":4121}`), the keys of a line with
+/// several `key=value` pairs, else its key if it is a setting
+/// ([`setting_key`]).
 fn setting_keys(line: &str) -> Vec<String> {
     // Every earlier command's lines are read again at each result: only a
     // line that opens an object is parsed.
@@ -944,11 +1038,24 @@ fn setting_keys(line: &str) -> Vec<String> {
     let fields = (object.starts_with('{'))
         .then(|| serde_json::from_str::<serde_json::Map<String, Value>>(object).ok())
         .flatten();
+    // `server=eu-7 build=b-41 players=31`, a log line's `carrier=DHL
+    // tracking=JJD41`: a setting each.
+    let pairs: Vec<&str> = (line.split_whitespace())
+        .filter(|p| {
+            p.split_once('=').is_some_and(|(k, v)| {
+                !v.is_empty()
+                    && k.chars().all(|c| c.is_alphanumeric() || "_.-".contains(c))
+                    && k.chars().any(char::is_alphabetic)
+            })
+        })
+        .collect();
+    let several = pairs.len() > 1;
     match fields {
         Some(fields) => (fields.iter())
             .filter(|(_, v)| !v.is_object() && !v.is_array())
             .map(|(k, _)| fold_key(k))
             .collect(),
+        None if several => pairs.into_iter().filter_map(setting_key).collect(),
         None => setting_key(line).into_iter().collect(),
     }
 }
@@ -982,30 +1089,37 @@ fn fold_key(key: &str) -> String {
     last.to_lowercase().replace('-', "_")
 }
 
-/// The setting a command asks for: the last word of its last argument
-/// before any pipe that is neither a flag nor a file (`printenv
+/// The settings a command asks for: the words of its last argument before
+/// any pipe that is neither a flag, a file nor an output format (`printenv
 /// CACHE_URL`, `git config user.signingkey`, `jq .refresh
 /// dashboards/latency.json`, `kubectl get cm freeze -o
-/// jsonpath='{.data.window}'`). Folded as [`setting_key`] folds keys.
-fn asked_for(command: &str) -> Option<String> {
+/// jsonpath='{.data.window}'`, `aws rds describe-db-parameters --query
+/// "Parameters[?ParameterName=='max_connections'].ParameterValue" --output
+/// text`). Folded as [`setting_key`] folds keys.
+fn asked_for(command: &str) -> Vec<String> {
     const EXTENSION_CHARS: usize = 4;
+    const FORMATS: [&str; 8] = ["text", "json", "yaml", "table", "tsv", "csv", "wide", "raw"];
+    // `.engines.node` is a path into a document (jq's, yq's), no file.
     let file = |token: &str| {
-        token.rsplit_once('.').is_some_and(|(stem, extension)| {
-            !stem.is_empty()
-                && !stem.ends_with('/')
-                && (1..=EXTENSION_CHARS).contains(&extension.len())
-                && extension.chars().all(|c| c.is_ascii_alphanumeric())
-        })
+        let query = token.starts_with('.') && token.matches('.').count() > 1;
+        !query
+            && token.rsplit_once('.').is_some_and(|(stem, extension)| {
+                !stem.is_empty()
+                    && !stem.ends_with('/')
+                    && (1..=EXTENSION_CHARS).contains(&extension.len())
+                    && extension.chars().all(|c| c.is_ascii_alphanumeric())
+            })
     };
-    let first = command.split('|').next()?;
+    let first = command.split('|').next().unwrap_or_default();
     let arguments: Vec<&str> = first.split_whitespace().skip(1).collect();
-    let last = arguments
-        .into_iter()
-        .rfind(|t| !t.starts_with('-') && !file(t))?;
-    let word = last
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-        .rfind(|w| w.chars().any(char::is_alphabetic))?;
-    Some(word.to_lowercase().replace('-', "_"))
+    let last = arguments.into_iter().rfind(|t| {
+        !t.starts_with('-') && !file(t) && !FORMATS.contains(&t.to_lowercase().as_str())
+    });
+    (last.into_iter())
+        .flat_map(|t| t.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')))
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .map(|w| w.to_lowercase().replace('-', "_"))
+        .collect()
 }
 
 /// Whether one of `keys` is `key`, however much of its path either names:
@@ -1031,18 +1145,146 @@ fn shows(keys: &[String], key: &str) -> bool {
     })
 }
 
-/// Whether two commands may look at one thing: not when they are one
-/// argument apart (`kubectl get deploy api …` / `… worker …`: the same look
-/// at two things), nor when both name files and no file is in both.
-fn about_one_thing(a: &str, b: &str) -> bool {
+/// A value found in an output line: a word holding a digit, cut at the marks
+/// that join a value to its context (`role/agent-iqly-ro64`,
+/// `ci@acme-7.io`, `KEY=v2`, `<a@b>`), and that context: the rest of its
+/// whitespace-free stretch (`ghcr.io/acme/web:` around `3.2.7-r9`).
+struct Found<'a> {
+    word: &'a str,
+    context: String,
+}
+
+/// The values of an output line ([`Found`]).
+fn values(line: &str) -> impl Iterator<Item = Found<'_>> {
+    line.split_whitespace().flat_map(|stretch| {
+        let cut = |c: char| "/:=@<>\"'`,;()[]{}*|".contains(c);
+        (stretch.split(cut).map(|w| w.trim_end_matches('.')))
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .map(move |word| Found {
+                word,
+                context: stretch.replacen(word, "", 1),
+            })
+    })
+}
+
+/// Whether `new` is `old` at a later time: of one form (the same
+/// marks between their parts, each part letters and digits in the same
+/// order), and of one name: a part of three letters or more that both hold
+/// in one place, or the same named context (`agent-iqly-ro64` →
+/// `agent-wxyz-ro12`, `ci-gate-62` → `ci-gate-17`, `ghcr.io/acme/web:3.2.7`
+/// → `ghcr.io/acme/web:3.4.0`), a part with digits among those that
+/// changed; not `2.4.1` → `2.5.0` alone (versions of two packages look
+/// alike) nor `api-7.internal` → `worker-7.internal`.
+fn one_value_later(old: &Found, new: &Found) -> bool {
+    const NAME_LETTERS: usize = 3;
+    let mark = |c: char| "-_.".contains(c);
+    let parts = |w: &str| -> Vec<String> { w.split(mark).map(str::to_lowercase).collect() };
+    let marks = |w: &str| -> String { w.chars().filter(|&c| mark(c)).collect() };
+    let name = |w: &str| w.chars().filter(|c| c.is_alphabetic()).count() >= NAME_LETTERS;
+    // A part's form: its runs of letters and of digits, in order.
+    let form = |part: &str| -> String {
+        let mut form = String::new();
+        for c in part.chars() {
+            let class = match c {
+                c if c.is_ascii_digit() => '9',
+                c if c.is_alphabetic() => 'a',
+                c => c,
+            };
+            if !form.ends_with(class) {
+                form.push(class);
+            }
+        }
+        form
+    };
+    let (a, b) = (parts(old.word), parts(new.word));
+    // A hash's letters and digits fall anywhere: `be68` / `64f0`.
+    let hex = |part: &str| {
+        part.len() >= 4
+            && part.chars().all(|c| c.is_ascii_hexdigit())
+            && part.chars().any(|c| c.is_ascii_digit())
+    };
+    let alike =
+        |x: &String, y: &String| form(x) == form(y) || x.len() == y.len() && hex(x) && hex(y);
+    // A name opening a part counts too (`acme` of `Acmetdeh66`), when
+    // four letters or more: `eth0` and `eth1` are two things.
+    let opening = |x: &String, y: &String| {
+        let letters = |w: &String| w.chars().take_while(|c| c.is_alphabetic()).count();
+        let shared = x.chars().zip(y.chars()).take_while(|(p, q)| p == q).count();
+        shared.min(letters(x)).min(letters(y)) > NAME_LETTERS
+    };
+    let named = (a.iter().zip(&b))
+        .any(|(x, y)| x == y && name(x) && x.chars().all(char::is_alphabetic) || opening(x, y))
+        || old.context.eq_ignore_ascii_case(&new.context) && name(&old.context);
+    // A value changes in its numbers; a word put for another names
+    // another thing.
+    let renumbered =
+        (a.iter().zip(&b)).any(|(x, y)| x != y && x.chars().any(|c| c.is_ascii_digit()));
+    renumbered
+        && marks(old.word) == marks(new.word)
+        && a.len() == b.len()
+        && a.iter().zip(&b).all(|(x, y)| alike(x, y))
+        && named
+}
+
+/// Whether two commands are one look in two forms: the same words but for
+/// flags (`git config --get user.email` / `git config --show-origin
+/// user.email`), or one the other with flags added (`gh issue list
+/// --limit 1` / `gh issue list --limit 1 --json number,title`).
+fn same_look(a: &str, b: &str) -> bool {
+    let flag = |t: &str| t.starts_with('-');
     let (ta, tb): (Vec<&str>, Vec<&str>) = (
         a.split_whitespace().collect(),
         b.split_whitespace().collect(),
     );
-    let one_apart = ta.len() == tb.len() && ta.iter().zip(&tb).filter(|(x, y)| x != y).count() == 1;
+    let (short, long) = match ta.len() <= tb.len() {
+        true => (&ta, &tb),
+        false => (&tb, &ta),
+    };
+    match short.len() == long.len() {
+        true => short
+            .iter()
+            .zip(long)
+            .all(|(x, y)| x == y || flag(x) && flag(y)),
+        false => long.starts_with(short) && flag(long[short.len()]),
+    }
+}
+
+/// Whether two commands may look at one thing: not when they are one
+/// argument apart (`kubectl get deploy api …` / `… worker …`: the same look
+/// at two things) or one name put for another wherever it stands (`helm
+/// get values api | jq '{release: "api"}'` / `… worker …`), nor when both
+/// name files and no file is in both.
+fn about_one_thing<'a>(a: &'a str, b: &'a str) -> bool {
+    let (ta, tb): (Vec<&str>, Vec<&str>) = (
+        a.split_whitespace().collect(),
+        b.split_whitespace().collect(),
+    );
+    // Flags change how a command looks, not at what.
+    let apart: Vec<(&&str, &&str)> = ta.iter().zip(&tb).filter(|(x, y)| x != y).collect();
+    let one_apart = ta.len() == tb.len()
+        && matches!(apart[..], [(x, y)] if !(x.starts_with('-') && y.starts_with('-')));
+    let words = |c: &'a str| {
+        c.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+    };
+    let renamed = (words(a).zip(words(b)))
+        .find(|(x, y)| x != y)
+        .is_some_and(|(x, y)| with_word_put(a, x, y) == b);
     let (pa, pb): (Vec<&str>, Vec<&str>) = (command_paths(a).collect(), command_paths(b).collect());
     let other_files = !pa.is_empty() && !pb.is_empty() && !pa.iter().any(|p| pb.contains(p));
-    !one_apart && !other_files
+    !one_apart && !renamed && !other_files
+}
+
+/// `text` with each whole word `from` put as `to`.
+fn with_word_put(text: &str, from: &str, to: &str) -> String {
+    (text.split_inclusive(|c: char| !c.is_alphanumeric()))
+        .map(|piece| {
+            let end = piece.trim_end_matches(|c: char| !c.is_alphanumeric()).len();
+            let (word, rest) = piece.split_at(end);
+            let word = if word == from { to } else { word };
+            format!("{word}{rest}")
+        })
+        .collect()
 }
 
 /// What a short output says that an agent would run the command again to
@@ -1062,13 +1304,26 @@ fn found_values<'a>(lines: &'a [&'a str], names_only: bool) -> impl Iterator<Ite
     };
     (lines.iter())
         .filter(move |_| short)
-        .map(|l| strip_wrapping_tags(l))
-        .filter(|l| says_something(l) && l.chars().count() <= FOUND_LINE_MAX_CHARS)
+        .map(|l| without_comment(strip_wrapping_tags(l)))
+        // A row's gaps between its columns are not its length.
+        .filter(|l| {
+            says_something(l)
+                && one_line(l, FOUND_LINE_MAX_CHARS + 1).chars().count() <= FOUND_LINE_MAX_CHARS
+        })
         .filter(move |l| {
             let one_word = !l.contains(char::is_whitespace);
             (carries_value(l) || sole && token(l)) && (!names_only || one_word)
         })
         .map(|l| one_line(l, FOUND_LINE_MAX_CHARS))
+}
+
+/// `line` without a comment after its value (`tokio = "1.4.0"    # An
+/// event-driven …`).
+fn without_comment(line: &str) -> &str {
+    match line.find(" # ") {
+        Some(at) if line[..at].trim().chars().any(|c| c.is_alphanumeric()) => line[..at].trim_end(),
+        _ => line,
+    }
 }
 
 /// Whether an output line states a value rather than prose ("running 3
@@ -1089,11 +1344,29 @@ fn carries_value(line: &str) -> bool {
         token.chars().any(|c| c.is_ascii_digit())
             && token
                 .chars()
-                .any(|c| c.is_alphabetic() || "./-:".contains(c))
+                .any(|c| c.is_alphabetic() || "./-:#".contains(c))
+            && !token.contains(char::is_whitespace)
     };
-    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let tokens: Vec<&str> = columns(line).collect();
     let row = tokens.len() <= ROW_TOKENS && tokens.iter().any(|t| value_token(t));
     setting_key(line).is_some() || row
+}
+
+/// The cells of a table row: what `|` parts in a row that opens with one
+/// (`| web | 3 | ok |`), or runs of two spaces or more, or tabs (`#9734
+/// Refund webhook fires twice  bug, p0`); a line without such gaps, its
+/// words.
+fn columns(line: &str) -> impl Iterator<Item = &str> {
+    let cells: Vec<&str> = if line.trim().starts_with('|') {
+        line.split('|').collect()
+    } else if line.contains('\t') || line.trim().contains("  ") {
+        line.split('\t').flat_map(|part| part.split("  ")).collect()
+    } else {
+        line.split_whitespace().collect()
+    };
+    (cells.into_iter())
+        .map(str::trim)
+        .filter(|cell| !cell.is_empty())
 }
 
 /// `line` without a search hit's line number (`14:`, `src/a.env:14:`,
@@ -1135,13 +1408,27 @@ fn after_number(text: &str) -> Option<&str> {
 fn setting_key(line: &str) -> Option<String> {
     const KEY_WORDS: usize = 4;
     const KEY_MAX_CHARS: usize = 40;
+    // `max_pallet_kg  1351`, `vm.swappiness 60`: a name in code's spelling
+    // and a value beside it.
+    let line = without_line_number(line);
+    if let [key, value] = line.split_whitespace().collect::<Vec<_>>()[..]
+        && key.contains(['_', '.'])
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_.-".contains(c))
+        && key.chars().any(char::is_alphabetic)
+        && value.chars().any(|c| c.is_ascii_digit())
+    {
+        return Some(fold_key(key));
+    }
     [("=", false), (": ", true)]
         .iter()
         .find_map(|&(separator, numeric)| {
             let (key, value) = without_line_number(line).split_once(separator)?;
             let key = key.trim().trim_matches(['"', '\'', ',', '{', ' ']);
             let value = value.trim().trim_matches(['"', '\'', ',', '}', ' ']);
-            let is_setting = !key.is_empty()
+            // `>=1.4` is a bound, not a setting of `>`.
+            let is_setting = key.chars().any(char::is_alphabetic)
                 && key.len() <= KEY_MAX_CHARS
                 && key.split_whitespace().count() <= KEY_WORDS
                 && !value.is_empty()
@@ -1741,13 +2028,16 @@ mod tests {
             "kubectl get cm web -o jsonpath='{.data.cache_url}'",
             "jq .cache-url config/app.json",
         ] {
-            assert_eq!(
-                asked_for(command).as_deref(),
-                Some("cache_url"),
+            assert!(
+                asked_for(command).contains(&"cache_url".to_owned()),
                 "{command}"
             );
         }
-        assert_eq!(asked_for("cat deploy.env"), None);
+        assert!(asked_for("cat deploy.env").is_empty());
+        assert_eq!(
+            asked_for("aws ssm get-parameter --name /app/db_url --output text"),
+            ["app", "db_url"]
+        );
         let commands = commands_after(&[
             (
                 "cat .env.production",
@@ -1805,6 +2095,225 @@ mod tests {
             setting_keys(r#"{"state":"up","build":"7c1e2f0","pid":4121}"#),
             ["state", "build", "pid"]
         );
+    }
+
+    /// A value shown anew replaces the old one however it is looked up: the
+    /// same form and name in another command's output, any look at it with
+    /// other flags, a jq path or a bound; a look at another thing (one
+    /// name put for another throughout the command) keeps its own.
+    #[test]
+    fn a_value_shown_anew_replaces_the_old() {
+        let found = |runs: &[(&str, &str)]| -> Vec<String> {
+            commands_after(runs)
+                .into_iter()
+                .map(|(_, o, _)| o)
+                .collect()
+        };
+        // The same form and name: a role in an ARN, an image's tag.
+        assert_eq!(
+            found(&[
+                (
+                    "grep role_arn ~/.aws/credentials",
+                    "role_arn = arn:aws:iam::1234:role/deployer-kq3"
+                ),
+                (
+                    "aws sts get-caller-identity --query Arn --output text",
+                    "arn:aws:sts::1234:assumed-role/deployer-zt8/session"
+                ),
+            ])[0],
+            "ok"
+        );
+        assert_eq!(
+            found(&[
+                (
+                    "docker ps --format '{{.Image}}'",
+                    "registry.example/shop/cart:4.1.0-b7"
+                ),
+                (
+                    "kubectl describe deploy cart | grep Image",
+                    "Image: registry.example/shop/cart:4.2.2-b9"
+                ),
+            ])[0],
+            "ok"
+        );
+        // A hash's digits fall anywhere; a name may open a part; a log
+        // line's pairs are settings each.
+        assert_eq!(
+            found(&[
+                (
+                    "fleetctl describe eu --output yaml",
+                    "servers: 12\nbuild_id: rel-5120-a9f3\nstatus: up"
+                ),
+                (
+                    "echo status | nc -q1 eu-4.fleet.internal 7000",
+                    "node=eu-4 build=rel-5188-0c4e load=0.4"
+                ),
+            ])[0],
+            "ok: servers: 12"
+        );
+        assert_eq!(
+            found(&[
+                ("cat .lint.ini", "BasedOn = Core, Initechqrs41"),
+                ("lintctl config | jq -r '.styles[1]'", "Initechmno77"),
+            ])[0],
+            "ok"
+        );
+        assert_eq!(
+            found(&[
+                (
+                    "parcel show P-77 -o wide",
+                    "ID    COURIER  TRACKING\nP-77  UPS      1ZA00412"
+                ),
+                (
+                    "grep P-77 /var/log/parcel.log | tail -1",
+                    "2026-01-02T10:00:00Z courier=UPS parcel=P-77 tracking=1ZB00977"
+                ),
+            ])[0],
+            "ok: ID=P-77"
+        );
+        // An error another look shows with another value in its place is
+        // behind the agent.
+        let digest = digest_after(&[
+            (
+                "ctest --test-dir build",
+                "1 tests failed out of 9\n\t 4 - test_link_31 (Failed)",
+            ),
+            (
+                "grep -B1 '<failure' rig/report.xml",
+                "<testcase name=\"test_link_58\">\n<failure message=\"no ACK\"/>",
+            ),
+        ]);
+        let fixed: Vec<bool> = (digest.errors.iter())
+            .filter(|(e, _)| e.contains("test_link_31"))
+            .map(|(_, note)| note.fixed)
+            .collect();
+        assert_eq!(fixed, [true]);
+        // Not a value of another name, nor a bare version, nor a short name
+        // with another number.
+        for (old, new) in [
+            ("worker-7.internal", "api-7.internal"),
+            ("2.4.1", "2.5.0"),
+            ("eth0", "eth1"),
+        ] {
+            assert!(
+                !one_value_later(&values(old).next().unwrap(), &values(new).next().unwrap()),
+                "{old} / {new}"
+            );
+        }
+        // One look with other flags.
+        assert_eq!(
+            found(&[
+                ("git config --get user.name", "bot-ops17"),
+                (
+                    "git config --show-origin user.name",
+                    "file:.git/config\tbot-ops42"
+                ),
+            ])[0],
+            "ok"
+        );
+        assert_eq!(
+            found(&[
+                (
+                    "gh pr list --limit 1",
+                    "#812  Fix the cart rounding  fix/cart  OPEN"
+                ),
+                ("gh pr list --limit 1 --json number", "[{\"number\": 815}]"),
+            ])[0],
+            "ok"
+        );
+        // A bound is no setting of `>`; a jq path is no file; an output
+        // format is not what a command asks for.
+        assert_eq!(
+            found(&[
+                ("npm pkg get engines", "{\"node\": \">=18.2.0\"}"),
+                ("jq -r .engines.node package.json", ">=20.1.0"),
+            ])[0],
+            "ok"
+        );
+        assert_eq!(
+            found(&[
+                (
+                    "psql -c 'SHOW work_mem;'",
+                    " work_mem \n----------\n 64MB\n(1 row)"
+                ),
+                (
+                    "aws rds describe-db-parameters --query \"Parameters[?Name=='work_mem'].Value\" --output text",
+                    "128MB"
+                ),
+            ])[0],
+            "ok"
+        );
+        // Another thing: one name put for another throughout.
+        let both = found(&[
+            (
+                "helm get values cart -o json | jq '{app: \"cart\", cpu: .cpu}'",
+                "{\"app\": \"cart\", \"cpu\": \"500m\"}",
+            ),
+            (
+                "helm get values search -o json | jq '{app: \"search\", cpu: .cpu}'",
+                "{\"app\": \"search\", \"cpu\": \"250m\"}",
+            ),
+        ]);
+        assert!(both[0].contains("500m"), "{both:?}");
+    }
+
+    /// A table's cells are read under their headings: below a rule of
+    /// dashes, or one row below a heading in capitals; a row's cells are
+    /// what its wide gaps part, and a comment after a value is dropped.
+    #[test]
+    fn a_table_is_read_by_its_headings() {
+        let lines = |text: &'static str| -> Vec<&'static str> {
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect()
+        };
+        assert_eq!(
+            table_findings(&lines(
+                " shared_buffers \n----------------\n 512MB\n(1 row)"
+            )),
+            Some(vec!["shared_buffers=512MB".to_owned()])
+        );
+        assert_eq!(
+            table_findings(&lines("| id | plan |\n|----|------|\n| 7 | gold-3 |")),
+            Some(vec!["id=7".to_owned(), "plan=gold-3".to_owned()])
+        );
+        assert_eq!(
+            table_findings(&lines(
+                "KIND   TITLE                      NUMBER\nIssue  Stock sync drops items  4410"
+            )),
+            Some(vec![
+                "NUMBER=4410".to_owned(),
+                "KIND=Issue".to_owned(),
+                "TITLE=Stock sync drops items".to_owned()
+            ])
+        );
+        // Many rows under capitals read better as rows.
+        assert_eq!(
+            table_findings(&lines("NAME  READY\nweb-1  1/1\nweb-2  1/1")),
+            None
+        );
+        assert_eq!(table_findings(&lines("all good\nnothing to report")), None);
+        assert!(carries_value(
+            "#4410  Stock sync drops items after a partial refund  bug, p1"
+        ));
+        assert!(carries_value(
+            "| ledger | 7 | Staging | 2025-04-02 | release-bot |"
+        ));
+        assert_eq!(
+            setting_key("max_batch_rows   5000"),
+            Some("max_batch_rows".to_owned())
+        );
+        assert_eq!(
+            setting_key("vm.swappiness 60"),
+            Some("swappiness".to_owned())
+        );
+        assert_eq!(setting_key("running 3 tests"), None);
+        assert_eq!(
+            without_comment("serde = \"1.0.210\"    # A serialization framework"),
+            "serde = \"1.0.210\""
+        );
+        assert_eq!(without_comment("#12 is open"), "#12 is open");
     }
 
     /// A short JSON output is read as settings: its values with their key

@@ -115,6 +115,7 @@ const CORRECTION_CUES: &[&str] = &[
     "actually", "correction", "instead", "update", "updated", "changed", "change", "now",
     "no longer", "make that", "rather", "revised", "moved", "new", "swap", "switch", "replace",
     "rotated", "raised", "lowered", "bump", "bumped", "wrong", "sorry", "scratch that", "from now on", "rename",
+    "upgrade", "upgraded", "increased", "decreased", "reduced", "tightened", "loosened", "migrated",
     "korrektur", "stattdessen", "jetzt", "nicht mehr", "eigentlich", "geändert",
     "en fait", "plutôt", "désormais", "maintenant", "corrección", "en realidad", "ahora",
     "en vez", "correção", "na verdade", "agora", "em vez", "correzione", "in realtà",
@@ -238,6 +239,15 @@ fn stem(word: &str) -> String {
 fn subject(text: &str) -> Vec<String> {
     let mut stems: Vec<String> = words(without_lead_ins(main_clause(text), &[',']))
         .into_iter()
+        // "per-call" is about calls, as "per call" is, and "that's" is
+        // "that"; a value stays whole.
+        .flat_map(|w| match is_value_token(&w) {
+            true => vec![w],
+            false => {
+                let w = (w.strip_suffix("'s").or_else(|| w.strip_suffix("’s"))).unwrap_or(&w);
+                w.split('-').map(str::to_owned).collect()
+            }
+        })
         .filter(|w| {
             !STOPWORDS.contains(&w.as_str())
                 && !FUNCTION_WORDS.contains(&w.as_str())
@@ -716,13 +726,33 @@ fn frames(text: &str) -> Vec<Frame> {
                     })
                     .filter(|w| is_unit_word(w))
             };
-            let unit = word(i + 1).map(|w| stem(&w));
-            // "retention, in days: 14": the unit named before the number.
+            // Not past a comma ("5,678, still a hard stop"); past a cue
+            // word ("124 changed lines" counts lines).
+            let ends_clause = |at: usize| tokens[at].ends_with(|c: char| PUNCTUATION.contains(c));
+            let cue = |at: usize| {
+                tokens.get(at).is_some_and(|w| {
+                    w.chars().all(char::is_alphabetic) && is_cue_stem(&stem(&w.to_lowercase()))
+                })
+            };
+            let unit = (!ends_clause(i))
+                .then(|| {
+                    word(i + 1).or_else(|| {
+                        (cue(i + 1) && !ends_clause(i + 1))
+                            .then(|| word(i + 2))
+                            .flatten()
+                    })
+                })
+                .flatten()
+                .map(|w| stem(&w));
+            // "retention, in days: 14", "max retries: 5": the unit named
+            // before the number, in a plural or after "in" ("the SOAP box:
+            // 333" names what holds the number, no unit).
             let named_before = (unit.is_none() && i > 0)
                 .then(|| tokens[i - 1].strip_suffix(':'))
                 .flatten()
                 .map(|w| w.to_lowercase())
                 .filter(|w| w.chars().all(char::is_alphabetic) && !w.is_empty())
+                .filter(|w| w.ends_with('s') || i > 1 && tokens[i - 2].eq_ignore_ascii_case("in"))
                 .map(|w| stem(&w));
             let currency = value.chars().next().filter(|c| "$€£¥".contains(*c));
             // "36,800 API calls": the unit is the noun the words after the
@@ -871,13 +901,13 @@ fn topic_words(text: &str) -> Vec<(String, bool)> {
                 .strip_suffix("'s")
                 .or_else(|| word.strip_suffix("’s"))
                 .unwrap_or(&word);
-            if !is_content_word(word) {
-                continue;
-            }
             // "99.9 uptime", "in milliseconds: 1484".
             let as_unit = i > 0 && bare_number(tokens[i - 1])
                 || token.ends_with(':') && tokens.get(i + 1).is_some_and(|t| bare_number(t));
-            out.push((stem(word), strong && !as_unit));
+            // "flaky-test rate" and "the flaky rate" share "flaky".
+            for word in word.split('-').filter(|w| is_content_word(w)) {
+                out.push((stem(word), strong && !as_unit));
+            }
         }
     }
     out
@@ -1007,7 +1037,7 @@ fn same_subject(a: &str, b: &str, a_frames: &[Frame], b_frames: &[Frame]) -> Opt
     const OTHER_FORM: f64 = 0.1;
     let (la, lb) = (a.to_lowercase(), b.to_lowercase());
     let forms = |text: &str| -> Vec<String> {
-        text.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+        text.split(|c: char| !c.is_alphanumeric() && c != '_')
             .map(str::to_owned)
             .collect()
     };
@@ -1182,9 +1212,8 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     // ("ALWAYS start hotfix branches with hx7-" / "hotfix branches take
     // the prefix qa2- now"); a story ("the old cluster had 40 nodes") only
     // when it tells what changed into what ([`changes_to`]).
-    if (!narrative(&new.text) || changes_to(main_clause(&new.text)))
-        && let Some(share) = same_subject(&new.text, &old.text, &new_frames, &old_frames)
-    {
+    let story = narrative(&new.text) && !changes_to(main_clause(&new.text));
+    if !story && let Some(share) = same_subject(&new.text, &old.text, &new_frames, &old_frames) {
         return Some(1.0 + share);
     }
     // Values of two forms are values of two things: a size is no date
@@ -1238,7 +1267,9 @@ fn update_match(new: &Statement, old: &Statement) -> Option<f64> {
     // Below every match by subject above: a candidate that shares the
     // subject wins over one that only shares words.
     if unit_or_shape && (on_topic >= 0.2 || contained >= 0.3 || corrects && on_topic >= 0.1)
-        || corrects && shared(|f| matches!(f, Frame::Number)) && on_topic >= 0.3
+        || corrects
+            && shared(|f| matches!(f, Frame::Number))
+            && (on_topic >= 0.3 || contained >= 0.5)
     {
         return Some(0.5 + similarity / 2.0);
     }
@@ -1769,6 +1800,30 @@ mod tests {
             (
                 "Checkout calls stay under 300 ms at p99.",
                 "New target: 250 ms at p99.",
+            ),
+            // A hyphenated subject is its words; a unit is not past a
+            // comma, nor a singular noun before a colon, and may follow a
+            // cue word.
+            (
+                "Hold the cold-start time under 800 ms for the lambda.",
+                "Aim for a cold start below 650 ms.",
+            ),
+            (
+                "The nightly backup keeps 40 rotated snapshots, never fewer.",
+                "Snapshot count for the backup bucket: 55.",
+            ),
+            (
+                "The export worker may open 12 parallel uploads at most.",
+                "Parallel upload cap is 20, still firm.",
+            ),
+            (
+                "Reviews stay under 300 changed files.",
+                "I'm fine with 350 files per review.",
+            ),
+            // A correction whose subject is mostly inside the other's.
+            (
+                "Limit: the ingest API takes 500 records per request, no more.",
+                "The ingest API's per-request ceiling is 900 since the upgrade.",
             ),
             // A story that tells what changed into what.
             (
