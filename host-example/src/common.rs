@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct Common {
     /// TOML config: compressor keys (token_threshold, target_tokens, clear_mode, ...),
     /// [tools], [components], [limits] and per-agent [agents.NAME] overrides. Every key
-    /// and its default: `condense config --show`; their meaning: README or
+    /// and its default: `condense config --show`; their meaning: docs/configuration.md or
     /// `condense config --schema`.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

@@ -74,7 +74,7 @@ pub fn run(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     }
     let mut header = format!(
         "# condense configuration: every key with the value condense uses, from {}.\n\
-         # A valid config file to start from; what each key does: README or\n\
+         # A valid config file to start from; what each key does: docs/configuration.md or\n\
          # `condense config --schema`.\n",
         sources.join(", then ")
     );

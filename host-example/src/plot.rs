@@ -12,7 +12,7 @@
 //! viewer draws the text; DejaVu Sans is wider than most sans-serif faces, so
 //! the text fits the boxes laid out for it.
 
-use condense_host::replay::ReplayStats;
+use condense_replay::ReplayStats;
 use std::path::Path;
 use std::sync::OnceLock;
 

@@ -6,9 +6,9 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use condense_host::sessions::SessionStore;
 use condense_host::timing::utc_text;
 use condense_proxy::sessions;
+use condense_sessions::SessionStore;
 use std::io::Write;
 use std::path::PathBuf;
 

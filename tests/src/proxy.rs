@@ -11,11 +11,11 @@ pub mod wire;
 
 use condense_config::ConfigFile;
 use condense_host::prepared::Prepared;
-use condense_host::sessions::{MemorySessions, SessionStore};
 use condense_model::SUMMARY_MARKER;
 use condense_proxy::{PrepareSettings, Proxy, Routes};
 use condense_runtime::model::OpenAiLlm;
 use condense_scripted_server::{Recorded, Reply, TestServer};
+use condense_sessions::{MemorySessions, SessionStore};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::future::Future;

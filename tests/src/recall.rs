@@ -18,8 +18,8 @@
 use crate::TestConfig;
 use crate::survival::message_text;
 use condense_host::Middleware;
-use condense_host::replay::{ReplayStats, replay_middleware};
 use condense_model::{Message, Part, Role};
+use condense_replay::{ReplayStats, replay_middleware};
 use std::collections::HashSet;
 
 /// A fact's text is at most this long: the opening of a long line is enough

@@ -3,15 +3,13 @@
 //! independently of the middleware's own validation.
 
 use condense_host::formats::{Format, Parsed};
-use condense_host::optimal::optimum;
-use condense_host::replay::{
-    Expiry, Prices, ReplayStats, replay_middleware, replay_middleware_timed,
-};
 use condense_host::timing::cold_calls;
 use condense_host::{Middleware, Status};
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::{estimate_messages, estimate_total};
 use condense_model::{CoreConfig, Message, Part, PassReport, Trigger};
+use condense_replay::optimal::optimum;
+use condense_replay::{Expiry, Prices, ReplayStats, replay_middleware, replay_middleware_timed};
 use condense_tests::{
     TestConfig, config_40k, corpus_dir, embedded_middleware, session, session_names,
 };

@@ -5,7 +5,6 @@
 //! under the same limits that stop its misbehaviour.
 
 use condense_embedded as embedded;
-use condense_host::replay::{Step, replay};
 use condense_host::{
     Call, ComponentRole, ComponentSource, Compressed, FailureKind, GuestFailure, Limits, LoadError,
     Middleware, Runtime, SessionCheckpoint, Status, Transcript,
@@ -14,6 +13,7 @@ use condense_model::{
     Checkpoint, CoreConfig, Item, Message, Part, Role, SummaryRequest, ToolCall, ToolResult,
     Trigger,
 };
+use condense_replay::{Step, replay};
 use condense_tests::{
     TestConfig, config_40k, custom_summarizer_middleware, embedded_middleware, guests,
     hostile_limits, hostile_middleware, session, session_names, summary_of, text_of,

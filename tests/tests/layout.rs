@@ -36,10 +36,11 @@ const ROOT: &str = "crate";
 /// code, its build script or its tests) only on crates of the layers below
 /// its own; crates not named here (the guests, the builder, the scripted
 /// server) are not checked.
-const LAYERS: [&[&str]; 8] = [
+const LAYERS: [&[&str]; 9] = [
     &["condense-model"],
     &["condense-formats"],
     &["condense-host"],
+    &["condense-replay", "condense-sessions"],
     &["condense-embedded"],
     &["condense-config"],
     &["condense-runtime", "condense-proxy"],

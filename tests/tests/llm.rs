@@ -473,7 +473,7 @@ fn a_replay_sends_each_message_to_the_summarizer_about_once() {
         let history = session(name);
         let config = at_40k();
         let (mut compactions, mut by_model, mut sent_to_summarizer) = (0, 0, 0u64);
-        let stats = condense_host::replay::replay_middleware(
+        let stats = condense_replay::replay_middleware(
             &middleware,
             &config.core,
             &config.json(),

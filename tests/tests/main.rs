@@ -4,6 +4,7 @@
 //! one area).
 
 mod corpus;
+mod docs;
 mod host;
 mod identifiers;
 mod layout;

@@ -3,9 +3,9 @@
 //! client, every request through the embedded components.
 
 use condense_host::formats::{Format, Parsed};
-use condense_host::sessions::{DbSessions, MemorySessions, SessionStore};
 use condense_model::SUMMARY_MARKER;
 use condense_scripted_server::{Recorded, Reply, TestServer};
+use condense_sessions::{DbSessions, MemorySessions, SessionStore};
 use condense_tests::corpus_dir;
 use condense_tests::proxy::session::{
     RECALL_CONFIG, Script, Session, TASK, USAGE, lock, named_handles, worked,
@@ -1235,7 +1235,7 @@ fn continues_input(before: &[u8], now: &[u8]) -> bool {
 }
 
 /// Codex itself (`codex exec`), given the proxy as its Responses provider
-/// in `config.toml` (the README's recipe), on a task whose commands print
+/// in `config.toml` (docs/proxy.md's recipe), on a task whose commands print
 /// long outputs: condense compacts its requests (its developer messages,
 /// tools and function calls), Codex runs every call and finishes, every
 /// output still follows its call, and between compactions its requests
@@ -1474,7 +1474,7 @@ fn a_request_after_the_cache_expired_compacts_then() {
 /// and a request time is kept for a day, not for ever.
 #[test]
 fn the_redis_store_passes_the_store_checks_and_is_shared_by_hosts() {
-    use condense_host::sessions::{RedisSessions, TOUCH_EXPIRY_SECS, conformance, touched_key};
+    use condense_sessions::{RedisSessions, TOUCH_EXPIRY_SECS, conformance, touched_key};
     let Some(server) = condense_tests::proxy::RedisServer::start() else {
         return;
     };
@@ -1482,7 +1482,7 @@ fn the_redis_store_passes_the_store_checks_and_is_shared_by_hosts() {
     conformance::sessions_keep_their_own(&RedisSessions::open(url).unwrap());
     let one = RedisSessions::open(url).unwrap();
     let a = conformance::history(&["task", "a1", "a2"]);
-    let group = condense_host::sessions::group_of(
+    let group = condense_sessions::group_of(
         condense_host::formats::Format::OpenAi,
         "default",
         None,

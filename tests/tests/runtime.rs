@@ -2,9 +2,9 @@
 //! real components through the host, recorded sessions played back.
 
 use condense_host::events::{Cause, Compaction};
-use condense_host::replay::replay_middleware;
 use condense_host::{FileStore, Middleware};
 use condense_model::{Message, Role, SUMMARY_MARKER};
+use condense_replay::replay_middleware;
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::chain::{Chain, Condense, RequestMeter, SummaryPlacement, UsageMeter};
 use condense_runtime::context::{BlockKind, ContextCompiler};
@@ -224,7 +224,7 @@ fn a_resumed_session_appends_to_its_journal_and_never_rewrites_it() {
 /// journal's compaction events.
 fn run_cc_opus_c(
     condense: impl FnOnce(&Path) -> Condense<&'static Middleware>,
-) -> (condense_host::replay::ReplayStats, Vec<Compaction>) {
+) -> (condense_replay::ReplayStats, Vec<Compaction>) {
     let recording = session("cc-opus-c");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.jsonl");

@@ -3,8 +3,8 @@
 //! was written for, never by another tenant's session whose fold looks the
 //! same, even behind one Redis shared by several proxies.
 
-use condense_host::sessions::RedisSessions;
 use condense_scripted_server::{Recorded, Reply, TestServer};
+use condense_sessions::RedisSessions;
 use condense_tests::SUMMARY_INSTRUCTION;
 use condense_tests::proxy::{RedisServer, RunningProxy, session_calls};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! the keys of the config file that are not the host's), this module reads
 //! and checks it, and publishes its JSON Schema. A new pass knob is a field
 //! here (a numeric one also a row of [`RANGES`]) and the pass that reads it:
-//! the config file's schema, validation, README row, property tests and fuzz
+//! the config file's schema, validation, docs/configuration.md row, property tests and fuzz
 //! targets read it from [`Settings::schema`].
 
 use condense_model::{Range, range};

@@ -171,7 +171,7 @@ pub struct CoreConfig {
 /// threshold gets a consistent config from these.
 ///
 /// The summary's share is a product decision measured on the long corpus
-/// sessions at a 40k threshold (the README's "What the summary keeps"): 2%
+/// sessions at a 40k threshold (docs/summary.md, "What the summary keeps"): 2%
 /// kept 69–86% of the files, request openings and error lines a session
 /// named, 5% keeps all of them and most commands, for 0.325 instead of 0.306
 /// of the uncompressed cost (median); the summary is the ceiling the

@@ -373,7 +373,7 @@ mod tests {
         }
     }
 
-    /// What naming a handle costs a request: DESIGN.md gives these.
+    /// What naming a handle costs a request: docs/design.md gives these.
     #[test]
     fn the_notes_are_short_and_read_back() {
         let fold = fold_note(&fold_handle_of(u128::MAX), 1234);

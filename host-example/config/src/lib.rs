@@ -57,6 +57,7 @@ pub mod assemble;
 pub mod file;
 pub mod models;
 mod path;
+pub mod pricing;
 #[cfg(test)]
 mod readme;
 pub mod schema;

@@ -14,8 +14,8 @@
 //! context_window = 32768         # compacted at 80% of it
 //! ```
 
+use crate::pricing::{ANY_MODEL, ModelPrice, PriceTable};
 use anyhow::{Result, bail};
-use condense_host::pricing::{ANY_MODEL, ModelPrice, PriceTable};
 use condense_model::CoreConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -222,7 +222,7 @@ mod tests {
         let table = embedded_table();
         let (pattern, any) = table.lookup(Some("some-local-model"));
         assert_eq!(pattern, "*");
-        assert_eq!(any.prices(0.0), condense_host::replay::Prices::DEFAULT);
+        assert_eq!(any.prices(0.0), condense_replay::Prices::DEFAULT);
         let (pattern, opus) = table.lookup(Some("claude-opus-4-1-20250805"));
         assert_eq!(
             (pattern, opus.input, opus.write()),

@@ -1,8 +1,9 @@
-//! The README's key tables (its "Configuration" section), generated from
-//! the schema: a table per group of keys, each row the key, its default and
-//! its description, so the README says what `condense config --schema` says
-//! and a new key needs no hand edit there. `CONDENSE_BLESS=1 cargo test -p
-//! condense-config` rewrites them; without it a table that differs fails.
+//! The key tables of `docs/configuration.md` (the page the README links as
+//! its configuration), generated from the schema: a table per group of keys,
+//! each row the key, its default and its description, so the docs say what
+//! `condense config --schema` says and a new key needs no hand edit there.
+//! `CONDENSE_BLESS=1 cargo test -p condense-config` rewrites them; without it
+//! a table that differs fails.
 //!
 //! Each table follows a marker line `<!-- keys: GROUP … -->` and runs to the
 //! first line that is not a table row.
@@ -12,7 +13,7 @@ use crate::sections::HOST_TABLES;
 use serde_json::Value;
 use std::path::Path;
 
-/// The groups, in the README's order: the fold knobs every compressor
+/// The groups, in the page's order: the fold knobs every compressor
 /// shares, the embedded compressor's own keys, its `[tools]` table, and
 /// the host's tables.
 const GROUPS: [&str; 4] = ["fold", "passes", "tools", "host"];
@@ -120,7 +121,7 @@ fn row(key: &str, property: &Value, def: Option<&Value>) -> String {
     format!("| {key} | {default} | {} |", meaning.replace('|', "\\|"))
 }
 
-/// A JSON value as the README writes one: `["a", "b"]`, `{"a": 1}`.
+/// A JSON value as the page writes one: `["a", "b"]`, `{"a": 1}`.
 fn spaced(value: &Value) -> String {
     match value {
         Value::Array(items) => {
@@ -156,7 +157,7 @@ fn with_tables(readme: &str, tables: &[(&str, String)]) -> String {
         let (_, table) = tables
             .iter()
             .find(|(g, _)| *g == group)
-            .unwrap_or_else(|| panic!("README marker of an unknown group: {line}"));
+            .unwrap_or_else(|| panic!("docs/configuration.md: marker of an unknown group: {line}"));
         seen.push(group.to_owned());
         out.push_str(table);
         while lines.peek().is_some_and(|l| l.starts_with('|')) {
@@ -166,7 +167,7 @@ fn with_tables(readme: &str, tables: &[(&str, String)]) -> String {
     for (group, _) in tables {
         assert!(
             seen.iter().any(|g| g == group),
-            "the README has no `<!-- keys: {group} -->` marker"
+            "docs/configuration.md has no `<!-- keys: {group} -->` marker"
         );
     }
     out
@@ -174,7 +175,7 @@ fn with_tables(readme: &str, tables: &[(&str, String)]) -> String {
 
 #[test]
 fn readme_key_tables_are_the_schemas() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let generated = with_tables(&readme, &tables(&json_schema()));
     if std::env::var_os("CONDENSE_BLESS").is_some_and(|v| v == "1") {
@@ -186,12 +187,12 @@ fn readme_key_tables_are_the_schemas() {
         .zip(generated.lines())
         .find(|(a, b)| a != b)
         .map_or_else(String::new, |(a, b)| {
-            format!("\n  README: {a}\n  schema: {b}")
+            format!("\n  docs:   {a}\n  schema: {b}")
         });
     assert!(
         readme == generated,
-        "README.md's key tables differ from the schema (a key, its default or its \
-         description changed):{differs}\nRegenerate them with\n\n    CONDENSE_BLESS=1 cargo \
+        "docs/configuration.md's key tables differ from the schema (a key, its default or \
+         its description changed):{differs}\nRegenerate them with\n\n    CONDENSE_BLESS=1 cargo \
          test -p condense-config\n\nand review the diff."
     );
 }

@@ -3,12 +3,12 @@
 //! compressor's own keys, kept as written for the compressor to check.
 
 use crate::models::{ModelTables, PRICE_KEYS, scaled};
+use crate::pricing::{ModelPrice, PriceTable};
 use crate::{LIMIT_RANGES, LLM_RANGES};
 use condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES;
-use condense_host::pricing::{ModelPrice, PriceTable};
-use condense_host::replay::Prices;
 use condense_host::{BodyConfig, ColdSettings, Limits, Recall};
 use condense_model::{CORE_RANGES, CoreConfig, range};
+use condense_replay::Prices;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -144,7 +144,7 @@ mod tests {
     }
 
     /// What the definition adds to every request once a session compacted,
-    /// by condense's estimate: the README and DESIGN.md say "about 150".
+    /// by condense's estimate: docs/proxy.md says "about 155".
     #[test]
     fn the_definition_costs_about_150_tokens() {
         for format in [Format::Anthropic, Format::OpenAi, Format::Responses] {

@@ -20,12 +20,13 @@
 //! - [`formats`]: OpenAI Chat Completions, OpenAI Responses and Anthropic
 //!   Messages request bodies to messages and back (the `condense-formats`
 //!   crate);
-//! - [`sessions`]: the checkpoints of many sessions (in memory, in an embedded
-//!   database), each request's found again from its own messages;
-//! - [`replay`]: replaying a recorded session and measuring cost and cache breaks,
-//!   [`optimal`]: the cheapest schedule of compactions for it, found
-//!   offline, and [`timing`]: when its calls happened (the cache expiring);
-//! - [`pricing`]: what a model costs and holds, found by its name.
+//! - [`timing`]: the clock decisions are made by, and when a recorded
+//!   session's calls happened (the cache expiring).
+//!
+//! The checkpoints of many sessions (in memory, an embedded database,
+//! Redis), each request's found again from its own messages, are
+//! `condense-sessions`'s; replaying a recorded session and the offline
+//! optimum `condense-replay`'s; what a model costs `condense-config`'s.
 //!
 //! ```no_run
 //! use condense_host::{BodyConfig, ComponentSource, FileStore, Limits, Middleware, Runtime};
@@ -58,14 +59,10 @@ mod folding;
 pub mod llm;
 mod llm_import;
 pub mod middleware;
-pub mod optimal;
 pub mod prepared;
-pub mod pricing;
-pub mod replay;
 pub mod report;
 pub mod runtime;
 pub mod sandbox;
-pub mod sessions;
 pub mod store;
 mod summarizer;
 pub mod timing;

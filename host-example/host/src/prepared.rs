@@ -34,7 +34,7 @@ use std::time::Duration;
 const KEPT: usize = 4_096;
 
 /// Where prepared summaries are kept for other hosts: a session store
-/// shared by hosts (`condense_host::sessions`: Redis) keeps them; a store
+/// shared by hosts (`condense_sessions`: Redis) keeps them; a store
 /// of one host keeps none (the host keeps them in memory). Errors are said,
 /// never a reason to fail: a summary not found is written again.
 pub trait Shared: Send + Sync {

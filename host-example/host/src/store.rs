@@ -1,7 +1,7 @@
 //! Where one session's checkpoint is kept between calls: a file
 //! ([`FileStore`], replaced atomically) or memory ([`MemoryStore`]); the
 //! stores of many sessions (an embedded database, Redis) are in
-//! [`crate::sessions`], behind the same [`CheckpointStore`].
+//! `condense-sessions`, behind the same [`CheckpointStore`].
 
 use crate::middleware::SessionCheckpoint;
 use condense_model::Message;
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 ///
 /// Each call hands the store the history it compresses: a store of one
 /// session ([`FileStore`], [`MemoryStore`]) ignores it, a store of many
-/// ([`crate::sessions::Lookup`]) finds the session's checkpoint from it.
+/// (`condense_sessions::Lookup`) finds the session's checkpoint from it.
 pub trait CheckpointStore {
     /// The checkpoint stored for the session `history` belongs to;
     /// `Ok(None)` when there is none yet.
@@ -58,7 +58,7 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// A store of many sessions ([`crate::sessions`]) failed: it is down,
+    /// A store of many sessions (`condense-sessions`) failed: it is down,
     /// not merely missing this session (a caller does not recompute a fold
     /// it could not store; see [`crate::BodyError::Store`]).
     #[error("checkpoint store ({store}): {reason}")]

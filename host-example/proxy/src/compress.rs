@@ -21,11 +21,11 @@ use crate::route::Route;
 use crate::summary::ClientModel;
 use crate::upstream::Upstream;
 use bytes::Bytes;
+use condense_config::pricing::ModelPrice;
 use condense_host::events::Compaction;
 use condense_host::formats::Format;
-use condense_host::pricing::ModelPrice;
-use condense_host::sessions::{Lookup, SessionStore};
 use condense_host::{BodyError, Status, compress_body_for};
+use condense_sessions::{Lookup, SessionStore};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -63,7 +63,7 @@ pub enum Outcome {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Compacted {
     pub agent: String,
-    /// The session's checkpoint group ([`condense_host::sessions::group_of`]).
+    /// The session's checkpoint group ([`condense_sessions::group_of`]).
     pub session: String,
     #[serde(flatten)]
     pub compaction: Compaction,

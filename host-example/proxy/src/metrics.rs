@@ -348,8 +348,8 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use condense_config::pricing::ModelPrice;
     use condense_host::events::{Cause, Compaction};
-    use condense_host::pricing::ModelPrice;
 
     /// A model at $3 per million input tokens, reads 0.1, writes 1.25.
     fn price() -> ModelPrice {

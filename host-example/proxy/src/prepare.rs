@@ -18,7 +18,7 @@ use crate::Agent;
 use crate::compress::Job;
 use crate::metrics::Metrics;
 use condense_host::prepare_body;
-use condense_host::sessions::{Lookup, SessionStore};
+use condense_sessions::{Lookup, SessionStore};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -7,8 +7,8 @@
 //! Summaries hold the users' words, so the view is the operator's: who may
 //! read it is [`crate::guard::Access`].
 
-use condense_host::sessions::{SessionStore, StoredCheckpoint};
 use condense_host::store::StoreError;
+use condense_sessions::{SessionStore, StoredCheckpoint};
 use serde::Serialize;
 
 /// One session of the list.

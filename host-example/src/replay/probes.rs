@@ -780,7 +780,7 @@ pub fn measure(probes: &[Probe], request: &[Message], handles: &[Handle]) -> Pro
 /// The messages probes are drawn from: everything before the last model
 /// call's answer (the whole request that call was given).
 pub fn probed_history(history: &[Message]) -> &[Message] {
-    let end = condense_host::replay::call_ends(history)
+    let end = condense_replay::call_ends(history)
         .last()
         .copied()
         .unwrap_or(0);

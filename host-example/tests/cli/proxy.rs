@@ -171,7 +171,7 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
 /// upstream was sent. Nothing there: a clear error, nothing created.
 #[test]
 fn sessions_lists_what_the_proxys_store_holds_with_handles_that_recall() {
-    use condense_host::sessions::DbSessions;
+    use condense_sessions::DbSessions;
     use condense_tests::proxy::RunningProxy;
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().to_str().unwrap();

@@ -5,8 +5,8 @@
 //! client's key.
 
 use crate::binary;
-use condense_host::sessions::{MemorySessions, SessionStore};
 use condense_scripted_server::{Recorded, Reply, TestServer};
+use condense_sessions::{MemorySessions, SessionStore};
 use condense_tests::SUMMARY_INSTRUCTION;
 use condense_tests::proxy::{
     KEY, ProxyProcess, RedisServer, RunningProxy, post, proxy_args, session_calls,

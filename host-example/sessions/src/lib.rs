@@ -37,14 +37,15 @@
 //! request before.
 //!
 //! Three stores: [`MemorySessions`] (tests, and hosts whose sessions need not
-//! outlive them), [`DbSessions`] (an embedded database file, durable across a
-//! crash) and [`RedisSessions`] (a Redis or Valkey server that several hosts
-//! share).
+//! outlive them), `DbSessions` (an embedded database file, durable across a
+//! crash; feature `redb`) and `RedisSessions` (a Redis or Valkey server that
+//! several hosts share; feature `redis`). Each backend is a feature, so an
+//! embedder that wants neither compiles neither.
 
-use crate::formats::Format;
-use crate::middleware::SessionCheckpoint;
-use crate::prepared::Shared;
-use crate::store::{CheckpointStore, StoreError};
+use condense_host::formats::Format;
+use condense_host::middleware::SessionCheckpoint;
+use condense_host::prepared::Shared;
+use condense_host::store::{CheckpointStore, StoreError};
 use condense_model::hash::message_digest;
 use condense_model::{Message, Role};
 use serde::{Deserialize, Serialize};
@@ -52,10 +53,14 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 pub mod conformance;
+#[cfg(feature = "redb")]
 mod db;
+#[cfg(feature = "redis")]
 mod redis;
 
+#[cfg(feature = "redb")]
 pub use self::db::DbSessions;
+#[cfg(feature = "redis")]
 pub use self::redis::{RedisSessions, TOUCH_EXPIRY_SECS, touched_key};
 
 /// Checkpoints kept per group: a long session makes one per compaction, and
@@ -226,7 +231,7 @@ impl CheckpointStore for Lookup<'_> {
         let entry = StoredCheckpoint {
             checkpoint: checkpoint.clone(),
             len: u32::try_from(history.len()).unwrap_or(u32::MAX),
-            saved_ms: crate::timing::now_ms(),
+            saved_ms: condense_host::timing::now_ms(),
         };
         let store = self.store;
         store.put(self.group_for(history), &entry)

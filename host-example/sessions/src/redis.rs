@@ -19,7 +19,7 @@
 //! client sent it) rather than keep the request waiting.
 
 use super::{MAX_PER_GROUP, SessionStore, StoredCheckpoint, add};
-use crate::store::StoreError;
+use condense_host::store::StoreError;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -166,7 +166,7 @@ fn parse(values: Vec<Vec<u8>>) -> Vec<StoredCheckpoint> {
 }
 
 /// Shared by every host behind the server.
-impl crate::prepared::Shared for RedisSessions {
+impl condense_host::prepared::Shared for RedisSessions {
     fn prepared(&self, key: &str) -> Result<Option<String>, String> {
         self.with(|con| redis::cmd("GET").arg(prepared_key(key)).query(con))
             .map_err(|e| e.to_string())

@@ -2,7 +2,7 @@
 //! durable across a crash of the process.
 
 use super::{SessionStore, StoredCheckpoint, add};
-use crate::store::StoreError;
+use condense_host::store::StoreError;
 use std::path::Path;
 
 /// The checkpoints table: `group \0 id` → the entry as JSON. A group's
@@ -48,7 +48,7 @@ impl DbSessions {
 }
 
 /// One host's database: its prepared summaries stay in its memory.
-impl crate::prepared::Shared for DbSessions {}
+impl condense_host::prepared::Shared for DbSessions {}
 
 impl SessionStore for DbSessions {
     fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {
@@ -138,9 +138,9 @@ impl SessionStore for DbSessions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::Format;
-    use crate::sessions::conformance::{history, sessions_keep_their_own, touches_are_per_group};
-    use crate::sessions::group_of;
+    use crate::conformance::{history, sessions_keep_their_own, touches_are_per_group};
+    use crate::group_of;
+    use condense_host::formats::Format;
 
     #[test]
     fn in_the_database_sessions_keep_their_own_checkpoints_across_a_reopen() {

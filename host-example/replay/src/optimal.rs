@@ -14,7 +14,7 @@
 //! passes (cleared results, pruned reasoning) are left out: the optimum is
 //! over where and when to fold.
 //!
-//! Costs are the replay's ([`ReplayStats::cost`](crate::replay::ReplayStats::cost)):
+//! Costs are the replay's ([`ReplayStats::cost`](crate::ReplayStats::cost)):
 //! between compactions a request extends the one before, so the cache reads
 //! the previous request and writes what was added; a compaction rewrites its
 //! whole request, and writes a summary at `prices.summary`.
@@ -32,7 +32,7 @@ use condense_model::tokens::estimate_messages;
 use condense_model::{CoreConfig, Message, Role, segment};
 use serde::Serialize;
 
-use crate::replay::{Prices, call_ends, cold_calls};
+use crate::{Prices, call_ends, cold_calls};
 
 /// The cheapest schedule found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -51,9 +51,9 @@ pub struct Optimum {
 }
 
 impl Optimum {
-    /// `cost / baseline_cost`, as [`ReplayStats::cost_ratio`](crate::replay::ReplayStats::cost_ratio).
+    /// `cost / baseline_cost`, as [`ReplayStats::cost_ratio`](crate::ReplayStats::cost_ratio).
     pub fn cost_ratio(&self) -> f64 {
-        crate::replay::ratio(self.cost, self.baseline_cost)
+        crate::ratio(self.cost, self.baseline_cost)
     }
 }
 
@@ -176,7 +176,7 @@ struct Best {
 /// The cheapest schedule for `history` under `config`'s threshold and tail
 /// floor, every summary pair `summary_tokens` long, priced by `prices`, the
 /// cache expired where `cold` says (per assistant message, as
-/// [`replay_timed`](crate::replay::replay_timed) reads it).
+/// [`replay_timed`](crate::replay_timed) reads it).
 /// `None` when no schedule keeps every request within the threshold (a call
 /// whose newest messages alone are larger).
 pub fn optimum(

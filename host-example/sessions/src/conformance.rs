@@ -4,9 +4,9 @@
 //! them too). Each panics, naming what failed.
 
 use super::{Lookup, SessionStore, group_of};
-use crate::formats::Format;
-use crate::middleware::SessionCheckpoint;
-use crate::store::CheckpointStore;
+use condense_host::formats::Format;
+use condense_host::middleware::SessionCheckpoint;
+use condense_host::store::CheckpointStore;
 use condense_model::hash::prefix_hash;
 use condense_model::{Checkpoint, Message, Role};
 

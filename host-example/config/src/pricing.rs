@@ -8,7 +8,7 @@
 //! `?` one character): `condense-config` fills it from its embedded defaults
 //! and the config file's `[models."PATTERN"]` tables.
 
-use crate::replay::Prices;
+use condense_replay::Prices;
 use std::collections::BTreeMap;
 
 /// The pattern every model matches: the prices of a model no other pattern

@@ -6,11 +6,18 @@
 //! request (the cached prefix) at about 0.1 of fresh input, and the rest (a
 //! cache write) at about 1.25. The same model is applied to sending every
 //! request uncompressed, and the ratio of the two is the cost figure.
+//!
+//! [`optimal`]: the cheapest schedule of compactions for a session, found
+//! offline knowing every call to come, which the replay's cost is measured
+//! against. Prices by model are `condense-config`'s (`pricing`), a recorded
+//! session's call times `condense_host::timing`'s.
 
-use crate::{Compressed, Middleware, Status, Transcript};
+use condense_host::{Compressed, Middleware, Status, Transcript};
 use condense_model::tokens::estimate_messages;
 use condense_model::{CoreConfig, Message, Role};
 use serde::Serialize;
+
+pub mod optimal;
 
 /// What a session's model calls cost, in uncached input tokens: the prompt
 /// cache's prices relative to plain input, and a summary's own cost.
