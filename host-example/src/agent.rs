@@ -6,8 +6,8 @@
 use crate::common::Common;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use condense_compressor::settings::CompactWhen;
 use condense_config::{CompactionPolicy, RuntimeSettings, Settings, cold_settings_of};
+use condense_contract::settings::CompactWhen;
 use condense_host::ColdSettings;
 use condense_host::FileStore;
 use condense_host::prepared::Prepared;

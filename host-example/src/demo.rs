@@ -9,8 +9,8 @@
 //! agree on the same session and settings.
 
 use anyhow::{Context, Result};
-use condense_compressor::settings::CompactWhen;
 use condense_config::Settings;
+use condense_contract::settings::CompactWhen;
 use condense_host::events::Compaction;
 use condense_host::formats::Format;
 use condense_host::{FileStore, body};
@@ -45,7 +45,7 @@ pub struct DemoRun {
 /// the requests it is played are the ones it could have been sent.
 pub fn defaults() -> Settings {
     let mut settings = Settings::for_replay();
-    settings.compressor = compressor_keys(&condense_compressor::Settings::default());
+    settings.compressor = compressor_keys(&condense_contract::Settings::default());
     settings.recall.mode = condense_config::RecallMode::Off;
     settings
 }
@@ -138,10 +138,10 @@ pub fn run(settings: &Settings, demo: &DemoRun, out: &mut dyn Write) -> Result<(
     writeln!(out, "\n  {}", cost_note(prices))?;
     // The same session compacted only at the threshold, or without the
     // passes, for comparison.
-    let embedded = condense_compressor::Settings::parse(&settings.compressor_json()).ok();
+    let embedded = condense_contract::Settings::parse(&settings.compressor_json()).ok();
     let other = embedded.and_then(|s| {
         if s.compact_when == CompactWhen::Cost {
-            let threshold = condense_compressor::Settings {
+            let threshold = condense_contract::Settings {
                 compact_when: CompactWhen::Threshold,
                 ..s
             };
@@ -205,7 +205,7 @@ fn header(
     )?;
     // The demo runs the embedded compressor unless told otherwise; the
     // passes it describes are that compressor's.
-    let passes = condense_compressor::Settings::parse(&settings.compressor_json()).ok();
+    let passes = condense_contract::Settings::parse(&settings.compressor_json()).ok();
     if let Some(embedded) = &passes {
         let prices = settings.prices();
         writeln!(
@@ -414,7 +414,7 @@ fn count(n: u32, one: &str, many: &str, what: &str) -> String {
 
 /// `settings` as the keys of a config file.
 fn compressor_keys(
-    settings: &condense_compressor::Settings,
+    settings: &condense_contract::Settings,
 ) -> serde_json::Map<String, serde_json::Value> {
     match serde_json::to_value(settings) {
         Ok(serde_json::Value::Object(keys)) => keys,
@@ -423,8 +423,8 @@ fn compressor_keys(
 }
 
 /// Which passes `config` turns on, for the demo's header.
-fn describe_passes(config: &condense_compressor::Settings) -> String {
-    use condense_compressor::settings::ClearMode;
+fn describe_passes(config: &condense_contract::Settings) -> String {
+    use condense_contract::settings::ClearMode;
     let mut on = Vec::new();
     if config.strip_reasoning_after_turns > 0 && !config.reasoning_echo {
         on.push(format!(

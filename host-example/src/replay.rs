@@ -153,7 +153,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
             // A session condense never compacted is charged the summary
             // budget.
             let summary = stats.mean_summary_tokens().unwrap_or_else(|| {
-                condense_compressor::max_pair_tokens(settings.core.summary_max_tokens, recall)
+                condense_contract::max_pair_tokens(settings.core.summary_max_tokens, recall)
             });
             optimum(messages, &settings.core, summary, prices, cold)
         })

@@ -55,7 +55,7 @@ pub fn run(settings: &Settings, run: &SummarizeRun, out: &mut dyn Write) -> Resu
         language: run
             .language
             .clone()
-            .unwrap_or_else(|| condense_compressor::language::detect(&messages).to_owned()),
+            .unwrap_or_else(|| condense_contract::language::detect(&messages).to_owned()),
         max_tokens: run.max_tokens.unwrap_or(settings.core.summary_max_tokens),
         settings: summarizer_settings,
         messages,

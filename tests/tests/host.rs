@@ -52,6 +52,7 @@ fn history(command: &str) -> Vec<Message> {
 /// whole history with it, and a failed call must hand it back as it was.
 fn previous_checkpoint() -> SessionCheckpoint {
     SessionCheckpoint {
+        summary: None,
         checkpoint: Checkpoint {
             version: 0,
             boundary: 2,
@@ -812,6 +813,7 @@ fn assert_offset_calls_match_full_calls(name: &str, config: &TestConfig) {
                 assert_eq!(sent.report.checkpoint_ignored, None, "{at}");
 
                 let stale = SessionCheckpoint {
+                    summary: None,
                     prefix_hash: "0".into(),
                     ..cp.clone()
                 };
@@ -1039,6 +1041,7 @@ fn checkpoint_of_another_format_is_ignored_naming_its_format() {
     // is sent with it, and the embedded compressor says it cannot read it.
     let messages = history("hello");
     let foreign = SessionCheckpoint {
+        summary: None,
         checkpoint: Checkpoint {
             version: 0,
             boundary: 0,
@@ -1069,6 +1072,7 @@ fn offset_call_the_compressor_cannot_resume_is_retried_with_the_whole_history() 
     // whole history, and the host calls again with all of it.
     let messages = history("hello");
     let foreign = SessionCheckpoint {
+        summary: None,
         prefix_hash: format!("{:032x}", condense_model::hash::prefix_hash(&messages[..2])),
         ..previous_checkpoint()
     };

@@ -38,7 +38,7 @@ const ROOT: &str = "crate";
 /// server) are not checked.
 const LAYERS: [&[&str]; 9] = [
     &["condense-model"],
-    &["condense-formats"],
+    &["condense-contract", "condense-formats"],
     &["condense-host"],
     &["condense-replay", "condense-sessions"],
     &["condense-embedded"],
@@ -77,6 +77,88 @@ fn each_crate_depends_only_on_the_layers_below_it() {
         "dependencies on a crate of the same or a higher layer (move what \
          both need down a layer):\n  {}",
         wrong.join("\n  ")
+    );
+}
+
+/// The guest side's crates: the components, what they are written with and
+/// what builds them. `condense-model` and `condense-contract` are both
+/// sides' (in [`LAYERS`] too).
+const GUEST_CRATES: [&str; 8] = [
+    "condense-compressor",
+    "condense-summarizer-heuristic",
+    "condense-summarizer-heuristic-component",
+    "condense-summarizer-llm",
+    "condense-guest-sdk",
+    "condense-guest-builder",
+    "summarizer-minimal",
+    "condense-workspace-hack",
+];
+
+/// What the tests build besides `condense-tests`: hostile and custom
+/// guests, the scripted model server, the fuzz targets.
+const TEST_CRATES: [&str; 6] = [
+    "test-compressor-hostile",
+    "test-summarizer-custom",
+    "test-summarizer-hostile",
+    "test-summarizer-pre-settings",
+    "condense-scripted-server",
+    "condense-fuzz",
+];
+
+/// The guests' implementations, which the host side runs as components
+/// and never links: what it needs of the compressor (its settings and
+/// their schema, tool classes, the summary-pair bound) is the contract's.
+const IMPLEMENTATIONS: [&str; 4] = [
+    "condense-compressor",
+    "condense-summarizer-heuristic",
+    "condense-summarizer-heuristic-component",
+    "condense-summarizer-llm",
+];
+
+/// Every crate of the repository is named above, so a new one is placed
+/// on a side (and in a layer) when it is added.
+#[test]
+fn every_crate_is_named() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut crates = crates_under(&root);
+    crates.extend(crates_in(&root, &["tests"]));
+    let named = |name: &str| {
+        LAYERS.concat().contains(&name)
+            || GUEST_CRATES.contains(&name)
+            || TEST_CRATES.contains(&name)
+    };
+    let unnamed: Vec<String> = (crates.iter().map(|dir| crate_name(dir)))
+        .filter(|name| !named(name))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "crates named nowhere in tests/tests/layout.rs: {unnamed:?}"
+    );
+}
+
+/// No host-side crate links a guest's implementation ([`IMPLEMENTATIONS`]),
+/// `condense-tests` aside: it tests the compressor and the summarizer
+/// natively too.
+#[test]
+fn no_host_side_crate_links_a_guest_implementation() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut linked = Vec::new();
+    for dir in crates_under(&root) {
+        let name = crate_name(&dir);
+        if !LAYERS.concat().contains(&name.as_str()) || name == "condense-tests" {
+            continue;
+        }
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        for dependency in dependencies(&manifest) {
+            if IMPLEMENTATIONS.contains(&dependency.as_str()) {
+                linked.push(format!("{name} -> {dependency}"));
+            }
+        }
+    }
+    assert!(
+        linked.is_empty(),
+        "host-side crates linking a guest implementation (use condense-contract):\n  {}",
+        linked.join("\n  ")
     );
 }
 
@@ -229,6 +311,11 @@ fn every_circle_is_found_not_only_pairs() {
 /// The crates of the repository: every directory under [`CRATE_TREES`] with
 /// a `Cargo.toml` and a `src/`, build output (`target`) aside.
 fn crates_under(root: &Path) -> Vec<PathBuf> {
+    crates_in(root, &CRATE_TREES)
+}
+
+/// The crates under each of `trees` (see [`crates_under`]).
+fn crates_in(root: &Path, trees: &[&str]) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         if dir.join("Cargo.toml").is_file() && dir.join("src").is_dir() {
             out.push(dir.to_owned());
@@ -242,7 +329,7 @@ fn crates_under(root: &Path) -> Vec<PathBuf> {
         }
     }
     let mut out = Vec::new();
-    for tree in CRATE_TREES {
+    for tree in trees {
         walk(&root.join(tree), &mut out);
     }
     out.sort();

@@ -22,18 +22,17 @@
 
 pub mod assemble;
 pub mod fold;
-pub mod framing;
-pub mod language;
 pub mod passes;
-pub mod settings;
 pub mod state;
 pub mod trigger;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
 
+// The host-visible surface (settings, framing, the pair bound) is the
+// contract crate's, which the host side uses without this implementation.
+pub use condense_contract::{Settings, framing, language, max_pair_tokens, settings};
 use settings::CompactWhen;
-pub use settings::Settings;
 
 use condense_model::invariants::{self, History};
 use condense_model::recall;
@@ -891,30 +890,6 @@ struct Fold {
     passes: PassReport,
     /// Tokens of the whole request.
     tokens: u64,
-}
-
-/// The most a summary pair with a summary of up to `summary_tokens` can cost,
-/// for choosing the boundary. An upper bound, or a boundary could be chosen
-/// whose request ends up over the threshold: the framing's language is only
-/// known once the boundary is (it is the folded messages'), so this takes the
-/// longest framing, plus a margin: the estimator does not promise that the
-/// joined text costs no more than its parts (the test below finds no case
-/// that needs it).
-/// With `recall`, the summary ends with the fold's note, at its longest.
-pub fn max_pair_tokens(summary_tokens: u32, recall: bool) -> u64 {
-    const JOIN_SLACK: u64 = 2;
-    let note = recall.then(|| recall::costliest_fold_note(u32::MAX as usize));
-    let framing = framing::LANGUAGES
-        .iter()
-        .map(|lang| {
-            framing::summary_pair("", note.as_deref(), lang)
-                .iter()
-                .map(|m| u64::from(estimate_message(m)))
-                .sum::<u64>()
-        })
-        .max()
-        .unwrap_or(0);
-    framing + u64::from(summary_tokens) + JOIN_SLACK
 }
 
 /// Cuts `text` at a char boundary so its estimate fits `max_tokens`: what

@@ -56,7 +56,7 @@ struct HostKeys {
 /// [`LLM_RANGES`](crate::LLM_RANGES), the compressor's own). `agents` is an object
 /// whose values are the same schema without `agents`.
 pub fn json_schema() -> serde_json::Value {
-    let embedded = serde_json::from_str(&condense_compressor::Settings::schema())
+    let embedded = serde_json::from_str(&condense_contract::Settings::schema())
         .expect("the compressor's schema is JSON");
     json_schema_with(&embedded)
 }

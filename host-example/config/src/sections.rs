@@ -349,7 +349,7 @@ impl Default for RuntimeSettings {
 /// The keys are the host's (`[components]`, `[limits]`), the fold knobs every
 /// compressor shares ([`CoreConfig`]), and any other key, which belongs to the
 /// compressor: it is handed to it as its settings JSON, and the compressor
-/// checks and documents it (the embedded one: `condense_compressor::Settings`).
+/// checks and documents it (the embedded one: `condense_contract::Settings`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub core: CoreConfig,
@@ -537,11 +537,11 @@ impl Settings {
     /// filled in, typed (to show them, or to add to them, as `condense
     /// agent` adds its own tools); `None` when a compressor is loaded from a
     /// path, whose keys this host cannot know.
-    pub fn embedded_compressor(&self) -> Option<Result<condense_compressor::Settings, String>> {
+    pub fn embedded_compressor(&self) -> Option<Result<condense_contract::Settings, String>> {
         self.components
             .compressor
             .is_none()
-            .then(|| condense_compressor::Settings::parse(&self.compressor_json()))
+            .then(|| condense_contract::Settings::parse(&self.compressor_json()))
     }
 
     /// The prices these settings weigh compactions with (the embedded
@@ -637,7 +637,7 @@ impl Settings {
 /// How the embedded compressor with `embedded` is told a request found the
 /// cache expired: past its `cache_ttl_seconds`, the same settings with
 /// `cache_cold`.
-pub fn cold_settings_of(embedded: condense_compressor::Settings) -> ColdSettings {
+pub fn cold_settings_of(embedded: condense_contract::Settings) -> ColdSettings {
     ColdSettings {
         ttl: std::time::Duration::from_secs(u64::from(embedded.cache_ttl_seconds)),
         settings: embedded.with_cache_cold().to_json(),

@@ -3,11 +3,11 @@ use condense_embedded::COMPONENTS as EMBEDDED;
 use condense_model::{CORE_RANGES, CoreConfig};
 use std::path::{Path, PathBuf};
 
-use condense_compressor::settings::{ClearMode, ToolClasses};
+use condense_contract::settings::{ClearMode, ToolClasses};
 
 /// The embedded compressor's settings `s` gives.
-fn passes(s: &Settings) -> condense_compressor::Settings {
-    condense_compressor::Settings::parse(&s.compressor_json()).unwrap()
+fn passes(s: &Settings) -> condense_contract::Settings {
+    condense_contract::Settings::parse(&s.compressor_json()).unwrap()
 }
 
 fn err(text: &str) -> String {
@@ -476,6 +476,7 @@ fn a_request_over_max_request_bytes_fails_open_without_running_the_compressor() 
     use condense_model::{Checkpoint, Message, Role};
     let request = |bytes: usize| vec![Message::text(Role::User, "x".repeat(bytes))];
     let checkpoint = SessionCheckpoint {
+        summary: None,
         checkpoint: Checkpoint {
             version: 1,
             boundary: 3,

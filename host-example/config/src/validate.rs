@@ -22,7 +22,7 @@ pub const LLM_RANGES: &[Range] = &[
 
 /// The ranges of the `[limits]` keys, as [`LLM_RANGES`] (the fold knobs'
 /// are [`condense_model::CORE_RANGES`], the embedded compressor's
-/// `condense_compressor::settings::RANGES`). `max_request_bytes` goes up to
+/// `condense_contract::settings::RANGES`). `max_request_bytes` goes up to
 /// 1 GiB: a larger request cannot be compressed within the largest guest
 /// memory (4 GiB), which holds the request and the compressor's working
 /// copies of it.

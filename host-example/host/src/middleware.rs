@@ -48,6 +48,13 @@ pub struct SessionCheckpoint {
     /// Hex of `condense_model::hash::prefix_hash` of the history before
     /// `checkpoint.boundary`.
     pub prefix_hash: String,
+    /// The summary message the request carries in place of the folded
+    /// history (the output's first `written` item), for a person looking at
+    /// the session: the host reads it from the contract's output, never
+    /// from the compressor's private `state`. None before the first fold,
+    /// and in checkpoints saved before the host kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
 }
 
 impl SessionCheckpoint {
@@ -409,16 +416,24 @@ impl Middleware {
                 // The stored hash is kept only when it was just checked
                 // (the call resumed from its boundary); otherwise it is
                 // computed anew, so that a stale one is not handed on.
+                let summary = (outcome.items.iter()).find_map(|item| match item {
+                    Item::Written(message) => Some(message.joined_text()),
+                    _ => None,
+                });
                 let stored = outcome.checkpoint.map(|cp| match checkpoint {
                     Some(given)
                         if given.checkpoint == cp
                             && cp.boundary > 0
                             && sent_from == cp.boundary as usize =>
                     {
-                        given.clone()
+                        SessionCheckpoint {
+                            summary: given.summary.clone().or(summary),
+                            ..given.clone()
+                        }
                     }
                     _ => SessionCheckpoint {
                         prefix_hash: hex(measured.prefix_hash(cp.boundary as usize)),
+                        summary: summary.filter(|_| cp.boundary > 0),
                         checkpoint: cp,
                     },
                 });

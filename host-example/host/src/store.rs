@@ -163,6 +163,7 @@ mod tests {
     #[test]
     fn memory_and_file_stores_keep_what_they_are_given() {
         let checkpoint = SessionCheckpoint {
+            summary: None,
             checkpoint: condense_model::Checkpoint {
                 version: 1,
                 boundary: 4,
@@ -191,6 +192,7 @@ mod tests {
     fn an_unwritable_store_is_named_by_its_own_path() {
         let mut file = FileStore::new("/nonexistent-dir/session.ckpt");
         let checkpoint = SessionCheckpoint {
+            summary: None,
             checkpoint: condense_model::Checkpoint {
                 version: 1,
                 boundary: 0,

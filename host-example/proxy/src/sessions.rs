@@ -39,7 +39,7 @@ pub struct CheckpointRow {
 pub struct SessionView {
     pub session: String,
     pub checkpoints: Vec<CheckpointRow>,
-    /// The latest summary, when the checkpoint is the embedded compressor's.
+    /// The latest summary message, as the model sees it (framing included).
     pub summary: Option<String>,
     /// Why the summary cannot be read here, when it cannot.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,14 +80,11 @@ pub fn show(store: &dyn SessionStore, group: &str) -> Result<Option<SessionView>
     let Some(latest) = entries.first() else {
         return Ok(None);
     };
-    let (summary, summary_unreadable) =
-        match condense_compressor::state::State::read(&latest.checkpoint.checkpoint) {
-            Ok(state) => (Some(state.summary), None),
-            Err(e) => (
-                None,
-                Some(format!("not the embedded compressor's checkpoint: {e}")),
-            ),
-        };
+    // The summary message as the host read it from the compressor's output
+    // (the contract), never the compressor's private state.
+    let summary = latest.checkpoint.summary.clone();
+    let summary_unreadable = (summary.is_none() && latest.checkpoint.checkpoint.boundary > 0)
+        .then(|| "saved before the host kept the summary beside the checkpoint".to_owned());
     Ok(Some(SessionView {
         session: group.to_owned(),
         checkpoints: entries

@@ -42,7 +42,7 @@ use std::path::PathBuf;
 
 /// What a tool can do to the world: the compressor's classes (see the
 /// module documentation), one type for both.
-pub use condense_compressor::settings::ToolClass;
+pub use condense_contract::settings::ToolClass;
 
 /// A tool as the model is told about it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -29,6 +29,7 @@ pub fn history(words: &[&str]) -> Vec<Message> {
 /// prefix hash of what it folded.
 pub fn checkpoint_of(history: &[Message], boundary: usize) -> SessionCheckpoint {
     SessionCheckpoint {
+        summary: None,
         checkpoint: Checkpoint {
             version: 1,
             boundary: boundary as u32,

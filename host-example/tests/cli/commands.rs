@@ -94,8 +94,8 @@ fn config_40k() -> CoreConfig {
 }
 
 /// The embedded compressor's settings `settings` give (the pass keys).
-fn passes(settings: &Settings) -> condense_compressor::Settings {
-    condense_compressor::Settings::parse(&settings.compressor_json())
+fn passes(settings: &Settings) -> condense_contract::Settings {
+    condense_contract::Settings::parse(&settings.compressor_json())
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -372,6 +372,7 @@ fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
 /// A checkpoint file's content, for a file that must not change.
 fn known_checkpoint() -> Vec<u8> {
     serde_json::to_vec_pretty(&SessionCheckpoint {
+        summary: None,
         checkpoint: Checkpoint {
             version: 1,
             boundary: 2,
@@ -1279,7 +1280,7 @@ fn config_show_prints_toml_that_reads_back_to_the_same_settings() {
     // Every compressor key is written out, with its default.
     assert_eq!(
         shown.compressor,
-        match serde_json::to_value(condense_compressor::Settings::default()).unwrap() {
+        match serde_json::to_value(condense_contract::Settings::default()).unwrap() {
             Value::Object(keys) => keys,
             other => panic!("{other}"),
         }
@@ -1332,13 +1333,13 @@ fn config_show_prints_toml_that_reads_back_to_the_same_settings() {
     assert_eq!(tight.core.token_threshold, 40_000);
     assert_eq!(
         passes(&tight).clear_mode,
-        condense_compressor::settings::ClearMode::Truncate
+        condense_contract::settings::ClearMode::Truncate
     );
     let tools_only = loaded.settings(Some("tools-only")).unwrap();
     assert_eq!(passes(tools_only).tools.exec_capable, ["Bash"]);
     assert_eq!(
         passes(tools_only).tools.mutating,
-        condense_compressor::settings::ToolClasses::default().mutating
+        condense_contract::settings::ToolClasses::default().mutating
     );
     assert_eq!(
         tight.components.summarizer,

@@ -220,16 +220,15 @@ fn sessions_lists_what_the_proxys_store_holds_with_handles_that_recall() {
             "{handle}"
         );
     }
-    // The summary shown is, whole, the one the upstream was last sent: the
-    // text of the summary message, after condense's framing.
+    // The summary shown is, whole, the summary message the upstream was
+    // last sent, condense's framing included.
     let summary = shown.split("the latest summary:\n").nth(1).unwrap().trim();
     let last_sent = upstream.requests().pop().unwrap().body;
     let sent_summary = last_sent["messages"][0]["content"][0]["text"]
         .as_str()
         .unwrap_or_default();
     assert!(
-        sent_summary.starts_with(SUMMARY_MARKER)
-            && sent_summary.ends_with(&format!("\n\n{summary}")),
+        sent_summary.starts_with(SUMMARY_MARKER) && sent_summary.trim() == summary,
         "shown:\n{summary}\nsent:\n{sent_summary}"
     );
     // And it is this session's: what the summarizer writes of the messages
