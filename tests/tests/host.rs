@@ -15,7 +15,7 @@ use condense_model::{
 };
 use condense_replay::{Step, replay};
 use condense_tests::{
-    TestConfig, config_40k, custom_summarizer_middleware, embedded_middleware, guests,
+    TestConfig, config_40k, corpus_dir, custom_summarizer_middleware, embedded_middleware, guests,
     hostile_limits, hostile_middleware, session, session_names, summary_of, text_of,
 };
 use std::sync::OnceLock;
@@ -1352,4 +1352,59 @@ fn a_body_gets_the_recall_tool_only_where_its_client_lets_the_model_choose() {
     let (handles, text, _) = compress(short.clone());
     assert!(handles.is_empty());
     assert!(!text.contains("condense_recall"));
+}
+
+/// The host library's agent-loop example (`host-example/host/examples/
+/// agent_loop.rs`) runs as its doc says: given the default components as
+/// files and a recorded session, it compacts and ends with a fold. The
+/// binary is the one `cargo test` built with the examples; run alone, this
+/// builds it.
+#[test]
+fn the_agent_loop_example_compacts_a_recorded_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let compressor = dir.path().join("compressor.wasm");
+    let summarizer = dir.path().join("summarizer.wasm");
+    std::fs::write(&compressor, embedded::COMPONENTS.compressor).unwrap();
+    std::fs::write(&summarizer, embedded::COMPONENTS.summarizer).unwrap();
+    // target/debug/deps/<this test> → target/debug/examples/agent_loop.
+    let exe = std::env::current_exe().unwrap();
+    let example = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|debug| debug.join("examples").join("agent_loop"))
+        .unwrap();
+    if !example.is_file() {
+        let built = std::process::Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "condense-host",
+                "--example",
+                "agent_loop",
+            ])
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .status()
+            .expect("cargo runs");
+        assert!(built.success(), "the example builds");
+    }
+    let session = corpus_dir().join("sessions/cc-subagent-haiku.json");
+    let out = std::process::Command::new(&example)
+        .arg(&compressor)
+        .arg(&summarizer)
+        .arg(&session)
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(": compacted, "), "{stdout}");
+    let folded: usize = (stdout.lines().last())
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(folded > 0, "{stdout}");
 }

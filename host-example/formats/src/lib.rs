@@ -88,6 +88,48 @@ impl Format {
         }
     }
 
+    /// Every protocol, for a caller that goes through them all.
+    pub const ALL: [Format; 3] = [Format::OpenAi, Format::Anthropic, Format::Responses];
+
+    /// The path a client posts a request body of this protocol to (below
+    /// the provider's base URL): what the proxy routes by, and what the
+    /// runtime's clients call.
+    pub fn endpoint_path(self) -> &'static str {
+        match self {
+            Format::OpenAi => "/v1/chat/completions",
+            Format::Anthropic => "/v1/messages",
+            Format::Responses => "/v1/responses",
+        }
+    }
+
+    /// The protocol posted to `path`, if any ([`Format::endpoint_path`]).
+    pub fn at_endpoint(path: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.endpoint_path() == path)
+    }
+
+    /// The key of a request body that caps the answer's tokens, for a body
+    /// whose other fields are `fields`: Chat's older `max_tokens` only where
+    /// the client used it (newer models refuse it), else
+    /// `max_completion_tokens`.
+    pub fn output_limit_key(self, fields: &Map<String, Value>) -> &'static str {
+        match self {
+            Format::Anthropic => "max_tokens",
+            Format::OpenAi if fields.contains_key("max_tokens") => "max_tokens",
+            Format::OpenAi => "max_completion_tokens",
+            Format::Responses => "max_output_tokens",
+        }
+    }
+
+    /// The role of the message that carries tool results back: a user
+    /// message of `tool_result` blocks (Anthropic), `tool` messages (Chat),
+    /// `function_call_output` items (Responses, read as `tool`).
+    pub fn result_role(self) -> Role {
+        match self {
+            Format::Anthropic => Role::User,
+            Format::OpenAi | Format::Responses => Role::Tool,
+        }
+    }
+
     /// The body key of the message list.
     pub fn list_key(self) -> &'static str {
         match self {

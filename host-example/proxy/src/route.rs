@@ -108,15 +108,12 @@ pub fn route(parts: &Parts, routes: &Routes, agents: &[String]) -> Result<Route,
             ),
         });
     }
-    let anthropic = path.starts_with("/v1/messages")
+    let anthropic = path.starts_with(Format::Anthropic.endpoint_path())
         || path == "/v1/complete"
         || parts.headers.contains_key("anthropic-version");
-    let format = match (&parts.method, path.as_str()) {
-        (&Method::POST, "/v1/messages") => Some(Format::Anthropic),
-        (&Method::POST, "/v1/chat/completions") => Some(Format::OpenAi),
-        (&Method::POST, "/v1/responses") => Some(Format::Responses),
-        _ => None,
-    };
+    let format = (parts.method == Method::POST)
+        .then(|| Format::at_endpoint(&path))
+        .flatten();
     let upstream = if anthropic {
         &routes.anthropic_upstream
     } else {

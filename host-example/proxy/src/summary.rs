@@ -170,25 +170,15 @@ impl ClientModel {
 fn answer_whole(format: Format, fields: &mut serde_json::Map<String, Value>, max_tokens: u32) {
     fields.shift_remove("stream");
     fields.shift_remove("stream_options");
-    let key = match format {
-        // Extended thinking spends its budget within `max_tokens`.
-        Format::Anthropic => {
-            let thinking = fields
-                .get("thinking")
-                .filter(|t| t["type"] == "enabled")
-                .and_then(|t| t["budget_tokens"].as_u64())
-                .unwrap_or(0);
-            let total = thinking.saturating_add(u64::from(max_tokens));
-            fields.insert("max_tokens".into(), total.into());
-            return;
-        }
-        // The older name only where the client used it (newer models
-        // refuse it).
-        Format::OpenAi if fields.contains_key("max_tokens") => "max_tokens",
-        Format::OpenAi => "max_completion_tokens",
-        Format::Responses => "max_output_tokens",
-    };
-    fields.insert(key.into(), max_tokens.into());
+    // Extended thinking (Anthropic's) spends its budget within the cap.
+    let thinking = fields
+        .get("thinking")
+        .filter(|t| format == Format::Anthropic && t["type"] == "enabled")
+        .and_then(|t| t["budget_tokens"].as_u64())
+        .unwrap_or(0);
+    let key = format.output_limit_key(fields);
+    let total = thinking.saturating_add(u64::from(max_tokens));
+    fields.insert(key.into(), total.into());
 }
 
 impl LanguageModel for ClientModel {

@@ -12,7 +12,7 @@ use super::gate::{Gate, Unit};
 use super::sse::Event;
 use bytes::Bytes;
 use condense_host::formats::{self, Format};
-use condense_model::{Message, Part, Role, ToolResult};
+use condense_model::{Message, Part, ToolResult};
 use serde_json::Value;
 
 /// How the client's answer ends.
@@ -86,11 +86,8 @@ pub trait Stream: Send {
 /// blocks (Anthropic), `tool` messages (Chat), `function_call_output`
 /// items (Responses).
 pub fn results(format: Format, results: Vec<ToolResult>) -> Vec<Value> {
-    let role = match format {
-        Format::Anthropic => Role::User,
-        Format::OpenAi | Format::Responses => Role::Tool,
-    };
     let parts = results.into_iter().map(Part::ToolResult).collect();
+    let role = format.result_role();
     formats::render_messages(format, &[Message { role, parts }])
 }
 

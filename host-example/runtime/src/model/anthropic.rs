@@ -80,7 +80,7 @@ pub struct AnthropicModel {
 impl AnthropicModel {
     pub fn new(config: AnthropicConfig) -> Self {
         AnthropicModel {
-            url: endpoint(&config.base_url, "/v1/messages"),
+            url: endpoint(&config.base_url, Format::Anthropic.endpoint_path()),
             http: Http::new(config.timeout, config.max_retries),
             config,
         }
