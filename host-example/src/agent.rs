@@ -12,9 +12,9 @@ use condense_host::ColdSettings;
 use condense_host::FileStore;
 use condense_host::prepared::Prepared;
 use condense_runtime::agent::{Agent, Step};
-use condense_runtime::chain::{Chain, Condense, UsageMeter};
 use condense_runtime::context::{BlockKind, ContextCompiler};
 use condense_runtime::journal::{Contents, Journal};
+use condense_runtime::layers::{Condense, Layers, UsageMeter};
 use condense_runtime::model::{
     AgentFrame, AnthropicConfig, AnthropicModel, Model, OpenAiConfig, OpenAiModel, key_from_env,
 };
@@ -124,7 +124,7 @@ pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<(
         condense = condense.with_last_call(std::time::UNIX_EPOCH + Duration::from_millis(at_ms));
     }
     let meter = UsageMeter::new();
-    let chain = Chain::new().with(condense).with(meter.clone());
+    let chain = Layers::new().with(condense).with(meter.clone());
     let mut agent = Agent::new(
         model,
         Box::new(tools),

@@ -17,8 +17,8 @@ use condense_host::{FileStore, body};
 use condense_model::{Message, Part, Role};
 use condense_replay::{Prices, ReplayStats, replay_middleware};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
-use condense_runtime::chain::{Chain, Condense, Middleware, ModelCall, RequestMeter};
 use condense_runtime::journal::{Contents, Journal};
+use condense_runtime::layers::{Condense, Layer, Layers, ModelCall, RequestMeter};
 use condense_runtime::model::{ModelResponse, ReplayModel};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::Write;
@@ -54,7 +54,7 @@ pub fn defaults() -> Settings {
 #[derive(Clone, Default)]
 struct LastRequest(Arc<Mutex<Vec<Message>>>);
 
-impl Middleware for LastRequest {
+impl Layer for LastRequest {
     fn after_model_call(&mut self, call: &ModelCall<'_>, _: &ModelResponse) {
         *self.0.lock().expect("not poisoned") = call.request.messages.clone();
     }
@@ -91,7 +91,7 @@ pub fn run(settings: &Settings, demo: &DemoRun, out: &mut dyn Write) -> Result<(
     let mut agent = Agent::new(
         Box::new(ReplayModel::new(recording.to_vec())),
         Box::new(RecordedTools::from_recording(recording)),
-        Chain::new()
+        Layers::new()
             .with(meter.clone())
             .with(condense)
             .with(last.clone()),

@@ -39,7 +39,7 @@ use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
 use condense_model::tokens::estimate_messages;
 use condense_model::{Checkpoint, Message, Outcome, Role};
-use condense_runtime::chain::{Chain, Condense, ModelCall};
+use condense_runtime::layers::{Condense, Layers, ModelCall};
 use condense_runtime::model::ModelRequest;
 use condense_tests::{TestConfig, config_40k, corpus_dir, embedded_middleware, session};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -126,7 +126,7 @@ fn bench(c: &mut Criterion) {
             });
             // The agent runtime's model call as `Agent` makes it: the
             // chain with condense in it, the request assembled.
-            let mut chain = Chain::new().with(Condense::new(
+            let mut chain = Layers::new().with(Condense::new(
                 middleware,
                 config.core,
                 json.clone(),

@@ -345,10 +345,10 @@ impl SentRequests {
     }
 }
 
-impl condense_runtime::chain::Middleware for SentRequests {
+impl condense_runtime::layers::Layer for SentRequests {
     fn after_model_call(
         &mut self,
-        call: &condense_runtime::chain::ModelCall<'_>,
+        call: &condense_runtime::layers::ModelCall<'_>,
         _: &condense_runtime::model::ModelResponse,
     ) {
         self.0.lock().unwrap().push(call.request.messages.clone());

@@ -12,8 +12,8 @@ use condense_host::llm::LanguageModel;
 use condense_host::prepared::Prepared;
 use condense_host::timing::{Clock, ManualClock};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
-use condense_runtime::chain::{Chain, Condense};
 use condense_runtime::journal::{self, Journal};
+use condense_runtime::layers::{Condense, Layers};
 use condense_runtime::model::{OpenAiLlm, ReplayModel};
 use condense_scripted_server::Recorded;
 use condense_scripted_server::{Reply, TestServer};
@@ -319,7 +319,7 @@ fn the_agent_runtime_prepares_summaries_ahead_and_sends_the_same_requests() {
         let mut agent = Agent::new(
             Box::new(ReplayModel::new(recording.clone())),
             Box::new(RecordedTools::from_recording(&recording)),
-            Chain::new().with(condense).with(sent.clone()),
+            Layers::new().with(condense).with(sent.clone()),
             Journal::create(&path).unwrap(),
             &Default::default(),
             Vec::new(),

@@ -6,9 +6,9 @@ use condense_host::{FileStore, Middleware};
 use condense_model::{Message, Role, SUMMARY_MARKER};
 use condense_replay::replay_middleware;
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
-use condense_runtime::chain::{Chain, Condense, RequestMeter, SummaryPlacement, UsageMeter};
 use condense_runtime::context::{BlockKind, ContextCompiler};
 use condense_runtime::journal::{self, Event, Journal};
+use condense_runtime::layers::{Condense, Layers, RequestMeter, SummaryPlacement, UsageMeter};
 use condense_runtime::model::ModelResponse;
 use condense_runtime::model::ReplayModel;
 use condense_runtime::policy::{Confirm, Due, Policy, RateLimited};
@@ -68,7 +68,7 @@ fn replaying_with(
     Agent::new(
         Box::new(ReplayModel::new(answers)),
         Box::new(RecordedTools::from_recording(recording)),
-        Chain::new()
+        Layers::new()
             .with(meter)
             .with(condense)
             .with(UsageMeter::new()),
@@ -440,7 +440,7 @@ fn a_summary_placed_in_the_context_block_keeps_the_prefix_stable() {
     let mut agent = Agent::new(
         Box::new(ReplayModel::new(recording.clone())),
         Box::new(RecordedTools::from_recording(&recording)),
-        Chain::new()
+        Layers::new()
             .with(meter.clone())
             .with(condense)
             .with(requests.clone()),
@@ -588,7 +588,7 @@ fn the_model_recalls_what_a_fold_took_out_from_the_journal() {
     let mut agent = Agent::new(
         Box::new(model),
         Box::new(condense_runtime::tools::ToolRegistry::default()),
-        Chain::new(),
+        Layers::new(),
         journal,
         &journaled,
         Vec::new(),

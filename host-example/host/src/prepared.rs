@@ -37,12 +37,12 @@ const KEPT: usize = 4_096;
 /// shared by hosts (`condense_sessions`: Redis) keeps them; a store
 /// of one host keeps none (the host keeps them in memory). Errors are said,
 /// never a reason to fail: a summary not found is written again.
-pub trait Shared: Send + Sync {
+pub trait PreparedStore: Send + Sync {
     /// The summary prepared ahead under `key`, if this store keeps them.
     fn prepared(&self, _key: &str) -> Result<Option<String>, String> {
         Ok(None)
     }
-    /// Keeps `summary` under `key` for [`Shared::prepared`].
+    /// Keeps `summary` under `key` for [`PreparedStore::prepared`].
     fn keep_prepared(&self, _key: &str, _summary: &str) -> Result<(), String> {
         Ok(())
     }
@@ -56,7 +56,7 @@ pub struct Prepared {
     clock: Clock,
     kept: Mutex<Kept>,
     running: Mutex<HashMap<u128, Arc<Running>>>,
-    store: Option<Arc<dyn Shared>>,
+    store: Option<Arc<dyn PreparedStore>>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -149,7 +149,7 @@ pub struct Scope {
 impl Prepared {
     /// Prepared summaries kept in this process, and in `store` when given;
     /// a compaction waits up to `wait` for one still being written.
-    pub fn new(wait: Duration, store: Option<Arc<dyn Shared>>) -> Prepared {
+    pub fn new(wait: Duration, store: Option<Arc<dyn PreparedStore>>) -> Prepared {
         Prepared {
             wait,
             clock: Clock::system(),

@@ -15,7 +15,7 @@
 //! from compress_body's one reading of the body as the client sent it, the
 //! only history its handles resolve against.
 
-use crate::Agent;
+use crate::AgentSetup;
 use crate::recall::Recalling;
 use crate::route::Route;
 use crate::summary::ClientModel;
@@ -157,7 +157,7 @@ pub struct Condensed {
 /// the client asked it ([`ClientModel`]).
 pub async fn compress(
     slots: &Semaphore,
-    agent: &Agent,
+    agent: &AgentSetup,
     store: Arc<dyn SessionStore>,
     format: Format,
     route: &Route,

@@ -71,9 +71,9 @@ pub const DEFAULT_AGENT: &str = "default";
 
 /// One agent's condense: the middleware, and what the requests to each
 /// model are compressed with.
-pub struct Agent {
+pub struct AgentSetup {
     pub middleware: Arc<Middleware>,
-    /// Shared with the compress tasks, which choose once they have read the
+    /// ProxyState with the compress tasks, which choose once they have read the
     /// body's `model`.
     pub models: Arc<Models>,
     /// Its LLM summarizer asks each request's own upstream, with the
@@ -99,9 +99,9 @@ pub struct ForModel {
     pub price: ModelPrice,
 }
 
-impl Agent {
+impl AgentSetup {
     /// `settings`' condense, its settings made once per model pattern.
-    pub fn new(middleware: Arc<Middleware>, settings: &Settings) -> Agent {
+    pub fn new(middleware: Arc<Middleware>, settings: &Settings) -> AgentSetup {
         let by_pattern = settings
             .models
             .entries()
@@ -117,7 +117,7 @@ impl Agent {
                 )
             })
             .collect();
-        Agent {
+        AgentSetup {
             middleware,
             models: Arc::new(Models {
                 prices: settings.models.clone(),
@@ -129,14 +129,14 @@ impl Agent {
 
     /// This agent with its requests' times read from `clock` (how long a
     /// session was idle, so whether its cache is cold): a test's own.
-    pub fn timed_by(self, clock: &condense_host::timing::Clock) -> Agent {
+    pub fn timed_by(self, clock: &condense_host::timing::Clock) -> AgentSetup {
         let mut models = (*self.models).clone();
         for for_model in models.by_pattern.values_mut() {
             if let Some(cold) = &mut for_model.config.cold {
                 cold.clock = clock.clone();
             }
         }
-        Agent {
+        AgentSetup {
             models: Arc::new(models),
             ..self
         }
@@ -163,7 +163,7 @@ pub fn agents(
     embedded: &Embedded,
     client: ModelClient<'_>,
     prepared: Option<&Arc<Prepared>>,
-) -> anyhow::Result<BTreeMap<String, Agent>> {
+) -> anyhow::Result<BTreeMap<String, AgentSetup>> {
     let base = file.map_or_else(Settings::default, |f| f.base.clone());
     let named = file.into_iter().flat_map(|f| f.agents.iter());
     std::iter::once((DEFAULT_AGENT.to_owned(), base))
@@ -184,7 +184,7 @@ pub fn agents(
             if let Some(prepared) = prepared {
                 middleware = middleware.with_prepared(prepared.clone());
             }
-            Ok((name, Agent::new(Arc::new(middleware), &settings)))
+            Ok((name, AgentSetup::new(Arc::new(middleware), &settings)))
         })
         .collect()
 }
@@ -192,7 +192,7 @@ pub fn agents(
 /// Everything the proxy serves with.
 pub struct Proxy {
     /// By name; [`DEFAULT_AGENT`] serves requests that name none.
-    pub agents: BTreeMap<String, Agent>,
+    pub agents: BTreeMap<String, AgentSetup>,
     pub store: Arc<dyn SessionStore>,
     pub routes: Routes,
     /// The largest request body accepted (413 above it).
@@ -228,7 +228,7 @@ pub struct PrepareSettings {
 }
 
 /// What the handlers share.
-struct Shared {
+struct ProxyState {
     proxy: Proxy,
     /// The names requests may be sent to.
     hosts: guard::AllowedHosts,
@@ -252,7 +252,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let hosts = guard::AllowedHosts::new(listener.local_addr()?, &proxy.allowed_hosts)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(ProxyState {
         hosts,
         agents: proxy.agents.keys().cloned().collect(),
         slots: Semaphore::new(proxy.compress_slots.max(1)),
@@ -284,7 +284,7 @@ pub async fn serve(
 /// proxy answers to; on operator endpoints, unless no web page of another
 /// site sent it.
 async fn guarded(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<ProxyState>>,
     request: Request,
     next: axum::middleware::Next,
 ) -> Response {
@@ -314,7 +314,7 @@ async fn guarded(
     shared.answered("refused", refused.into_response())
 }
 
-async fn render_metrics(State(shared): State<Arc<Shared>>) -> Response {
+async fn render_metrics(State(shared): State<Arc<ProxyState>>) -> Response {
     (
         [(axum::http::header::CONTENT_TYPE, metrics::CONTENT_TYPE)],
         shared.metrics.render(),
@@ -323,7 +323,7 @@ async fn render_metrics(State(shared): State<Arc<Shared>>) -> Response {
 }
 
 /// `GET /sessions`: the store's sessions, JSON.
-async fn list_sessions(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+async fn list_sessions(State(shared): State<Arc<ProxyState>>, headers: HeaderMap) -> Response {
     if let Err(refused) = shared.proxy.sessions_view.check(&headers) {
         return refused.into_response();
     }
@@ -333,7 +333,7 @@ async fn list_sessions(State(shared): State<Arc<Shared>>, headers: HeaderMap) ->
 
 /// `GET /sessions/{session}`: one session, JSON; 404 when it has none.
 async fn show_session(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<ProxyState>>,
     Path(session): Path<String>,
     headers: HeaderMap,
 ) -> Response {
@@ -370,7 +370,7 @@ fn view<T: serde::Serialize>(
     }
 }
 
-impl Shared {
+impl ProxyState {
     /// Counts `response` (to a request of `route`) and returns it.
     fn answered(&self, route: &'static str, response: Response) -> Response {
         self.metrics.request(route, response.status().as_u16());
@@ -413,7 +413,7 @@ impl Shared {
 }
 
 /// One request, start to end.
-async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Response {
     let started = Instant::now();
     let (parts, body) = request.into_parts();
     let limit = shared.proxy.max_request_bytes;

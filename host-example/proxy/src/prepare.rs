@@ -14,7 +14,7 @@
 //! its summary would never be used (with the client's upstream asked, it
 //! would cost the client a model call for nothing).
 
-use crate::Agent;
+use crate::AgentSetup;
 use crate::compress::Job;
 use crate::metrics::Metrics;
 use condense_host::prepare_body;
@@ -80,7 +80,7 @@ impl Preparer {
     pub fn start(
         self: &Arc<Self>,
         job: Job,
-        agent: &Agent,
+        agent: &AgentSetup,
         store: Arc<dyn SessionStore>,
         metrics: Arc<Metrics>,
     ) {

@@ -268,7 +268,7 @@ impl Rounds {
 
     /// The results of the recall calls of `units`, counted in the report.
     fn answer_calls(&mut self, units: &[Unit]) -> Vec<condense_model::ToolResult> {
-        let calls: Vec<calls::Call> = (units.iter())
+        let calls: Vec<calls::RecallCall> = (units.iter())
             .filter(|u| u.kind == gate::Kind::Recall)
             .map(|u| self.protocol.call(&u.json))
             .collect();

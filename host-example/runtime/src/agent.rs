@@ -1,11 +1,11 @@
 //! The agent loop: the person's message, then model calls and tool runs until
 //! the model answers without asking for a tool. Every step is journaled
-//! before the next one starts; the model is sent what the middleware chain
-//! makes of the journaled history.
+//! before the next one starts; the model is sent what the layers
+//! make of the journaled history.
 
-use crate::chain::{Chain, ModelCall};
 use crate::context::ContextCompiler;
 use crate::journal::{Contents, Event, Journal, JournalError};
+use crate::layers::{Layers, ModelCall};
 use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
 use crate::tools::{ToolOutput, ToolRegistry, ToolSpec, recall};
 use condense_host::Transcript;
@@ -67,7 +67,7 @@ pub enum AgentError {
 pub struct Agent {
     model: Box<dyn Model>,
     tools: Box<dyn ToolRunner>,
-    chain: Chain,
+    layers: Layers,
     journal: Journal,
     history: Transcript,
     system: Vec<Message>,
@@ -89,7 +89,7 @@ impl Agent {
     pub fn new(
         model: Box<dyn Model>,
         tools: Box<dyn ToolRunner>,
-        chain: Chain,
+        layers: Layers,
         journal: Journal,
         journaled: &Contents,
         system: Vec<Message>,
@@ -97,7 +97,7 @@ impl Agent {
         let mut agent = Agent {
             model,
             tools,
-            chain,
+            layers,
             journal,
             history: journaled.messages().cloned().collect(),
             system,
@@ -202,7 +202,7 @@ impl Agent {
         self.append(Event::User { message })
     }
 
-    /// One model call on the history: the chain's request, the model's
+    /// One model call on the history: the layers' request, the model's
     /// answer journaled (and the compactions of the request before it).
     pub fn call_model(&mut self) -> Result<ModelResponse, AgentError> {
         self.calls += 1;
@@ -219,7 +219,7 @@ impl Agent {
             },
             compactions: Vec::new(),
         };
-        self.chain.before_model_call(&mut call);
+        self.layers.before_model_call(&mut call);
         let response = self
             .model
             .complete(&call.request)
@@ -228,7 +228,7 @@ impl Agent {
                 source,
             });
         if let Ok(response) = &response {
-            self.chain.after_model_call(&call, response);
+            self.layers.after_model_call(&call, response);
         }
         self.last_compactions = std::mem::take(&mut call.compactions);
         for compaction in &self.last_compactions {
@@ -439,7 +439,7 @@ mod tests {
         let agent = Agent::new(
             Box::new(ReplayModel::new(Vec::new())),
             Box::new(RecordedTools::from_recording(&[])),
-            Chain::new(),
+            Layers::new(),
             journal,
             &journaled,
             Vec::new(),

@@ -1,12 +1,12 @@
 //! condense's agent runtime: the loop condense was made for. A session is a
 //! journal on disk that only grows; before each model call the runtime
-//! compiles the request and runs it through a chain of middlewares, condense
-//! among them; the model's answer and every tool call and result are
+//! compiles the request and runs it through its layers, condense among
+//! them; the model's answer and every tool call and result are
 //! appended to the journal, never rewritten.
 //!
 //! - [`agent`]: the loop — the person's message, model calls and tool runs,
 //!   each step journaled — and the playback of a recorded session;
-//! - [`chain`]: the middlewares around each model call: condense, and a meter
+//! - [`layers`]: the layers around each model call: condense, and a meter
 //!   of the provider's token counts;
 //! - [`context`]: the context compiler — the system prompt assembled from
 //!   typed blocks within token budgets;
@@ -21,9 +21,9 @@
 //!   working directory.
 
 pub mod agent;
-pub mod chain;
 pub mod context;
 pub mod journal;
+pub mod layers;
 pub mod model;
 pub mod policy;
 pub mod tools;

@@ -48,7 +48,7 @@ impl DbSessions {
 }
 
 /// One host's database: its prepared summaries stay in its memory.
-impl condense_host::prepared::Shared for DbSessions {}
+impl condense_host::prepared::PreparedStore for DbSessions {}
 
 impl SessionStore for DbSessions {
     fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {

@@ -44,7 +44,7 @@
 
 use condense_host::formats::Format;
 use condense_host::middleware::SessionCheckpoint;
-use condense_host::prepared::Shared;
+use condense_host::prepared::PreparedStore;
 use condense_host::store::{CheckpointStore, StoreError};
 use condense_model::hash::message_digest;
 use condense_model::{Message, Role};
@@ -90,9 +90,9 @@ impl StoredCheckpoint {
 
 /// Where the checkpoints of many sessions are kept: shared by every request
 /// a host serves, from any thread. A store shared by hosts keeps their
-/// summaries prepared ahead too ([`Shared`]: Redis), so that a summary one
+/// summaries prepared ahead too ([`PreparedStore`]: Redis), so that a summary one
 /// host prepared serves a compaction on another.
-pub trait SessionStore: Shared + Send + Sync {
+pub trait SessionStore: PreparedStore + Send + Sync {
     /// Every checkpoint of `group`, in no particular order.
     fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError>;
     /// Adds `entry` to `group` (the same [`StoredCheckpoint::id`] again
@@ -284,7 +284,7 @@ pub struct MemorySessions {
     touched: Mutex<HashMap<String, u64>>,
 }
 
-impl Shared for MemorySessions {}
+impl PreparedStore for MemorySessions {}
 
 impl SessionStore for MemorySessions {
     fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {

@@ -165,8 +165,8 @@ fn parse(values: Vec<Vec<u8>>) -> Vec<StoredCheckpoint> {
         .collect()
 }
 
-/// Shared by every host behind the server.
-impl condense_host::prepared::Shared for RedisSessions {
+/// PreparedStore by every host behind the server.
+impl condense_host::prepared::PreparedStore for RedisSessions {
     fn prepared(&self, key: &str) -> Result<Option<String>, String> {
         self.with(|con| redis::cmd("GET").arg(prepared_key(key)).query(con))
             .map_err(|e| e.to_string())

@@ -8,7 +8,7 @@
 //! rounds, then the last round's `message_delta` (its usage the sum of all
 //! rounds') and `message_stop`.
 
-use super::calls::Call;
+use super::calls::RecallCall;
 use super::gate::{Gate, Kind, Unit};
 use super::protocol::{self, End, Protocol, rewritten};
 use super::sse::{self, Event};
@@ -78,8 +78,8 @@ impl Protocol for Anthropic {
         answer
     }
 
-    fn call(&self, unit: &Value) -> Call {
-        Call {
+    fn call(&self, unit: &Value) -> RecallCall {
+        RecallCall {
             id: unit["id"].as_str().unwrap_or_default().to_owned(),
             arguments: Ok(unit["input"].clone()),
         }

@@ -13,15 +13,15 @@ use serde_json::Value;
 /// A recall call as the model made it: its id and its arguments (`Err`:
 /// arguments that are not JSON, as the model wrote them).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Call {
+pub struct RecallCall {
     pub id: String,
     pub arguments: Result<Value, String>,
 }
 
-impl Call {
+impl RecallCall {
     /// A call whose arguments came as JSON text (Chat, Responses).
-    pub fn from_text(id: &str, arguments: &str) -> Call {
-        Call {
+    pub fn from_text(id: &str, arguments: &str) -> RecallCall {
+        RecallCall {
             id: id.to_owned(),
             arguments: serde_json::from_str(arguments).map_err(|_| arguments.to_owned()),
         }
@@ -42,7 +42,7 @@ pub struct Answered {
 /// `budget_tokens` of text each.
 pub fn resolve(
     history: &[Message],
-    calls: &[Call],
+    calls: &[RecallCall],
     budget_tokens: u32,
 ) -> Vec<(ToolResult, Answered)> {
     calls
@@ -74,7 +74,7 @@ pub fn resolve(
 }
 
 /// The text of one call, or the tool error saying why there is none.
-fn answer(history: &[Message], call: &Call, budget_tokens: u32) -> Result<String, String> {
+fn answer(history: &[Message], call: &RecallCall, budget_tokens: u32) -> Result<String, String> {
     let arguments = call
         .arguments
         .as_ref()
@@ -109,16 +109,16 @@ mod tests {
         ];
         let other = vec![Message::text(Role::User, "Another session's secret.")];
         let calls = [
-            Call {
+            RecallCall {
                 id: "a".into(),
                 arguments: Ok(json!({"handle": fold_handle(&history[..2])})),
             },
-            Call {
+            RecallCall {
                 id: "b".into(),
                 arguments: Ok(json!({"handle": fold_handle(&other)})),
             },
-            Call::from_text("c", "{\"handle\": "),
-            Call {
+            RecallCall::from_text("c", "{\"handle\": "),
+            RecallCall {
                 id: "d".into(),
                 arguments: Ok(json!({"handle": fold_handle(&history[..2]), "query": 7})),
             },

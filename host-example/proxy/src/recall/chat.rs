@@ -9,7 +9,7 @@
 //! earlier rounds' finish chunk, usage chunk and `[DONE]` are held back,
 //! and the last round's usage is the sum of all rounds'.
 
-use super::calls::Call;
+use super::calls::RecallCall;
 use super::gate::{Gate, Kind, Unit};
 use super::protocol::{self, End, Protocol, rewritten};
 use super::sse::{self, Event};
@@ -98,9 +98,9 @@ impl Protocol for Chat {
         answer
     }
 
-    fn call(&self, unit: &Value) -> Call {
+    fn call(&self, unit: &Value) -> RecallCall {
         let id = unit["id"].as_str().unwrap_or_default();
-        Call::from_text(id, unit["function"]["arguments"].as_str().unwrap_or(""))
+        RecallCall::from_text(id, unit["function"]["arguments"].as_str().unwrap_or(""))
     }
 
     fn turn(&self, _body: &Value, turn: Vec<Value>) -> Vec<Value> {
@@ -493,7 +493,7 @@ mod tests {
         assert_eq!(turn[0], json!({"type": "text", "text": "Let me look."}));
         assert_eq!(
             Chat.call(&turn[1]),
-            Call::from_text("call_r", &recall.to_string())
+            RecallCall::from_text("call_r", &recall.to_string())
         );
         assert_eq!(turn.len(), 2, "not the client's call");
         // Continued with the formats crate's assistant message and a tool

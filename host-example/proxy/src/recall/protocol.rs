@@ -7,7 +7,7 @@
 //! crate's: the results of the recall calls are rendered by it, as it
 //! renders any message condense writes.
 
-use super::calls::Call;
+use super::calls::RecallCall;
 use super::gate::{Gate, Unit};
 use super::sse::Event;
 use bytes::Bytes;
@@ -53,7 +53,7 @@ pub trait Protocol: Sync {
     ) -> Value;
 
     /// The call a recall unit makes.
-    fn call(&self, unit: &Value) -> Call;
+    fn call(&self, unit: &Value) -> RecallCall;
 
     /// The assistant's `turn` ([`super::gate::turn`]) as entries of the
     /// list of `body`, the request it continues; the recall results follow

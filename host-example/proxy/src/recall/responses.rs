@@ -13,7 +13,7 @@
 //! the items the client was sent as its `output`, and the usage of every
 //! round.
 
-use super::calls::Call;
+use super::calls::RecallCall;
 use super::gate::{Gate, Kind, Unit};
 use super::protocol::{self, End, Protocol, rewritten};
 use super::sse::{self, Event};
@@ -90,9 +90,9 @@ impl Protocol for Responses {
         answer
     }
 
-    fn call(&self, unit: &Value) -> Call {
+    fn call(&self, unit: &Value) -> RecallCall {
         let id = unit["call_id"].as_str().unwrap_or_default();
-        Call::from_text(id, unit["arguments"].as_str().unwrap_or(""))
+        RecallCall::from_text(id, unit["arguments"].as_str().unwrap_or(""))
     }
 
     fn turn(&self, body: &Value, turn: Vec<Value>) -> Vec<Value> {

@@ -1,15 +1,12 @@
-//! The middleware chain around each model call, and the middlewares the
-//! runtime ships: condense, a meter of the provider's token counts and one of
-//! the run's figures.
+//! The layers around each model call ([`Layers`], each a [`Layer`]), and the
+//! layers the runtime ships: condense, a meter of the provider's token counts
+//! and one of the run's figures.
 //!
 //! Each model call builds a fresh [`ModelCall`] from the durable history:
-//! the middlewares edit that copy, never the history. They run in order
-//! before the call and in order after it.
-//!
-//! [`Middleware`] here is the chain's trait. The host's compress middleware,
-//! which [`Condense`] wraps, keeps its full path, `condense_host::Middleware`:
-//! an alias on import would be a name found nowhere else, while the path says
-//! at each use whose type it is.
+//! the layers edit that copy, never the history. They run in order before
+//! the call and in order after it. (Layers, not "middleware": the host's
+//! fail-open compress middleware, which [`Condense`] wraps, is
+//! `condense_host::Middleware`, and keeps its full path here.)
 
 use crate::context::{BlockKind, ContextCompiler};
 use crate::journal::Usage;
@@ -30,28 +27,28 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-/// One model call as the middlewares see it.
+/// One model call as the layers see it.
 pub struct ModelCall<'h> {
     /// 1-based number of the call in this run.
     pub number: u64,
     /// The conversation as journaled: read it, never edit it.
     pub history: &'h Transcript,
-    /// The system prompt's typed blocks. Middlewares fill theirs (condense
+    /// The system prompt's typed blocks. Layers fill theirs (condense
     /// the compressed block, with `summary_placement = "block"`).
     pub context: ContextCompiler,
     /// The runtime's fixed system messages (a recorded session's own, say),
     /// after the compiled context.
     pub system: Vec<Message>,
     /// The conversation to send instead of `history`'s messages, once a
-    /// middleware made one (condense does); a middleware that edits it
+    /// layer made one (condense does); a layer that edits it
     /// belongs after condense ([`ModelCall::conversation_mut`]).
     pub conversation: Option<Vec<Message>>,
     /// The request to send. Its messages are filled in once the last
-    /// middleware ran: the compiled context, `system`, then the
-    /// conversation (the history itself if no middleware made one, copied
-    /// only then). Middlewares see it whole after the call.
+    /// layer ran: the compiled context, `system`, then the
+    /// conversation (the history itself if no layer made one, copied
+    /// only then). Layers see it whole after the call.
     pub request: ModelRequest,
-    /// Compactions the middlewares performed for this call, for the runtime
+    /// Compactions the layers performed for this call, for the runtime
     /// to journal and report.
     pub compactions: Vec<Compaction>,
 }
@@ -65,7 +62,7 @@ impl ModelCall<'_> {
     }
 
     /// The conversation to send, to edit: the history's own until a
-    /// middleware made another.
+    /// layer made another.
     pub fn conversation_mut(&mut self) -> &mut Vec<Message> {
         let history = self.history;
         self.conversation
@@ -87,8 +84,8 @@ impl ModelCall<'_> {
     }
 }
 
-/// A middleware of the model-call path.
-pub trait Middleware {
+/// A layer of the model-call path.
+pub trait Layer {
     fn before_model_call(&mut self, call: &mut ModelCall<'_>) {
         let _ = call;
     }
@@ -98,46 +95,46 @@ pub trait Middleware {
     }
 }
 
-/// The middlewares, in order.
+/// The layers, in order.
 #[derive(Default)]
-pub struct Chain {
-    middlewares: Vec<Box<dyn Middleware>>,
+pub struct Layers {
+    layers: Vec<Box<dyn Layer>>,
 }
 
-impl Chain {
-    pub fn new() -> Chain {
-        Chain::default()
+impl Layers {
+    pub fn new() -> Layers {
+        Layers::default()
     }
 
-    /// Adds `middleware` after the ones already in the chain.
-    pub fn with(mut self, middleware: impl Middleware + 'static) -> Chain {
-        self.middlewares.push(Box::new(middleware));
+    /// Adds `layer` after the ones already there.
+    pub fn with(mut self, layer: impl Layer + 'static) -> Layers {
+        self.layers.push(Box::new(layer));
         self
     }
 
-    /// Runs every middleware's `before_model_call`, then assembles the
+    /// Runs every layer's `before_model_call`, then assembles the
     /// request's messages.
     pub fn before_model_call(&mut self, call: &mut ModelCall<'_>) {
-        for middleware in &mut self.middlewares {
-            middleware.before_model_call(call);
+        for layer in &mut self.layers {
+            layer.before_model_call(call);
         }
         call.assemble();
     }
 
     pub fn after_model_call(&mut self, call: &ModelCall<'_>, response: &ModelResponse) {
-        for middleware in &mut self.middlewares {
-            middleware.after_model_call(call, response);
+        for layer in &mut self.layers {
+            layer.after_model_call(call, response);
         }
     }
 }
 
-/// condense as a middleware: the request's conversation is what condense
+/// condense as a layer: the request's conversation is what condense
 /// makes of the durable history, behind the system prompt. It compresses the history itself (a [`Transcript`], so a call
-/// between compactions costs what it sends), so a middleware that edits the
+/// between compactions costs what it sends), so a layer that edits the
 /// conversation belongs after it.
 pub struct Condense<M = Arc<condense_host::Middleware>> {
     /// The host's compress middleware, owned or shared (`Arc`, `&'static`).
-    middleware: M,
+    layer: M,
     core: CoreConfig,
     settings: String,
     store: Box<dyn CheckpointStore>,
@@ -190,18 +187,18 @@ where
 {
     /// Prepares summaries ahead: once a request passes the compressor's
     /// soft mark, the next compaction's summary is written on a thread of
-    /// its own, into the middleware's
+    /// its own, into the layer's
     /// [`Prepared`](condense_host::prepared::Prepared) (which it must have:
     /// [`condense_host::Middleware::with_prepared`]), while the agent's
     /// model answers; the compaction then finds it written. Under a policy
     /// that does not allow every compaction, nothing is prepared: its
     /// compactions are made at the threshold's call only when allowed.
     pub fn with_summaries_prepared_ahead(mut self) -> Condense<M> {
-        let middleware = self.middleware.clone();
+        let layer = self.layer.clone();
         let start = move |job: PrepareJob| {
-            let middleware = middleware.clone();
+            let layer = layer.clone();
             std::thread::spawn(move || {
-                let prepared = middleware.prepare(
+                let prepared = layer.prepare(
                     &job.history,
                     &job.core,
                     &job.settings,
@@ -228,13 +225,13 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
     /// checkpoint beside the session. Every due compaction proceeds and the
     /// summary is a message pair until told otherwise.
     pub fn new(
-        middleware: M,
+        layer: M,
         core: CoreConfig,
         settings: String,
         store: Box<dyn CheckpointStore>,
     ) -> Condense<M> {
         Condense {
-            middleware,
+            layer,
             core,
             settings,
             store,
@@ -321,15 +318,9 @@ impl<M: Deref<Target = condense_host::Middleware>> Condense<M> {
             .map(|last| now.duration_since(last).unwrap_or_default());
         let (settings, own_rule) = ColdSettings::choose(self.cold.as_ref(), &self.settings, idle);
         self.last_call = Some(now);
-        let (middleware, policy) = (&self.middleware, &mut self.policy);
+        let (layer, policy) = (&self.layer, &mut self.policy);
         let compress = |core: &CoreConfig| {
-            middleware.compress_transcript_offering(
-                history,
-                core,
-                settings,
-                stored.as_ref(),
-                recall,
-            )
+            layer.compress_transcript_offering(history, core, settings, stored.as_ref(), recall)
         };
         if policy.allows_all() {
             return compress_caused(core, own_rule, compress);
@@ -383,7 +374,7 @@ impl<M> Condense<M> {
     }
 }
 
-impl<M: Deref<Target = condense_host::Middleware>> Middleware for Condense<M> {
+impl<M: Deref<Target = condense_host::Middleware>> Layer for Condense<M> {
     fn before_model_call(&mut self, call: &mut ModelCall<'_>) {
         // The model is sent the system prompt and the tool definitions with
         // every request: they count against the threshold.
@@ -523,7 +514,7 @@ impl UsageMeter {
     }
 }
 
-impl Middleware for UsageMeter {
+impl Layer for UsageMeter {
     fn after_model_call(&mut self, _: &ModelCall<'_>, response: &ModelResponse) {
         self.calls
             .lock()
@@ -534,8 +525,8 @@ impl Middleware for UsageMeter {
 
 /// The run's figures as `condense replay` computes them, call by call: each
 /// request as the runtime built it (what it would send with no compression)
-/// and as it was sent. It belongs first in the chain, so it sees the request
-/// before any middleware edits it. Clones share the record.
+/// and as it was sent. It belongs first among the layers, so it sees the request
+/// before any layer edits it. Clones share the record.
 #[derive(Clone, Default)]
 pub struct RequestMeter {
     inner: Arc<Mutex<RequestRecord>>,
@@ -563,7 +554,7 @@ impl RequestMeter {
     }
 }
 
-impl Middleware for RequestMeter {
+impl Layer for RequestMeter {
     fn before_model_call(&mut self, call: &mut ModelCall<'_>) {
         let context = call.context_message();
         let messages: Vec<Message> = context
