@@ -6,7 +6,7 @@
 use crate::common::Common;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use condense_config::{CompactionPolicy, RuntimeSettings, Settings, cold_settings_of};
+use condense_config::{AgentSettings, CompactionPolicy, RuntimeSettings, cold_settings_of};
 use condense_contract::settings::CompactWhen;
 use condense_host::ColdSettings;
 use condense_host::FileStore;
@@ -61,7 +61,7 @@ pub struct AgentRun {
 const PREPARE_WAIT: Duration = Duration::from_secs(10);
 
 /// Runs the task, printing each tool call and the answer to `out`.
-pub fn run(settings: &Settings, run: &AgentRun, out: &mut dyn Write) -> Result<()> {
+pub fn run(settings: &AgentSettings, run: &AgentRun, out: &mut dyn Write) -> Result<()> {
     // The model's price model: its threshold, and the cache prices the cost
     // rule weighs compactions with.
     let (settings, ..) = settings.for_model(Some(&run.model));
@@ -200,7 +200,7 @@ fn model(run: &AgentRun) -> Result<Box<dyn Model>> {
 /// classes, or whether it has any. For the embedded compressor, also how
 /// long its cache lives and the settings that tell it the cache expired.
 fn compressor_settings(
-    settings: &Settings,
+    settings: &AgentSettings,
     tools: &ToolRegistry,
     compaction: CompactionPolicy,
 ) -> Result<(String, Option<ColdSettings>)> {
@@ -392,7 +392,7 @@ pub struct AgentArgs {
 
 /// `condense agent` from its arguments.
 pub fn command(args: AgentArgs, out: &mut dyn Write) -> Result<()> {
-    let settings = args.common.settings(Settings::default())?;
+    let settings = args.common.settings(AgentSettings::default())?;
     let (session, resume) = match (args.resume, args.session) {
         (Some(path), _) => (path, true),
         (None, Some(path)) => (path, false),

@@ -7,7 +7,7 @@
 use crate::common::Common;
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
-use condense_config::Settings;
+use condense_config::AgentSettings;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -244,7 +244,7 @@ pub fn run_on(
         Command::Demo(args) => demo(args, terminals.stdout, stdout),
         Command::Agent(args) => crate::agent::command(args, stdout),
         Command::Compact(args) => {
-            let settings = args.common.settings(Settings::default())?;
+            let settings = args.common.settings(AgentSettings::default())?;
             let run = crate::compact::CompactRun {
                 session: args.session,
                 output: args.output,
@@ -254,7 +254,7 @@ pub fn run_on(
             crate::compact::run(&settings, &run, stdout)
         }
         Command::Summarize(args) => {
-            let settings = args.common.settings(Settings::default())?;
+            let settings = args.common.settings(AgentSettings::default())?;
             let run = crate::summarize::SummarizeRun {
                 session: args.session,
                 upto: args.upto,

@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use condense_config::{ConfigFile, Settings};
+use condense_config::{AgentSettings, ConfigFile};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -28,12 +28,12 @@ pub struct Common {
 
 impl Common {
     /// The config file (or the given defaults), with command-line overrides.
-    pub fn settings(&self, defaults: Settings) -> Result<Settings> {
+    pub fn settings(&self, defaults: AgentSettings) -> Result<AgentSettings> {
         Ok(self.load(defaults)?.0)
     }
 
     /// The settings, and the config file they come from if there is one.
-    pub fn load(&self, defaults: Settings) -> Result<(Settings, Option<ConfigFile>)> {
+    pub fn load(&self, defaults: AgentSettings) -> Result<(AgentSettings, Option<ConfigFile>)> {
         let (mut settings, file) = match (&self.config, &self.agent) {
             (Some(path), agent) => {
                 let file = ConfigFile::load(path)?;

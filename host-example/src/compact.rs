@@ -11,7 +11,7 @@ use crate::common::Common;
 use crate::session::SessionFile;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use condense_config::Settings;
+use condense_config::AgentSettings;
 use condense_host::body::{self, BodyConfig};
 use condense_host::events::{Cause, Compaction};
 use condense_host::store::{MemoryStore, write_atomically};
@@ -58,7 +58,7 @@ fn forced(core: &CoreConfig, tokens: u64) -> Result<CoreConfig> {
     })
 }
 
-pub fn run(settings: &Settings, run: &CompactRun, out: &mut dyn Write) -> Result<()> {
+pub fn run(settings: &AgentSettings, run: &CompactRun, out: &mut dyn Write) -> Result<()> {
     let session = SessionFile::read(&run.session)?;
     let (dest, backup) = destination(run)?;
     let events = crate::session::events_log(run.events.as_deref())?;

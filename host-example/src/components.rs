@@ -3,21 +3,21 @@
 //! behind the LLM summarizer's `llm` import.
 
 use anyhow::Result;
-use condense_config::{LlmSettings, Settings};
+use condense_config::{AgentSettings, LlmSettings};
 use condense_host::Middleware;
 use condense_host::llm::LanguageModel;
 use condense_runtime::model::{AgentFrame, OpenAiLlm};
 use std::sync::Arc;
 
 /// The configured middleware.
-pub fn middleware(settings: &Settings) -> Result<Middleware> {
+pub fn middleware(settings: &AgentSettings) -> Result<Middleware> {
     middleware_in(settings, None)
 }
 
 /// [`middleware`] for an agent whose requests `frame` records: the LLM
 /// summarizer's requests start as the agent's do (its system prompt and
 /// tools), so the provider's prompt cache serves them.
-pub fn middleware_in(settings: &Settings, frame: Option<&AgentFrame>) -> Result<Middleware> {
+pub fn middleware_in(settings: &AgentSettings, frame: Option<&AgentFrame>) -> Result<Middleware> {
     settings.middleware(&condense_embedded::COMPONENTS, &|llm| client(llm, frame))
 }
 

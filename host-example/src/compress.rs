@@ -3,7 +3,7 @@
 use crate::common::Common;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use condense_config::Settings;
+use condense_config::AgentSettings;
 use condense_host::formats::Format;
 use condense_host::store::{CheckpointStore, FileStore, MemoryStore, write_atomically};
 use condense_host::{BodyConfig, body};
@@ -57,7 +57,7 @@ fn read_body(stdin: &mut dyn Read, limit: usize) -> Result<Vec<u8>> {
 pub fn run(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) -> Result<()> {
     // Everything that can fail on bad input is checked before anything is
     // written.
-    let settings = args.common.settings(Settings::default())?;
+    let settings = args.common.settings(AgentSettings::default())?;
     let input = read_body(stdin, settings.limits.max_request_bytes as usize)?;
     let format = match args.format {
         FormatArg::Auto => None,

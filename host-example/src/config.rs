@@ -5,7 +5,7 @@
 use crate::common::Common;
 use anyhow::{Context, Result};
 use clap::{ArgGroup, Args};
-use condense_config::Settings;
+use condense_config::AgentSettings;
 use std::io::Write;
 
 #[derive(Args)]
@@ -32,7 +32,7 @@ pub struct ConfigArgs {
 pub fn run(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     if args.schema {
         // A compressor from a path publishes its own keys.
-        let (settings, _) = args.common.load(Settings::default())?;
+        let (settings, _) = args.common.load(AgentSettings::default())?;
         let text = match &settings.components.compressor {
             None => condense_config::json_schema_text(),
             Some(path) => {
@@ -51,7 +51,7 @@ pub fn run(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
         out.write_all(text.as_bytes())?;
         return Ok(());
     }
-    let (settings, file) = args.common.load(Settings::default())?;
+    let (settings, file) = args.common.load(AgentSettings::default())?;
     if args.models {
         return models(&settings, out);
     }
@@ -94,7 +94,7 @@ pub fn run(args: ConfigArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 /// The price table, one model pattern a line.
-fn models(settings: &Settings, out: &mut dyn Write) -> Result<()> {
+fn models(settings: &AgentSettings, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "{:<22} {:>8} {:>8} {:>6} {:>6} {:>5} {:>9} {:>10}",

@@ -9,7 +9,7 @@
 //! agree on the same session and settings.
 
 use anyhow::{Context, Result};
-use condense_config::Settings;
+use condense_config::AgentSettings;
 use condense_contract::settings::CompactWhen;
 use condense_host::events::Compaction;
 use condense_host::formats::Format;
@@ -43,8 +43,8 @@ pub struct DemoRun {
 /// compressor key at its default (the `cost` rule, the passes off), and
 /// recall off: the recorded model was never offered `condense_recall`, so
 /// the requests it is played are the ones it could have been sent.
-pub fn defaults() -> Settings {
-    let mut settings = Settings::for_replay();
+pub fn defaults() -> AgentSettings {
+    let mut settings = AgentSettings::for_replay();
     settings.compressor = compressor_keys(&condense_contract::Settings::default());
     settings.recall.mode = condense_config::RecallMode::Off;
     settings
@@ -60,7 +60,7 @@ impl Layer for LastRequest {
     }
 }
 
-pub fn run(settings: &Settings, demo: &DemoRun, out: &mut dyn Write) -> Result<()> {
+pub fn run(settings: &AgentSettings, demo: &DemoRun, out: &mut dyn Write) -> Result<()> {
     let parsed = body::parse_body(SESSION.as_bytes(), Some(Format::OpenAi))
         .map_err(|e| anyhow::anyhow!("the embedded demo session: {e}"))?;
     let recording = parsed.messages();
@@ -174,7 +174,7 @@ pub fn run(settings: &Settings, demo: &DemoRun, out: &mut dyn Write) -> Result<(
 }
 
 fn header(
-    settings: &Settings,
+    settings: &AgentSettings,
     recording: &[Message],
     middleware: &condense_host::Middleware,
     out: &mut dyn Write,

@@ -8,7 +8,7 @@ use crate::common::Common;
 use crate::session::SessionFile;
 use anyhow::Result;
 use clap::Args;
-use condense_config::Settings;
+use condense_config::AgentSettings;
 use condense_host::Compressed;
 use condense_model::Message;
 use condense_replay::optimal::{Optimum, optimum};
@@ -65,7 +65,7 @@ pub struct ReplayArgs {
 }
 
 pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
-    let settings = args.common.settings(Settings::for_replay())?;
+    let settings = args.common.settings(AgentSettings::for_replay())?;
     let settings = match &args.model {
         Some(model) => settings.for_model(Some(model)).0,
         None => settings,

@@ -7,7 +7,7 @@ use crate::common::Common;
 use crate::session::SessionFile;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use condense_config::Settings;
+use condense_config::AgentSettings;
 use condense_model::tokens::{estimate_text, estimate_total};
 use condense_model::{Role, SummaryRequest};
 use std::io::Write;
@@ -28,7 +28,7 @@ pub struct SummarizeRun {
     pub language: Option<String>,
 }
 
-pub fn run(settings: &Settings, run: &SummarizeRun, out: &mut dyn Write) -> Result<()> {
+pub fn run(settings: &AgentSettings, run: &SummarizeRun, out: &mut dyn Write) -> Result<()> {
     let session = SessionFile::read(&run.session)?;
     let mut messages = session.into_messages();
     if let Some(n) = run.upto {

@@ -268,7 +268,7 @@ impl TestConfig {
 
 /// The replay settings of `condense replay` (a 40k threshold), passes off.
 pub fn config_40k() -> TestConfig {
-    TestConfig::new(condense_config::Settings::for_replay().core)
+    TestConfig::new(condense_config::AgentSettings::for_replay().core)
 }
 
 /// The summary text in a checkpoint the embedded compressor wrote.

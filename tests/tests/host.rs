@@ -1298,7 +1298,7 @@ fn a_body_gets_the_recall_tool_only_where_its_client_lets_the_model_choose() {
             budget_tokens: 4_000,
             max_rounds: 3,
         }),
-        ..condense_config::Settings::for_replay().body_config()
+        ..condense_config::AgentSettings::for_replay().body_config()
     };
     let compress = |body: serde_json::Value| {
         let bytes = serde_json::to_vec(&body).unwrap();

@@ -640,7 +640,7 @@ fn with_the_model_down_a_configured_chain_names_heuristic() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let settings = condense_config::Settings::parse(&format!(
+    let settings = condense_config::AgentSettings::parse(&format!(
         "[components]\nsummarizers = [\"llm\", \"heuristic\"]\n\
          [llm]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\nmax_retries = 0\n"
     ))

@@ -4,7 +4,7 @@
 //! against the same calls through a host that writes each summary when its
 //! compaction comes.
 
-use condense_config::Settings;
+use condense_config::AgentSettings;
 use condense_host::FileStore;
 use condense_host::events::Compaction;
 use condense_host::formats::Format;
@@ -292,7 +292,7 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
 fn the_agent_runtime_prepares_summaries_ahead_and_sends_the_same_requests() {
     let recording = condense_tests::session("cc-opus-c");
     let model = summarizer(Duration::from_millis(300));
-    let settings = Settings::parse(&config(&model.url(""))).unwrap();
+    let settings = AgentSettings::parse(&config(&model.url(""))).unwrap();
     let client = |llm: &condense_config::LlmSettings| {
         Ok(Arc::new(OpenAiLlm::from_settings(llm)?) as Arc<dyn LanguageModel>)
     };

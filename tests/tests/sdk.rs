@@ -195,10 +195,12 @@ fn the_sdk_example_builds_outside_the_workspace_and_loads() {
             ),
         )
         .unwrap();
-        condense_config::Settings::load(&file).unwrap().middleware(
-            &condense_embedded::COMPONENTS,
-            &condense_config::no_model_client,
-        )
+        condense_config::AgentSettings::load(&file)
+            .unwrap()
+            .middleware(
+                &condense_embedded::COMPONENTS,
+                &condense_config::no_model_client,
+            )
     };
     let configured = config("heading = \"Configured:\"").unwrap_or_else(|e| panic!("{e:#}"));
     assert!(first_summary(&configured).starts_with("Configured:\n- "));

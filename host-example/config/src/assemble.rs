@@ -8,7 +8,7 @@
 //! OpenAI-compatible client, and a program that embeds condense may bring
 //! its own of either.
 
-use crate::{EMBEDDED_SUMMARIZER, LLM_SUMMARIZER, LlmSettings, Settings};
+use crate::{AgentSettings, EMBEDDED_SUMMARIZER, LLM_SUMMARIZER, LlmSettings};
 use anyhow::{Result, bail};
 use condense_host::llm::{LanguageModel, Llm, LlmLimits};
 use condense_host::{ComponentSource, Embedded, Middleware, Runtime};
@@ -43,7 +43,7 @@ impl LlmSettings {
     }
 }
 
-impl Settings {
+impl AgentSettings {
     /// Loads the configured components into a fail-open middleware: a path
     /// the file gives, else the `embedded` bytes. A chain that names `llm`
     /// gets the model `client` makes from `[llm]`.

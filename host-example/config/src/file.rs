@@ -6,28 +6,28 @@ use crate::models::ModelTables;
 use crate::path::key_text;
 use crate::sections::HOST_TABLES;
 use crate::sections::is_builtin;
-use crate::{CoreKeys, Settings};
+use crate::{AgentSettings, CoreKeys};
 use anyhow::{Context, Result, bail};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-impl Settings {
+impl AgentSettings {
     /// Reads and validates a config file, its agents included, and returns
     /// its top-level settings.
-    pub fn load(path: &Path) -> Result<Settings> {
+    pub fn load(path: &Path) -> Result<AgentSettings> {
         Ok(ConfigFile::load(path)?.base)
     }
 
     /// Reads and validates a config file, its agents included, and returns
     /// the settings of `agent` (`None`: the top-level settings).
-    pub fn load_agent(path: &Path, agent: Option<&str>) -> Result<Settings> {
+    pub fn load_agent(path: &Path, agent: Option<&str>) -> Result<AgentSettings> {
         ConfigFile::load(path)?.settings(agent).cloned()
     }
 
     /// Parses and validates TOML text, its agents included, and returns its
     /// top-level settings. Relative component paths are left as written.
-    pub fn parse(text: &str) -> Result<Settings> {
+    pub fn parse(text: &str) -> Result<AgentSettings> {
         Ok(ConfigFile::parse(text)?.base)
     }
 
@@ -60,9 +60,9 @@ pub struct ConfigFile {
     /// The file read, for messages; `None` when parsed from text.
     pub source: Option<PathBuf>,
     /// The top-level keys over the defaults.
-    pub base: Settings,
+    pub base: AgentSettings,
     /// Each agent's table merged over the top-level keys, by agent name.
-    pub agents: BTreeMap<String, Settings>,
+    pub agents: BTreeMap<String, AgentSettings>,
 }
 
 impl ConfigFile {
@@ -149,7 +149,7 @@ impl ConfigFile {
 
     /// The settings of `agent`, or the top-level ones for `None`. An unknown
     /// agent is an error listing the agents the file defines.
-    pub fn settings(&self, agent: Option<&str>) -> Result<&Settings> {
+    pub fn settings(&self, agent: Option<&str>) -> Result<&AgentSettings> {
         let Some(name) = agent else {
             return Ok(&self.base);
         };
@@ -190,7 +190,7 @@ fn merge(base: &mut toml::Table, overrides: toml::Table) {
 /// Decodes one settings table (the top level, or an agent's table merged
 /// over it) strictly; errors name their key with `at` (`""` or
 /// `"agents.NAME."`) before it. The values are not validated yet.
-fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
+fn decode_settings(mut table: toml::Table, at: &str) -> Result<AgentSettings> {
     // A scalar or list where a table belongs would otherwise be reported as
     // a struct decoded from a sequence: say plainly what is expected.
     for key in HOST_TABLES {
@@ -201,7 +201,7 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
             );
         }
     }
-    // `Settings` flattens `Config`, and serde cannot deny unknown fields
+    // `AgentSettings` flattens `Config`, and serde cannot deny unknown fields
     // through `flatten`: the host's tables are split off and each part is
     // decoded strictly on its own.
     let mut sub_table = |key: &str| match table.remove(key) {
@@ -247,7 +247,7 @@ fn decode_settings(mut table: toml::Table, at: &str) -> Result<Settings> {
     let core: CoreKeys = decode_table(core, at)?;
     // What is left is the compressor's, to be checked by it.
     let compressor = toml_to_json(table)?;
-    Ok(Settings {
+    Ok(AgentSettings {
         core: core.resolve(),
         compressor,
         components,

@@ -71,8 +71,8 @@ pub use assemble::{ModelClient, no_model_client};
 pub use file::ConfigFile;
 pub use schema::{json_schema, json_schema_text, json_schema_with, schema_text};
 pub use sections::{
-    Budgets, CompactionPolicy, Components, CoreKeys, EMBEDDED_SUMMARIZER, InProxy, LLM_SUMMARIZER,
-    LimitSettings, LlmSettings, PREPARE_AT_PERMILLE, RecallMode, RecallSettings, RuntimeSettings,
-    Settings, SummaryPlacement, cold_settings_of,
+    AgentSettings, Budgets, CompactionPolicy, Components, CoreKeys, EMBEDDED_SUMMARIZER, InProxy,
+    LLM_SUMMARIZER, LimitSettings, LlmSettings, PREPARE_AT_PERMILLE, RecallMode, RecallSettings,
+    RuntimeSettings, SummaryPlacement, cold_settings_of,
 };
 pub use validate::{LIMIT_RANGES, LLM_RANGES, RECALL_RANGES};

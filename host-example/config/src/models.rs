@@ -1,7 +1,7 @@
 //! The `[models."PATTERN"]` tables: what each model costs and holds (its
 //! [`ModelPrice`]), over the embedded defaults (`models.toml`). The settings
 //! a request to a model is compressed with are
-//! [`Settings::for_model`](crate::Settings::for_model)'s: the model's
+//! [`AgentSettings::for_model`](crate::AgentSettings::for_model)'s: the model's
 //! threshold and, for the embedded compressor, its cache prices.
 //!
 //! ```toml

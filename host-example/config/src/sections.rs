@@ -351,7 +351,7 @@ impl Default for RuntimeSettings {
 /// compressor: it is handed to it as its settings JSON, and the compressor
 /// checks and documents it (the embedded one: `condense_contract::Settings`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Settings {
+pub struct AgentSettings {
     pub core: CoreConfig,
     /// The compressor's own keys, as written (after an agent's overrides).
     pub compressor: serde_json::Map<String, serde_json::Value>,
@@ -366,20 +366,20 @@ pub struct Settings {
     /// Each summarizer's own settings (`[summarizers.NAME]`), by the name
     /// of a summarizer of the chain: `heuristic`, `llm` or a component's
     /// file name. Handed to it as its settings JSON; it checks them itself
-    /// when the middleware is built ([`Settings::middleware`]).
+    /// when the middleware is built ([`AgentSettings::middleware`]).
     pub summarizers: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
     /// The `[models."PATTERN"]` tables as written.
     pub model_tables: ModelTables,
     /// What each model costs and holds: the written tables over the
-    /// embedded ones ([`Settings::for_model`]).
+    /// embedded ones ([`AgentSettings::for_model`]).
     pub models: PriceTable,
     /// Whether the model may recall what a compaction took out.
     pub recall: RecallSettings,
 }
 
-impl Default for Settings {
+impl Default for AgentSettings {
     fn default() -> Self {
-        Settings {
+        AgentSettings {
             core: CoreConfig::default(),
             compressor: serde_json::Map::new(),
             components: Components::default(),
@@ -467,11 +467,11 @@ impl CoreKeys {
     }
 }
 
-impl Settings {
+impl AgentSettings {
     /// corpus tests and benches: a 40k-token threshold makes every long
     /// recorded session compact several times.
-    pub fn for_replay() -> Settings {
-        let mut s = Settings::default();
+    pub fn for_replay() -> AgentSettings {
+        let mut s = AgentSettings::default();
         s.core.token_threshold = 40_000;
         s.core.target_tokens = 16_000;
         s.core.keep_recent_tokens = 8_000;
@@ -505,7 +505,7 @@ impl Settings {
     /// client's own upstream ([`LlmSettings::asks_client_in_proxy`]) sends
     /// the client's request up to the fold, which the client's model took
     /// whole, so `context_tokens` does not make it chunk the fold.
-    pub fn in_proxy(mut self) -> Settings {
+    pub fn in_proxy(mut self) -> AgentSettings {
         if self.llm.asks_client_in_proxy() {
             self.llm.context_tokens = CONTEXT_TOKENS_MAX;
         }
@@ -518,7 +518,7 @@ impl Settings {
     /// the file sets `prepare_at_permille` (a summary that takes seconds is
     /// prepared ahead; one written in milliseconds needs no plan, and a host
     /// that prepares nothing gains nothing from one).
-    pub fn preparing_ahead(mut self) -> Settings {
+    pub fn preparing_ahead(mut self) -> AgentSettings {
         let llm_first = self
             .components
             .summarizers
@@ -565,7 +565,7 @@ impl Settings {
     /// to 80% of its window), the other fold keys scaled with it; and for the
     /// embedded compressor, the model's cache prices and TTL, where the file
     /// does not set them. The pattern that priced it, and its prices.
-    pub fn for_model(&self, model: Option<&str>) -> (Settings, &str, &ModelPrice) {
+    pub fn for_model(&self, model: Option<&str>) -> (AgentSettings, &str, &ModelPrice) {
         let (pattern, price) = self.models.lookup(model);
         let mut settings = self.clone();
         let threshold = price.threshold(self.core.token_threshold);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use condense_contract::settings::{ClearMode, ToolClasses};
 
 /// The embedded compressor's settings `s` gives.
-fn passes(s: &Settings) -> condense_contract::Settings {
+fn passes(s: &AgentSettings) -> condense_contract::Settings {
     condense_contract::Settings::parse(&s.compressor_json()).unwrap()
 }
 
@@ -16,13 +16,13 @@ fn err(text: &str) -> String {
 
 #[test]
 fn empty_file_gives_defaults() {
-    assert_eq!(Settings::parse("").unwrap(), Settings::default());
+    assert_eq!(AgentSettings::parse("").unwrap(), AgentSettings::default());
     assert!(ConfigFile::parse("").unwrap().agents.is_empty());
 }
 
 #[test]
 fn keys_override_defaults() {
-    let s = Settings::parse("token_threshold = 40000\ntarget_tokens = 16000\nkeep_recent_tokens = 8000\n[limits]\ntimeout_ms = 100\n").unwrap();
+    let s = AgentSettings::parse("token_threshold = 40000\ntarget_tokens = 16000\nkeep_recent_tokens = 8000\n[limits]\ntimeout_ms = 100\n").unwrap();
     assert_eq!(s.core.token_threshold, 40_000);
     assert_eq!(s.core.target_tokens, 16_000);
     assert_eq!(s.core.recent_turns, CoreConfig::default().recent_turns);
@@ -51,7 +51,7 @@ fn unknown_keys_are_named() {
 /// target, 50000, was above it).
 #[test]
 fn the_threshold_alone_gives_a_consistent_config() {
-    let s = Settings::parse("token_threshold = 40000").unwrap();
+    let s = AgentSettings::parse("token_threshold = 40000").unwrap();
     assert_eq!(
         s.core,
         CoreConfig {
@@ -63,7 +63,7 @@ fn the_threshold_alone_gives_a_consistent_config() {
         }
     );
     // An explicit value wins; the derived ones stay below it.
-    let s = Settings::parse("token_threshold = 40000\ntarget_tokens = 5000").unwrap();
+    let s = AgentSettings::parse("token_threshold = 40000\ntarget_tokens = 5000").unwrap();
     assert_eq!(
         (
             s.core.target_tokens,
@@ -72,12 +72,12 @@ fn the_threshold_alone_gives_a_consistent_config() {
         ),
         (5_000, 5_000, 2_000)
     );
-    let s = Settings::parse("target_tokens = 100").unwrap();
+    let s = AgentSettings::parse("target_tokens = 100").unwrap();
     assert_eq!(
         (s.core.keep_recent_tokens, s.core.summary_max_tokens),
         (100, 99)
     );
-    let s = Settings::parse("token_threshold = 1000").unwrap();
+    let s = AgentSettings::parse("token_threshold = 1000").unwrap();
     assert_eq!(
         s.core.summary_max_tokens, 64,
         "at least the range's minimum"
@@ -106,7 +106,7 @@ fn tools_table_is_strict() {
     let e = err("[tools]\nexec_capable = [\"\"]");
     assert!(e.contains("tools.exec_capable[0] is empty"), "{e}");
     // Given, a list replaces the default list; left out, the default stays.
-    let s = Settings::parse("[tools]\nmutating = [\"Edit\", \"mcp__*__write*\"]").unwrap();
+    let s = AgentSettings::parse("[tools]\nmutating = [\"Edit\", \"mcp__*__write*\"]").unwrap();
     assert_eq!(passes(&s).tools.mutating, ["Edit", "mcp__*__write*"]);
     assert_eq!(
         passes(&s).tools.exec_capable,
@@ -139,9 +139,9 @@ fn out_of_range_values_are_named_with_their_range() {
 
 #[test]
 fn recall_is_on_unless_turned_off() {
-    let on = Settings::default().body_config().recall.unwrap();
+    let on = AgentSettings::default().body_config().recall.unwrap();
     assert_eq!((on.budget_tokens, on.max_rounds), (4_000, 3));
-    let off = Settings::parse("[recall]\nmode = \"off\"").unwrap();
+    let off = AgentSettings::parse("[recall]\nmode = \"off\"").unwrap();
     assert_eq!(off.body_config().recall, None);
     let agent = ConfigFile::parse("[agents.a.recall]\nmax_rounds = 1").unwrap();
     let a = agent
@@ -347,7 +347,7 @@ fn relative_component_paths_resolve_against_the_file_in_agents_too() {
         file.base.components.summarizer,
         Some(dir.path().join("s.wasm"))
     );
-    let a = Settings::load_agent(&path, Some("a")).unwrap();
+    let a = AgentSettings::load_agent(&path, Some("a")).unwrap();
     assert_eq!(a.components.compressor, Some(dir.path().join("sub/c.wasm")));
     assert_eq!(a.components.summarizer, Some(dir.path().join("s.wasm")));
     let b = file.settings(Some("b")).unwrap();
@@ -365,17 +365,17 @@ fn to_toml_prints_every_key_and_reads_back_to_the_same_settings() {
     )
     .unwrap();
     for settings in [
-        &Settings::default(),
-        &Settings::for_replay(),
+        &AgentSettings::default(),
+        &AgentSettings::for_replay(),
         &file.base,
         file.settings(Some("r")).unwrap(),
     ] {
         let text = settings.to_toml().unwrap();
-        let back = Settings::parse(&text).unwrap();
+        let back = AgentSettings::parse(&text).unwrap();
         // The compressor's keys come back all written out, to the same
         // effect.
         assert_eq!(passes(&back), passes(settings), "{text}");
-        let host = |s: &Settings| {
+        let host = |s: &AgentSettings| {
             (
                 s.core,
                 s.components.clone(),
@@ -466,10 +466,10 @@ fn schema_ranges_come_from_the_range_tables() {
 #[test]
 fn a_request_over_max_request_bytes_fails_open_without_running_the_compressor() {
     assert_eq!(
-        Settings::default().limits.max_request_bytes as usize,
+        AgentSettings::default().limits.max_request_bytes as usize,
         condense_host::middleware::DEFAULT_MAX_REQUEST_BYTES
     );
-    let settings = Settings::parse("[limits]\nmax_request_bytes = 1024").unwrap();
+    let settings = AgentSettings::parse("[limits]\nmax_request_bytes = 1024").unwrap();
     let middleware = settings.middleware(&EMBEDDED, &no_model_client).unwrap();
     assert_eq!(middleware.max_request_bytes(), 1024);
     use condense_host::SessionCheckpoint;
@@ -548,7 +548,7 @@ fn a_summarizer_chain_names_the_embedded_one_and_paths_relative_to_the_file() {
 #[test]
 fn the_builtin_summarizers_are_named() {
     let runtime = |text: &str| {
-        Settings::parse(text)
+        AgentSettings::parse(text)
             .unwrap()
             .middleware(&EMBEDDED, &no_model_client)
             .unwrap()
@@ -563,7 +563,7 @@ fn the_builtin_summarizers_are_named() {
         chain.runtime().summarizer().to_string(),
         "summarizer `heuristic`"
     );
-    let e = Settings::parse(
+    let e = AgentSettings::parse(
         "[components]\nsummarizers = [\"llm\"]\n[llm]\nbase_url = \"http://x\"\nmodel = \"m\"",
     )
     .unwrap()
@@ -624,7 +624,7 @@ fn summarizer_tables_name_a_summarizer_of_the_chain() {
 /// it does not have stops the start, naming the table and the key.
 #[test]
 fn a_summarizers_settings_are_checked_by_it_at_start() {
-    let e = Settings::parse("[summarizers.heuristic]\nbudget = 3\n")
+    let e = AgentSettings::parse("[summarizers.heuristic]\nbudget = 3\n")
         .unwrap()
         .middleware(&EMBEDDED, &no_model_client)
         .err()
@@ -635,7 +635,7 @@ fn a_summarizers_settings_are_checked_by_it_at_start() {
             && e.ends_with("(summarizer `heuristic`)"),
         "{e}"
     );
-    Settings::parse("[summarizers.heuristic]\n")
+    AgentSettings::parse("[summarizers.heuristic]\n")
         .unwrap()
         .middleware(&EMBEDDED, &no_model_client)
         .unwrap_or_else(|e| panic!("{e:#}"));
@@ -643,7 +643,7 @@ fn a_summarizers_settings_are_checked_by_it_at_start() {
 
 #[test]
 fn a_models_table_overrides_the_embedded_one_key_by_key_and_adds_models() {
-    let s = Settings::parse(
+    let s = AgentSettings::parse(
         r#"
 cache_write_permille = 2000
 [models."claude-sonnet-4*"]
@@ -734,8 +734,9 @@ fn a_bad_models_key_is_named_with_its_pattern() {
 /// nothing.
 #[test]
 fn an_llm_chain_prepares_summaries_ahead_by_default() {
-    let plan =
-        |text: &str| passes(&Settings::parse(text).unwrap().preparing_ahead()).prepare_at_permille;
+    let plan = |text: &str| {
+        passes(&AgentSettings::parse(text).unwrap().preparing_ahead()).prepare_at_permille
+    };
     assert_eq!(plan(""), 0);
     assert_eq!(plan("[components]\nsummarizers = [\"heuristic\"]\n"), 0);
     let llm = "[components]\nsummarizers = [\"llm\", \"heuristic\"]\n";
@@ -743,7 +744,7 @@ fn an_llm_chain_prepares_summaries_ahead_by_default() {
     assert_eq!(plan(&format!("prepare_at_permille = 0\n{llm}")), 0);
     assert_eq!(plan(&format!("prepare_at_permille = 650\n{llm}")), 650);
     assert_eq!(
-        passes(&Settings::parse(llm).unwrap()).prepare_at_permille,
+        passes(&AgentSettings::parse(llm).unwrap()).prepare_at_permille,
         0
     );
 }

@@ -4,11 +4,11 @@
 
 use crate::file::CORE_KEYS;
 use crate::sections::{CONTEXT_TOKENS_MAX, HOST_TABLES, LLM_KEYS_FROM_LLM_TABLE};
-use crate::{LLM_SUMMARIZER, Settings};
+use crate::{AgentSettings, LLM_SUMMARIZER};
 use anyhow::{Result, anyhow, bail};
 use condense_model::{Range, range};
 
-/// The ranges of the `[llm]` keys: [`Settings::validate`] enforces them and
+/// The ranges of the `[llm]` keys: [`AgentSettings::validate`] enforces them and
 /// [`json_schema`](crate::json_schema) publishes them.
 pub const LLM_RANGES: &[Range] = &[
     Range::new("timeout_ms", 100, 3_600_000),
@@ -44,7 +44,7 @@ fn check_table(table: &str, ranges: &[Range], settings: &impl serde::Serialize) 
     range::check_fields(ranges, settings).map_err(|e| anyhow!("{table}.{e}"))
 }
 
-impl Settings {
+impl AgentSettings {
     /// Names the first value out of range, with the allowed range.
     pub fn validate(&self) -> Result<()> {
         self.core.validate().map_err(anyhow::Error::msg)?;

@@ -1,13 +1,13 @@
-//! Settings written back as a config file (`condense config --show`): every
+//! AgentSettings written back as a config file (`condense config --show`): every
 //! key with its value, the unset ones as comments.
 
-use crate::Settings;
+use crate::AgentSettings;
 use crate::sections::is_builtin;
 use anyhow::{Context, Result};
 
-impl Settings {
+impl AgentSettings {
     /// These settings as a config file: every key with its value, so it can
-    /// be copied as a starting point. [`Settings::parse`] reads it back to the
+    /// be copied as a starting point. [`AgentSettings::parse`] reads it back to the
     /// same settings. An unset component is a comment.
     pub fn to_toml(&self) -> Result<String> {
         let mut out = toml::to_string_pretty(&self.core)?;

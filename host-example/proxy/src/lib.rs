@@ -50,7 +50,7 @@ use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use condense_config::pricing::{ModelPrice, PriceTable};
-use condense_config::{ConfigFile, ModelClient, Settings};
+use condense_config::{AgentSettings, ConfigFile, ModelClient};
 use condense_host::events::EventLog;
 use condense_host::prepared::Prepared;
 use condense_host::{BodyConfig, Embedded, Middleware};
@@ -92,7 +92,7 @@ pub struct Models {
 }
 
 /// What the requests to one model (pattern) are compressed with: its
-/// threshold and cache prices ([`Settings::for_model`]), and what it costs.
+/// threshold and cache prices ([`AgentSettings::for_model`]), and what it costs.
 #[derive(Clone)]
 pub struct ForModel {
     pub config: BodyConfig,
@@ -101,7 +101,7 @@ pub struct ForModel {
 
 impl AgentSetup {
     /// `settings`' condense, its settings made once per model pattern.
-    pub fn new(middleware: Arc<Middleware>, settings: &Settings) -> AgentSetup {
+    pub fn new(middleware: Arc<Middleware>, settings: &AgentSettings) -> AgentSetup {
         let by_pattern = settings
             .models
             .entries()
@@ -164,7 +164,7 @@ pub fn agents(
     client: ModelClient<'_>,
     prepared: Option<&Arc<Prepared>>,
 ) -> anyhow::Result<BTreeMap<String, AgentSetup>> {
-    let base = file.map_or_else(Settings::default, |f| f.base.clone());
+    let base = file.map_or_else(AgentSettings::default, |f| f.base.clone());
     let named = file.into_iter().flat_map(|f| f.agents.iter());
     std::iter::once((DEFAULT_AGENT.to_owned(), base))
         .chain(named.map(|(name, settings)| (name.clone(), settings.clone())))

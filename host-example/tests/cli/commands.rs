@@ -4,7 +4,7 @@
 
 use crate::condense;
 use condense_cli::cli;
-use condense_config::{ConfigFile, Settings};
+use condense_config::{AgentSettings, ConfigFile};
 use condense_host::SessionCheckpoint;
 use condense_host::formats::{Format, Parsed};
 use condense_model::{CORE_RANGES, Checkpoint, CoreConfig, Message};
@@ -79,12 +79,12 @@ impl Session {
     }
 }
 
-/// The settings of `condense replay` (`Settings::for_replay`) as a file.
+/// The settings of `condense replay` (`AgentSettings::for_replay`) as a file.
 const CONFIG_40K: &str = "token_threshold = 40000\ntarget_tokens = 16000\nkeep_recent_tokens = 8000\nsummary_max_tokens = 2000\n";
 
 fn config_40k() -> CoreConfig {
-    let settings = Settings::parse(CONFIG_40K).unwrap();
-    assert_eq!(settings, Settings::for_replay());
+    let settings = AgentSettings::parse(CONFIG_40K).unwrap();
+    assert_eq!(settings, AgentSettings::for_replay());
     assert_eq!(
         settings.compressor_json(),
         "{}",
@@ -94,7 +94,7 @@ fn config_40k() -> CoreConfig {
 }
 
 /// The embedded compressor's settings `settings` give (the pass keys).
-fn passes(settings: &Settings) -> condense_contract::Settings {
+fn passes(settings: &AgentSettings) -> condense_contract::Settings {
     condense_contract::Settings::parse(&settings.compressor_json())
         .unwrap_or_else(|e| panic!("{e}"))
 }
@@ -102,7 +102,7 @@ fn passes(settings: &Settings) -> condense_contract::Settings {
 /// Whether `a` and `b` have the same effect: the same host settings, and
 /// compressor keys giving the embedded compressor the same settings (written
 /// out key by key, or left to their defaults).
-fn same_effect(a: &Settings, b: &Settings) -> bool {
+fn same_effect(a: &AgentSettings, b: &AgentSettings) -> bool {
     (a.core, &a.components, &a.limits) == (b.core, &b.components, &b.limits)
         && passes(a) == passes(b)
 }
@@ -774,7 +774,7 @@ fn a_body_over_max_request_bytes_is_rejected_and_one_at_the_limit_is_compressed(
     assert!(stdout.is_empty());
     assert_eq!(snapshot(files.dir.path()), before);
     // The default is 64 MiB.
-    assert_eq!(Settings::default().limits.max_request_bytes, 64 << 20);
+    assert_eq!(AgentSettings::default().limits.max_request_bytes, 64 << 20);
 }
 
 #[test]
@@ -952,8 +952,8 @@ fn a_threshold_alone_is_a_consistent_config() {
         assert!(out.lines().any(|l| l == line), "{line} missing from\n{out}");
     }
     assert!(same_effect(
-        &Settings::parse(&out).unwrap(),
-        &Settings::load(&path).unwrap()
+        &AgentSettings::parse(&out).unwrap(),
+        &AgentSettings::load(&path).unwrap()
     ));
     let out = condense(
         &["config", "--show", "--config", config, "--agent", "small"],
@@ -1275,8 +1275,8 @@ exec_capable = ["Bash"]
 fn config_show_prints_toml_that_reads_back_to_the_same_settings() {
     // No --config: the defaults of `condense compress`.
     let out = condense(&["config", "--show"], "").unwrap();
-    let shown = Settings::parse(&out).unwrap();
-    assert!(same_effect(&shown, &Settings::default()), "{out}");
+    let shown = AgentSettings::parse(&out).unwrap();
+    assert!(same_effect(&shown, &AgentSettings::default()), "{out}");
     // Every compressor key is written out, with its default.
     assert_eq!(
         shown.compressor,
@@ -1305,7 +1305,7 @@ fn config_show_prints_toml_that_reads_back_to_the_same_settings() {
     let loaded = ConfigFile::load(Path::new(config)).unwrap();
     let out = condense(&["config", "--show", "--config", config], "").unwrap();
     assert!(
-        same_effect(&Settings::parse(&out).unwrap(), &loaded.base),
+        same_effect(&AgentSettings::parse(&out).unwrap(), &loaded.base),
         "{out}"
     );
     assert!(
@@ -1318,7 +1318,7 @@ fn config_show_prints_toml_that_reads_back_to_the_same_settings() {
             "",
         )
         .unwrap();
-        let shown = Settings::parse(&out).unwrap();
+        let shown = AgentSettings::parse(&out).unwrap();
         assert!(
             same_effect(&shown, loaded.settings(Some(agent)).unwrap()),
             "{out}"
@@ -1327,9 +1327,9 @@ fn config_show_prints_toml_that_reads_back_to_the_same_settings() {
         // Written out, it is a config file giving the same settings.
         let copy = files.path(&format!("{agent}.toml"));
         std::fs::write(&copy, &out).unwrap();
-        assert_eq!(Settings::load(&copy).unwrap(), shown);
+        assert_eq!(AgentSettings::load(&copy).unwrap(), shown);
     }
-    let tight = Settings::load_agent(Path::new(config), Some("tight")).unwrap();
+    let tight = AgentSettings::load_agent(Path::new(config), Some("tight")).unwrap();
     assert_eq!(tight.core.token_threshold, 40_000);
     assert_eq!(
         passes(&tight).clear_mode,
