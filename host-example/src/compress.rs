@@ -21,18 +21,23 @@ pub struct CompressArgs {
     /// Write a JSON report (tokens before/after, trigger, boundary, failures, time) here.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Request body format; `auto` tells them apart by their shape.
-    #[arg(long, default_value = "auto", value_name = "FORMAT")]
-    pub format: FormatArg,
+    /// Request body format (`openai`: Chat Completions; `responses`: OpenAI
+    /// Responses, `input` a list of items; `anthropic`: Messages); `auto`
+    /// tells them apart by their shape.
+    #[arg(long, default_value = AUTO, value_name = "FORMAT", value_parser = format_names())]
+    pub format: String,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum FormatArg {
-    Auto,
-    Openai,
-    Anthropic,
-    /// OpenAI Responses (`input` as a list of items).
-    Responses,
+/// The `--format` that detects the protocol.
+const AUTO: &str = "auto";
+
+/// `--format`'s values: [`AUTO`] and each protocol's name, as `formats`
+/// describes them, so a protocol added there is a value here.
+fn format_names() -> clap::builder::PossibleValuesParser {
+    let names: Vec<&'static str> = std::iter::once(AUTO)
+        .chain(Format::ALL.map(Format::name))
+        .collect();
+    clap::builder::PossibleValuesParser::new(names)
 }
 
 /// Reads the request body from `stdin`, refusing one over `limit` bytes
@@ -59,12 +64,10 @@ pub fn run(args: CompressArgs, stdin: &mut dyn Read, stdout: &mut dyn Write) -> 
     // written.
     let settings = args.common.settings(AgentSettings::default())?;
     let input = read_body(stdin, settings.limits.max_request_bytes as usize)?;
-    let format = match args.format {
-        FormatArg::Auto => None,
-        FormatArg::Openai => Some(Format::OpenAi),
-        FormatArg::Anthropic => Some(Format::Anthropic),
-        FormatArg::Responses => Some(Format::Responses),
-    };
+    let format = (args.format != AUTO)
+        .then(|| args.format.parse::<Format>())
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     let middleware = crate::components::middleware(&settings)?;
     // The body goes to a sender that cannot answer `condense_recall` calls:
     // no handles, no tool, whatever `[recall]` says (the proxy and `condense
