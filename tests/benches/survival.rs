@@ -1,10 +1,10 @@
-//! The survival benchmark of issue 11 (`condense_tests::survival`), the full
+//! The survival benchmark (`condense_tests::survival`), the full
 //! set: 8 generated chat sessions with tools, 8 without (talk only), 8 of
 //! terse turns and the 3 long recorded coding sessions with canaries planted,
 //! all in the words of the tuned bank; then 8 heavy-filler sessions in the
 //! words of the untuned bank and 8 in those of the retired bank (the
 //! held-back one until 2026-12-05, consulted while tuning, so an ordinary
-//! family now); then the issue-37 shapes (multi-statement messages,
+//! family now); then the summary shapes (multi-statement messages,
 //! tool-found values, labelled routine beside labelled rules, emphasis), 8
 //! sessions of each half of each: the tuned half and the held-back half,
 //! whose banks were written on the night of 2026-12-05 and are pinned,
@@ -146,7 +146,7 @@ fn main() {
     let corpus = family("corpus", || corpus_cases(CORPUS_SEED));
     let untuned = family("untuned", || untuned_cases(FILLER_SEEDS));
     let retired = family("retired", || retired_cases(FILLER_SEEDS));
-    // Per issue-37 shape: its tuned half and its held-back half.
+    // Per summary shape: its tuned half and its held-back half.
     let shapes: Vec<(String, Vec<Case>, String, Vec<Case>)> = SHAPES
         .iter()
         .filter(|shape| runs(shape.name))

@@ -21,7 +21,7 @@ pub mod guests {
 pub mod proxy;
 pub mod python;
 
-// The survival benchmark of issue 11 (see its module doc).
+// The survival benchmark (see its module doc).
 pub mod survival;
 
 // Key facts kept at the end of a replay (see its module doc).

@@ -1,4 +1,4 @@
-//! The survival benchmark (issue 11): does what the user told the agent survive
+//! The survival benchmark: does what the user told the agent survive
 //! successive compactions?
 //!
 //! # Method
@@ -37,11 +37,12 @@
 //! to; it was consulted while the summarizer was tuned, so it is retired,
 //! an ordinary family now (same text, same cases).
 //!
-//! Then the shapes of issue 37 ([`SHAPES`]), each in two halves: a tuned
-//! half, whose bank work on the summarizer may read, and a held-back half,
-//! whose bank was written once on 2026-12-05, before the summarizer work on
-//! these shapes, by someone who had not read the summarizer, and is never
-//! edited (a test pins each file); held-back figures are always reported
+//! Then the summary shapes ([`SHAPES`]: what a person says and a tool
+//! finds, in the forms a summary most often drops or keeps stale), each in
+//! two halves: a tuned half, whose bank work on the summarizer may read, and
+//! a held-back half, whose bank was written once by someone who had not read
+//! the summarizer, and is never edited (a test pins each file); held-back
+//! figures are always reported
 //! apart from the others' and their lost statements never printed. When a
 //! held-back bank has served (been looked at while working on the
 //! summarizer), the next one is a new family with a new bank, never an edit.
@@ -495,18 +496,18 @@ pub fn contains_value(text: &str, value: &str) -> bool {
 // The phrases come from a bank (`bank.rs`): the tuned one (`tuned.rs`) of
 // the first four families, the untuned one (`untuned.rs`) written apart from
 // the summarizer, the retired held-back one (`retired.rs`), the tuned halves
-// of the issue-37 shapes (`shapes.rs`), their held-back halves
+// of the summary shapes (`shapes.rs`), their held-back halves
 // (`blind/*.rs`) and their retired held-back halves (`held/*.rs`,
 // `unseen/*.rs`, `fresh/found.rs`), each written once on 2026-12-05 and
 // pinned.
 mod bank;
-/// The held-back halves of the issue-37 shapes since the night of
+/// The held-back halves of the summary shapes since the night of
 /// 2026-12-05 (see its doc).
 mod blind;
 /// The third held-back half of the tool-found shape, retired (spent) on the
 /// night of 2026-12-05 when its stale lines were read.
 mod fresh;
-/// The first held-back halves of the issue-37 shapes, retired on the
+/// The first held-back halves of the summary shapes, retired on the
 /// evening of 2026-12-05: their figures were consulted while the
 /// summarizer was tuned on those shapes (three times for found), so they
 /// are no longer ones nothing was tuned to. Their text is kept byte for
@@ -525,7 +526,7 @@ mod late;
 mod retired;
 mod shapes;
 mod tuned;
-/// The second held-back halves of the issue-37 shapes, retired (spent) on
+/// The second held-back halves of the summary shapes, retired (spent) on
 /// the night of 2026-12-05 when their stale lines were read.
 mod unseen;
 mod untuned;
@@ -1095,7 +1096,7 @@ pub fn retired_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
     generated_cases(&RETIRED_FAMILY, seeds)
 }
 
-/// Multi-statement messages (issue 37), in the words of [`MULTI`]:
+/// Multi-statement messages, in the words of [`MULTI`]:
 /// heavy-filler sessions where a person says two to four binding things in
 /// one message, followed by a routine line; every statement is its own
 /// canary (updates too are said among others).
@@ -1103,7 +1104,7 @@ pub fn multi_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
     generated_cases(&MULTI_FAMILY, seeds)
 }
 
-/// Tool-found values (issue 37), in the words of [`FOUND`]: agent sessions
+/// Tool-found values, in the words of [`FOUND`]: agent sessions
 /// with tools (as [`chat_cases`]) where the person asks the agent to look
 /// something up and the value is in what the tool returned (a config file,
 /// a version, a host, a test count, an error); the update is a later look
@@ -1112,7 +1113,7 @@ pub fn found_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
     generated_cases(&FOUND_FAMILY, seeds)
 }
 
-/// Labelled routine beside labelled rules (issue 37), in the words of
+/// Labelled routine beside labelled rules, in the words of
 /// [`LABELLED`]: heavy-filler sessions whose routine lines and decoys carry
 /// labels ("Note:", "Reminder:", "Sync notes:") as the binding statements
 /// do ("SECURITY RULE:", "HARD LIMIT:", "FACT:").
@@ -1120,7 +1121,7 @@ pub fn labelled_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
     generated_cases(&LABELLED_FAMILY, seeds)
 }
 
-/// Emphasis (issue 37), in the words of [`EMPHASIS`]: heavy-filler
+/// Emphasis, in the words of [`EMPHASIS`]: heavy-filler
 /// sessions whose binding statements are marked by capitals, IMPORTANT,
 /// NEVER, MUST or the assistant's specific acknowledgement (a template's
 /// own reply, after [`REPLY`]), among routine that is sometimes emphatic
@@ -1194,7 +1195,7 @@ pub fn held_emphasis_cases(seeds: std::ops::Range<u64>) -> Vec<Case> {
     generated_cases(&HELD_EMPHASIS_FAMILY, seeds)
 }
 
-/// The issue-37 shapes: per shape, its name, its tuned family, its
+/// The summary shapes: per shape, its name, its tuned family, its
 /// held-back one (whose figures are always reported apart) and its retired
 /// held-back one.
 pub const SHAPES: [Shape; 4] = [

@@ -267,7 +267,7 @@ fn every_session_at_40k_meets_the_cost_and_cache_targets() {
     eprintln!("{figures}");
 }
 
-/// The context-engineering passes by the `cost` rule (issue 37): a
+/// The context-engineering passes by the `cost` rule: a
 /// compaction makes the passes alone only when the rule's own price model
 /// says they are the cheaper compaction, so turning them on costs no more
 /// than leaving them off, on every session, and breaks the cache a dozen

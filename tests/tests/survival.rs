@@ -1133,7 +1133,7 @@ fn a_summarizer_that_keeps_nothing_scores_zero() {
     }
 }
 
-/// The issue-37 shapes, both halves: sound like the others, heavy filler
+/// The summary shapes, both halves: sound like the others, heavy filler
 /// where they are filler sessions, and each of its shape — statements two
 /// or more to a message, values in tool results, the templates' own
 /// replies after their statements, no marker of the bank left in a message.
@@ -1243,7 +1243,7 @@ fn shape_cases_are_sound() {
     }
 }
 
-/// Each issue-37 shape through the host, two cases of each half at 20%:
+/// Each summary shape through the host, two cases of each half at 20%:
 /// every round compacts where planned, every kind is planted and folded,
 /// superseded canaries and look-alike pairs are checked. No floor yet (the
 /// summarizer work on these shapes sets them); the tuned figures are
@@ -1531,7 +1531,7 @@ fn a_message_with_n_statements_yields_n_statements() {
     }
 }
 
-/// The held-back halves of the issue-37 shapes hold their floor through the
+/// The held-back halves of the summary shapes hold their floor through the
 /// host: at a summary budget of 20%, all eight sessions of each (the
 /// bench's set, about a second a shape), the folded values that survive
 /// five compactions and the superseded values carried (all rounds) stay

@@ -1881,7 +1881,7 @@ fn proxy_flags_that_cannot_work_are_named_before_it_listens() {
     }
 }
 
-/// `condense replay --probes` (issue 37): the probes of a whole session, and
+/// `condense replay --probes`: the probes of a whole session, and
 /// what the last request of a replay still names of them.
 mod probes {
     use super::*;

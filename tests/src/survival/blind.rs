@@ -1,4 +1,4 @@
-//! The held-back halves of the issue-37 shapes since 2026-12-05 19:56 UTC:
+//! The held-back halves of the summary shapes since 2026-12-05 19:56 UTC:
 //! written once by someone who had not read the summarizer nor the earlier
 //! held-back banks; never edited after (a test pins each file's hash). Their
 //! figures are reported apart, and their lost statements are never printed.

@@ -1,4 +1,4 @@
-//! The held-back halves of the issue-37 shapes, one bank a file, each
+//! The held-back halves of the summary shapes, one bank a file, each
 //! written once on 2026-12-05, before the summarizer work on those shapes,
 //! by someone who had not read the summarizer; never edited after (a test
 //! pins each file's hash). Their figures are reported apart, and their lost

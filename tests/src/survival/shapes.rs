@@ -1,4 +1,4 @@
-//! The tuned halves of the issue-37 shapes: multi-statement messages,
+//! The tuned halves of the summary shapes: multi-statement messages,
 //! tool-found values, labelled routine beside labelled rules, emphasis.
 //! Work on the summarizer may read these banks (their held-back halves are
 //! in `held/`, and may not be read).

@@ -1,4 +1,4 @@
-//! The second held-back halves of the issue-37 shapes, one bank a file,
+//! The second held-back halves of the summary shapes, one bank a file,
 //! each written once on the evening of 2026-12-05 by someone who had not
 //! read the summarizer (nor the first held-back halves: see `held`); never
 //! edited after (a test pins each file's hash). Retired that night: their
