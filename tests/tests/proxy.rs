@@ -2205,3 +2205,177 @@ fn an_answer_without_recalls_reaches_the_client_as_it_came() {
         assert!(request.header("accept-encoding").is_none());
     }
 }
+
+/// The provider's own usage, read from its answers as they pass: for each
+/// protocol, plain and streamed, what the scripted upstream reported is what
+/// `/metrics` counts, by model, and the client gets the upstream's bytes
+/// untouched. An answer without usage, a malformed usage block and a stream
+/// that never completes its usage count as unknown, never as tokens.
+#[test]
+fn the_providers_usage_is_measured_and_the_answer_untouched() {
+    let sse = |body: &str| Reply::Answer {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body: body.to_owned(),
+    };
+    let anthropic_plain = r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":11,"cache_creation_input_tokens":200,"cache_read_input_tokens":3000,"output_tokens":40}}"#;
+    let anthropic_stream = concat!(
+        "event: message_start\n",
+        "data: {\"type\":\"message_start\",\"message\":{\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":5,\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":1000,\"output_tokens\":1}}}\n\n",
+        "event: content_block_delta\n",
+        "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n",
+        "event: message_delta\n",
+        "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":20}}\n\n",
+        "event: message_stop\n",
+        "data: {\"type\":\"message_stop\"}\n\n",
+    );
+    let chat_plain = r#"{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":700,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":512}}}"#;
+    let chat_stream = concat!(
+        "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}],\"usage\":null}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":300,\"completion_tokens\":3,\"prompt_tokens_details\":{\"cached_tokens\":256}}}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let responses_plain = r#"{"object":"response","output":[],"usage":{"input_tokens":90,"input_tokens_details":{"cached_tokens":64},"output_tokens":9}}"#;
+    let responses_stream = concat!(
+        "event: response.completed\n",
+        "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":50,\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":5}}}\n\n",
+    );
+    let replies = [
+        (
+            Format::Anthropic,
+            "claude-m",
+            Reply::json(200, anthropic_plain),
+            anthropic_plain,
+        ),
+        (
+            Format::Anthropic,
+            "claude-m",
+            sse(anthropic_stream),
+            anthropic_stream,
+        ),
+        (
+            Format::OpenAi,
+            "gpt-chat",
+            Reply::json(200, chat_plain),
+            chat_plain,
+        ),
+        (Format::OpenAi, "gpt-chat", sse(chat_stream), chat_stream),
+        (
+            Format::Responses,
+            "gpt-resp",
+            Reply::json(200, responses_plain),
+            responses_plain,
+        ),
+        (
+            Format::Responses,
+            "gpt-resp",
+            sse(responses_stream),
+            responses_stream,
+        ),
+        // Unknown: no usage; a malformed one; a stream cut before its usage.
+        (
+            Format::Anthropic,
+            "claude-u",
+            Reply::json(200, r#"{"content":[]}"#),
+            r#"{"content":[]}"#,
+        ),
+        (
+            Format::OpenAi,
+            "gpt-u",
+            Reply::json(200, r#"{"usage":{"prompt_tokens":"many"}}"#),
+            r#"{"usage":{"prompt_tokens":"many"}}"#,
+        ),
+        (
+            Format::Anthropic,
+            "claude-u",
+            sse(&anthropic_stream[..anthropic_stream.find("event: message_delta").unwrap()]),
+            &anthropic_stream[..anthropic_stream.find("event: message_delta").unwrap()],
+        ),
+    ];
+    let upstream = TestServer::start(replies.iter().map(|(_, _, reply, _)| reply.clone()));
+    let proxy = RunningProxy::in_memory("token_threshold = 100000\n", &upstream.url(""));
+    let client = ureq::Agent::new_with_defaults();
+    for (format, model, _, sent) in &replies {
+        let body = match format {
+            Format::Anthropic => {
+                json!({"model": model, "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]})
+            }
+            Format::OpenAi => {
+                json!({"model": model, "messages": [{"role": "user", "content": "hi"}]})
+            }
+            Format::Responses => {
+                json!({"model": model, "input": [{"role": "user", "content": "hi"}]})
+            }
+        };
+        let mut answer = client
+            .post(&proxy.url(format.endpoint_path()))
+            .header("content-type", "application/json")
+            .send(body.to_string().as_bytes())
+            .unwrap();
+        let got = answer.body_mut().read_to_vec().unwrap();
+        assert_eq!(
+            got,
+            sent.as_bytes(),
+            "{format:?} {model}: the answer changed"
+        );
+    }
+    let tokens = |text: &str, model: &str, kind: &str| {
+        metric(
+            text,
+            &format!("condense_proxy_measured_tokens_total{{model=\"{model}\",kind=\"{kind}\"}}"),
+        )
+    };
+    let unknown = |text: &str, model: &str| {
+        metric(
+            text,
+            &format!("condense_proxy_measured_unknown_total{{model=\"{model}\"}}"),
+        )
+    };
+    // Each answer's figure is counted once it has passed: wait for the last.
+    let mut text = scrape(&proxy.url("/metrics"));
+    for _ in 0..100 {
+        if unknown(&text, "claude-u") == 2.0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        text = scrape(&proxy.url("/metrics"));
+    }
+    let expected = [
+        (
+            "claude-m",
+            [
+                ("cache_read", 4000.0),
+                ("cache_write", 300.0),
+                ("uncached", 16.0),
+                ("output", 60.0),
+            ],
+        ),
+        (
+            "gpt-chat",
+            [
+                ("cache_read", 768.0),
+                ("cache_write", 0.0),
+                ("uncached", 232.0),
+                ("output", 10.0),
+            ],
+        ),
+        (
+            "gpt-resp",
+            [
+                ("cache_read", 64.0),
+                ("cache_write", 0.0),
+                ("uncached", 76.0),
+                ("output", 14.0),
+            ],
+        ),
+    ];
+    for (model, kinds) in expected {
+        for (kind, value) in kinds {
+            assert_eq!(tokens(&text, model, kind), value, "{model} {kind}\n{text}");
+        }
+        assert_eq!(unknown(&text, model), 0.0, "{model}");
+    }
+    assert_eq!(unknown(&text, "claude-u"), 2.0, "{text}");
+    assert_eq!(unknown(&text, "gpt-u"), 1.0, "{text}");
+    assert_eq!(tokens(&text, "claude-u", "output"), 0.0);
+}

@@ -39,6 +39,7 @@ mod anthropic;
 mod openai;
 mod responses;
 mod tools;
+pub mod usage;
 
 pub use tools::{add_recall_tool, recall_offerable, recall_tool};
 

@@ -150,6 +150,8 @@ pub struct Condensed {
     /// When the request passed the compressor's soft mark: the job that
     /// prepares its session's next summary (`crate::prepare`).
     pub prepare: Option<Job>,
+    /// The request's `model`, once condense read the body.
+    pub model: Option<String>,
 }
 
 /// `body` as it goes upstream, and what condense did; with `asking`, the
@@ -194,9 +196,10 @@ pub async fn compress(
             .of_tenant(tenant.as_deref());
         // The request's model, read in compress_body's one parse of it,
         // chooses its settings and prices it.
-        let (mut price, mut recall) = (None, None);
+        let (mut price, mut recall, mut model_named) = (None, None, None);
         let compressed =
             compress_body_for(&middleware, &body, Some(format), &mut lookup, |model| {
+                model_named = model.map(str::to_owned);
                 let chosen = models.for_model(model);
                 price = Some(chosen.price.clone());
                 recall = chosen.config.recall;
@@ -262,6 +265,7 @@ pub async fn compress(
                     group: None,
                     stands_on: None,
                     prepare: None,
+                    model: None,
                 }
             }
             (Status::FailedOpen, _) => failed(
@@ -273,6 +277,7 @@ pub async fn compress(
         condensed.group = Some(group);
         condensed.stands_on = sent.report.guest().map(|r| r.boundary);
         condensed.prepare = prepare;
+        condensed.model = model_named;
         condensed
     });
     match task.await {
@@ -297,6 +302,7 @@ impl Condensed {
             group: None,
             stands_on: None,
             prepare: None,
+            model: None,
         }
     }
 }

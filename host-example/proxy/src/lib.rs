@@ -372,6 +372,24 @@ fn view<T: serde::Serialize>(
 
 impl ProxyState {
     /// Counts `response` (to a request of `route`) and returns it.
+    /// What the provider said the call to `model` used, in the metrics and
+    /// a log line of its own (written when the answer has passed).
+    fn measured(&self, model: &str, usage: Option<condense_host::formats::usage::Usage>) {
+        self.metrics.measured(model, usage);
+        match usage {
+            Some(u) => tracing::info!(
+                target: "condense::proxy",
+                model,
+                cache_read = u.cache_read,
+                cache_write = u.cache_write,
+                uncached = u.uncached,
+                output = u.output,
+                "usage measured"
+            ),
+            None => tracing::info!(target: "condense::proxy", model, "usage unknown"),
+        }
+    }
+
     fn answered(&self, route: &'static str, response: Response) -> Response {
         self.metrics.request(route, response.status().as_u16());
         response
@@ -493,7 +511,18 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
             recall::forward(client, &route, parts, body, recalling, done).await
         }
         None => {
-            let response = upstream::forward(&shared.client, &route, parts, condensed.body).await;
+            let response = match route.format {
+                // The provider's own figures, read as the answer passes.
+                Some(format) => {
+                    let measured: upstream::Measured = {
+                        let (shared, model) = (shared.clone(), condensed.model.unwrap_or_default());
+                        Box::new(move |usage| shared.measured(&model, usage))
+                    };
+                    let (client, body) = (&shared.client, condensed.body);
+                    upstream::forward_measured(client, &route, parts, body, format, measured).await
+                }
+                None => upstream::forward(&shared.client, &route, parts, condensed.body).await,
+            };
             log.emit(response.status().as_u16(), 0);
             response
         }

@@ -5,6 +5,7 @@
 
 use crate::compress::{FailedOpen, Outcome};
 use crate::recall::Report;
+use condense_host::formats::usage::Usage;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -64,6 +65,23 @@ pub struct Metrics {
     recall: RecallCounters,
     prepare_jobs: Family<ResultLabels, Counter>,
     prepared: Family<SummaryLabels, Counter>,
+    /// The provider's own figures, read from its answers.
+    measured_tokens: Family<MeasuredLabels, Counter>,
+    /// Answers whose usage could not be read (none, malformed, cut off).
+    measured_unknown: Family<ModelLabels, Counter>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MeasuredLabels {
+    /// The request's `model`, as the client named it.
+    model: String,
+    /// `cache_read`, `cache_write`, `uncached` (input) or `output`.
+    kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ModelLabels {
+    model: String,
 }
 
 /// What the recall loop did, over all requests.
@@ -235,7 +253,24 @@ impl Metrics {
              chain, as without preparation)",
             prepared.clone(),
         );
+        let measured_tokens = Family::<MeasuredLabels, Counter>::default();
+        registry.register(
+            "measured_tokens",
+            "Tokens the provider reported in its answers (its usage block, plain or streamed), \
+             by model and kind: cache_read and cache_write (input read from and written to its \
+             prompt cache), uncached (the rest of the input), output",
+            measured_tokens.clone(),
+        );
+        let measured_unknown = Family::<ModelLabels, Counter>::default();
+        registry.register(
+            "measured_unknown",
+            "Answers whose usage could not be read (none given, malformed, or the answer cut \
+             off), by model: their tokens are in no measured figure",
+            measured_unknown.clone(),
+        );
         Metrics {
+            measured_tokens,
+            measured_unknown,
             registry,
             requests,
             outcomes,
@@ -337,6 +372,32 @@ impl Metrics {
     }
 
     /// Every counter, in the OpenMetrics text format.
+    /// What the provider said a call to `model` used, or that it said
+    /// nothing that can be read.
+    pub fn measured(&self, model: &str, usage: Option<Usage>) {
+        let Some(usage) = usage else {
+            self.measured_unknown
+                .get_or_create(&ModelLabels {
+                    model: model.to_owned(),
+                })
+                .inc();
+            return;
+        };
+        for (kind, tokens) in [
+            ("cache_read", usage.cache_read),
+            ("cache_write", usage.cache_write),
+            ("uncached", usage.uncached),
+            ("output", usage.output),
+        ] {
+            self.measured_tokens
+                .get_or_create(&MeasuredLabels {
+                    model: model.to_owned(),
+                    kind,
+                })
+                .inc_by(tokens);
+        }
+    }
+
     pub fn render(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)

@@ -21,6 +21,8 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use condense_host::formats::Format;
+use condense_host::formats::usage::{Usage, UsageReader};
 use std::io::Read;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -259,10 +261,114 @@ pub async fn forward(client: &ureq::Agent, route: &Route, parts: Parts, body: By
     }
 }
 
+/// What is done with the usage the provider reported in an answer, once
+/// the answer has passed: `None` when it said none that can be read, or
+/// the answer was cut off ([`UsageReader`]).
+pub type Measured = Box<dyn FnOnce(Option<Usage>) + Send>;
+
+/// [`forward`], reading the answer's usage as it passes, in `format`'s
+/// terms, for `measured`; the client's bytes are not touched.
+pub async fn forward_measured(
+    client: &ureq::Agent,
+    route: &Route,
+    parts: Parts,
+    body: Bytes,
+    format: Format,
+    measured: Measured,
+) -> Response {
+    match Upstream::new(client, route, &parts)
+        .send(body.to_vec())
+        .await
+    {
+        Ok(answer) => {
+            let streamed = (answer.head.headers.get("content-type"))
+                .and_then(|t| t.to_str().ok())
+                .is_some_and(|t| t.starts_with("text/event-stream"));
+            let length = (answer.head.headers.get("content-length"))
+                .and_then(|l| l.to_str().ok()?.parse().ok());
+            let meter = Meter {
+                reader: Some(UsageReader::new(format, streamed)),
+                measured: Some(measured),
+                remaining: length,
+            };
+            relay_through(answer, Some(meter))
+        }
+        Err(unreachable) => unreachable.into_response(),
+    }
+}
+
+/// Reads usage from the chunks of an answer on their way to the client, and
+/// hands it over when the answer ends; an answer dropped before its end
+/// (the client went away) or broken off is unknown.
+struct Meter {
+    reader: Option<UsageReader>,
+    measured: Option<Measured>,
+    /// Bytes still to come of an answer of known length: the server stops
+    /// reading its body once that many have gone out, so the last of them
+    /// ends it, not the stream's end.
+    remaining: Option<u64>,
+}
+
+impl Meter {
+    fn feed(&mut self, chunk: &Result<Bytes, std::io::Error>) {
+        match chunk {
+            Ok(bytes) => {
+                if let Some(reader) = &mut self.reader {
+                    reader.feed(bytes);
+                }
+                if let Some(remaining) = &mut self.remaining {
+                    *remaining = remaining.saturating_sub(bytes.len() as u64);
+                    if *remaining == 0 {
+                        self.end();
+                    }
+                }
+            }
+            Err(_) => self.reader = None,
+        }
+    }
+
+    fn end(&mut self) {
+        if let Some(measured) = self.measured.take() {
+            measured(self.reader.take().and_then(UsageReader::finish));
+        }
+    }
+}
+
+impl Drop for Meter {
+    fn drop(&mut self) {
+        // Not at its end: what it read so far is no figure.
+        self.reader = None;
+        self.end();
+    }
+}
+
 /// The upstream's answer to the client as it comes, chunk by chunk.
 pub fn relay(answer: Answer) -> Response {
+    relay_through(answer, None)
+}
+
+/// [`relay`], through `meter` when there is one.
+fn relay_through(answer: Answer, meter: Option<Meter>) -> Response {
     let length = answer.head.headers.get("content-length").cloned();
-    let mut response = respond(&answer.head, Body::from_stream(stream(answer.chunks)));
+    let body = match meter {
+        None => Body::from_stream(stream(answer.chunks)),
+        Some(meter) => Body::from_stream(futures_util::stream::unfold(
+            (answer.chunks, meter),
+            |(mut rx, mut meter)| async move {
+                match rx.recv().await {
+                    Some(chunk) => {
+                        meter.feed(&chunk);
+                        Some((chunk, (rx, meter)))
+                    }
+                    None => {
+                        meter.end();
+                        None
+                    }
+                }
+            },
+        )),
+    };
+    let mut response = respond(&answer.head, body);
     // The body is the upstream's, byte for byte: its length still holds.
     if let Some(length) = length {
         response.headers_mut().insert("content-length", length);
