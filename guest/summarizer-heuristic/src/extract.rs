@@ -826,12 +826,19 @@ fn json_findings(content: &str) -> Option<Vec<String>> {
     if leaves.len() > LEAVES {
         return None;
     }
-    let digit = |(_, v): &(String, String)| v.chars().any(|c| c.is_ascii_digit());
-    let (with, without): (Vec<_>, Vec<_>) = leaves.into_iter().partition(digit);
-    let settings: Vec<String> = (with.into_iter().chain(without))
-        .map(|(path, v)| one_line(&format!("{path}={v}"), FOUND_LINE_MAX_CHARS))
-        .collect();
-    Some(settings)
+    Some(as_settings(leaves))
+}
+
+/// `name=value` lines of `pairs`, those whose value holds a digit first
+/// (the ids, counts, versions and hosts an agent looks up).
+fn as_settings<N: std::fmt::Display, V: AsRef<str>>(
+    pairs: impl IntoIterator<Item = (N, V)>,
+) -> Vec<String> {
+    let (with, without): (Vec<_>, Vec<_>) = (pairs.into_iter())
+        .partition(|(_, value)| value.as_ref().chars().any(|c| c.is_ascii_digit()));
+    (with.into_iter().chain(without))
+        .map(|(name, value)| one_line(&format!("{name}={}", value.as_ref()), FOUND_LINE_MAX_CHARS))
+        .collect()
 }
 
 /// What a short table says, as settings: each cell of its rows under its
@@ -883,17 +890,7 @@ fn table_findings(lines: &[&str]) -> Option<Vec<String>> {
         && !rows.is_empty()
         && rows.len() <= most
         && rows.iter().all(|row| row.len() == heading.len());
-    // The cells with a digit first, as for JSON: the ids and counts.
-    fits.then(|| {
-        let cells: Vec<(&String, &String)> = (rows.iter())
-            .flat_map(|row| heading.iter().zip(row))
-            .collect();
-        let (with, without): (Vec<_>, Vec<_>) =
-            (cells.into_iter()).partition(|(_, cell)| cell.chars().any(|c| c.is_ascii_digit()));
-        (with.into_iter().chain(without))
-            .map(|(name, cell)| one_line(&format!("{name}={cell}"), FOUND_LINE_MAX_CHARS))
-            .collect()
-    })
+    fits.then(|| as_settings(rows.iter().flat_map(|row| heading.iter().zip(row))))
 }
 
 /// The scalar values of `value` with their key paths (array indices aside).
@@ -1424,7 +1421,7 @@ fn setting_key(line: &str) -> Option<String> {
     [("=", false), (": ", true)]
         .iter()
         .find_map(|&(separator, numeric)| {
-            let (key, value) = without_line_number(line).split_once(separator)?;
+            let (key, value) = line.split_once(separator)?;
             let key = key.trim().trim_matches(['"', '\'', ',', '{', ' ']);
             let value = value.trim().trim_matches(['"', '\'', ',', '}', ' ']);
             // `>=1.4` is a bound, not a setting of `>`.

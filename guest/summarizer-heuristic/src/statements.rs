@@ -243,10 +243,10 @@ fn subject(text: &str) -> Vec<String> {
         // "that"; a value stays whole.
         .flat_map(|w| match is_value_token(&w) {
             true => vec![w],
-            false => {
-                let w = (w.strip_suffix("'s").or_else(|| w.strip_suffix("’s"))).unwrap_or(&w);
-                w.split('-').map(str::to_owned).collect()
-            }
+            false => without_possessive(&w)
+                .split('-')
+                .map(str::to_owned)
+                .collect(),
         })
         .filter(|w| {
             !STOPWORDS.contains(&w.as_str())
@@ -258,6 +258,11 @@ fn subject(text: &str) -> Vec<String> {
     stems.sort();
     stems.dedup();
     stems
+}
+
+/// `word` without a possessive or contracted "'s" ("API's", "that's").
+fn without_possessive(word: &str) -> &str {
+    (word.strip_suffix("'s").or_else(|| word.strip_suffix("’s"))).unwrap_or(word)
 }
 
 /// The values that say *which* thing a statement is about (ids, names,
@@ -758,8 +763,7 @@ fn frames(text: &str) -> Vec<Frame> {
             // "36,800 API calls": the unit is the noun the words after the
             // number end with, as "41,200 calls" names it.
             if unit.is_some()
-                && let Some(noun) = word(i + 2)
-                    .filter(|_| !tokens[i + 1].ends_with(|c: char| PUNCTUATION.contains(c)))
+                && let Some(noun) = word(i + 2).filter(|_| !ends_clause(i + 1))
             {
                 out.push(Frame::Unit(unit_name(&stem(&noun))));
             }
@@ -897,10 +901,7 @@ fn topic_words(text: &str) -> Vec<(String, bool)> {
             let word = token
                 .trim_matches(|c: char| !c.is_alphanumeric())
                 .to_lowercase();
-            let word = word
-                .strip_suffix("'s")
-                .or_else(|| word.strip_suffix("’s"))
-                .unwrap_or(&word);
+            let word = without_possessive(&word);
             // "99.9 uptime", "in milliseconds: 1484".
             let as_unit = i > 0 && bare_number(tokens[i - 1])
                 || token.ends_with(':') && tokens.get(i + 1).is_some_and(|t| bare_number(t));

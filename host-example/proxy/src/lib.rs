@@ -511,18 +511,15 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
             recall::forward(client, &route, parts, body, recalling, done).await
         }
         None => {
-            let response = match route.format {
-                // The provider's own figures, read as the answer passes.
-                Some(format) => {
-                    let measured: upstream::Measured = {
-                        let (shared, model) = (shared.clone(), condensed.model.unwrap_or_default());
-                        Box::new(move |usage| shared.measured(&model, usage))
-                    };
-                    let (client, body) = (&shared.client, condensed.body);
-                    upstream::forward_measured(client, &route, parts, body, format, measured).await
-                }
-                None => upstream::forward(&shared.client, &route, parts, condensed.body).await,
-            };
+            // The provider's own figures, read as the answer passes.
+            let measure = route.format.map(|format| {
+                let (state, model) = (shared.clone(), condensed.model.unwrap_or_default());
+                let measured: upstream::Measured =
+                    Box::new(move |usage| state.measured(&model, usage));
+                (format, measured)
+            });
+            let (client, body) = (&shared.client, condensed.body);
+            let response = upstream::forward(client, &route, parts, body, measure).await;
             log.emit(response.status().as_u16(), 0);
             response
         }

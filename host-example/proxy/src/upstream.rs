@@ -249,49 +249,30 @@ fn read(
     }
 }
 
-/// Sends the request upstream with `body` and streams the answer back. An
-/// upstream that cannot be reached is a 502 from the proxy saying so.
-pub async fn forward(client: &ureq::Agent, route: &Route, parts: Parts, body: Bytes) -> Response {
-    match Upstream::new(client, route, &parts)
-        .send(body.to_vec())
-        .await
-    {
-        Ok(answer) => relay(answer),
-        Err(unreachable) => unreachable.into_response(),
-    }
-}
-
 /// What is done with the usage the provider reported in an answer, once
 /// the answer has passed: `None` when it said none that can be read, or
 /// the answer was cut off ([`UsageReader`]).
 pub type Measured = Box<dyn FnOnce(Option<Usage>) + Send>;
 
-/// [`forward`], reading the answer's usage as it passes, in `format`'s
-/// terms, for `measured`; the client's bytes are not touched.
-pub async fn forward_measured(
+/// Sends the request upstream with `body` and streams the answer back,
+/// reading the usage it reports as it passes, in `format`'s terms, for
+/// `measured` when `measure` says so; the client's bytes are not touched.
+/// An upstream that cannot be reached is a 502 from the proxy saying so.
+pub async fn forward(
     client: &ureq::Agent,
     route: &Route,
     parts: Parts,
     body: Bytes,
-    format: Format,
-    measured: Measured,
+    measure: Option<(Format, Measured)>,
 ) -> Response {
     match Upstream::new(client, route, &parts)
         .send(body.to_vec())
         .await
     {
         Ok(answer) => {
-            let streamed = (answer.head.headers.get("content-type"))
-                .and_then(|t| t.to_str().ok())
-                .is_some_and(|t| t.starts_with("text/event-stream"));
-            let length = (answer.head.headers.get("content-length"))
-                .and_then(|l| l.to_str().ok()?.parse().ok());
-            let meter = Meter {
-                reader: Some(UsageReader::new(format, streamed)),
-                measured: Some(measured),
-                remaining: length,
-            };
-            relay_through(answer, Some(meter))
+            let meter =
+                measure.map(|(format, measured)| Meter::new(&answer.head, format, measured));
+            relay_through(answer, meter)
         }
         Err(unreachable) => unreachable.into_response(),
     }
@@ -310,6 +291,18 @@ struct Meter {
 }
 
 impl Meter {
+    /// A meter of the answer whose head is `head`: streamed or not, of
+    /// known length or not.
+    fn new(head: &ureq::http::response::Parts, format: Format, measured: Measured) -> Meter {
+        let header = |name: &str| head.headers.get(name).and_then(|v| v.to_str().ok());
+        let streamed = header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
+        Meter {
+            reader: Some(UsageReader::new(format, streamed)),
+            measured: Some(measured),
+            remaining: header("content-length").and_then(|l| l.parse().ok()),
+        }
+    }
+
     fn feed(&mut self, chunk: &Result<Bytes, std::io::Error>) {
         match chunk {
             Ok(bytes) => {
