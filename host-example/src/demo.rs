@@ -15,7 +15,7 @@ use condense_host::events::Compaction;
 use condense_host::formats::Format;
 use condense_host::{FileStore, body};
 use condense_model::{Message, Part, Role};
-use condense_replay::{Prices, ReplayStats, replay_middleware};
+use condense_replay::{Prices, ReplayStats, plot, replay_middleware};
 use condense_runtime::agent::{Agent, RecordedTools, replay_recording};
 use condense_runtime::journal::{Contents, Journal};
 use condense_runtime::layers::{Condense, Layer, Layers, ModelCall, RequestMeter};
@@ -163,8 +163,8 @@ pub fn run(settings: &AgentSettings, demo: &DemoRun, out: &mut dyn Write) -> Res
             stats.peak_request_tokens
         )?;
     }
-    let series = crate::plot::series_of("cc-opus-b", settings.core.token_threshold, &stats);
-    crate::plot::write_svg(&demo.plot, &series)?;
+    let series = plot::series_of("cc-opus-b", settings.core.token_threshold, &stats);
+    plot::write_svg(&demo.plot, &series)?;
     writeln!(
         out,
         "  chart of the request tokens per call: {}",

@@ -12,7 +12,6 @@
 //! - [`demo`]: `condense demo`, a real session through the agent runtime;
 //! - [`summarize`]: `condense summarize`, one fold by a summarizer, to try it;
 //! - [`session`]: the session files the commands read (journals, bodies);
-//! - [`plot`]: the chart of a replay (`--plot`);
 //! - [`components`]: the middleware the commands run, from the config file
 //!   (`condense-config`), the embedded components and the model client;
 //! - [`logging`]: what the binary logs (never the HTTP client's wire dumps).
@@ -26,7 +25,6 @@ pub mod compress;
 pub mod config;
 pub mod demo;
 pub mod logging;
-pub mod plot;
 pub mod proxy;
 pub mod replay;
 pub mod session;

@@ -175,8 +175,9 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> Result<()> {
                 let plot_stem = plot.file_stem().unwrap_or_default().to_string_lossy();
                 plot.with_file_name(format!("{plot_stem}.{stem}.svg"))
             };
-            let series = crate::plot::series_of(&stem, settings.core.token_threshold, stats);
-            crate::plot::write_svg(&file, &series)?;
+            let series =
+                condense_replay::plot::series_of(&stem, settings.core.token_threshold, stats);
+            condense_replay::plot::write_svg(&file, &series)?;
             Ok(Some(file))
         })
         .collect::<Result<_>>()?;

@@ -332,7 +332,9 @@ pub fn session_calls(name: &str) -> Vec<Value> {
         .collect()
 }
 
-/// Posts an Anthropic request with `headers`; the answer's status.
+/// Posts an Anthropic request with `headers` and reads its answer to the
+/// end, as a client does (one that went away before the end would leave
+/// the proxy's measure of the call unknown); the answer's status.
 pub fn post(client: &ureq::Agent, url: &str, body: &Value, headers: &[(&str, &str)]) -> u16 {
     let mut request = client
         .post(url)
@@ -341,7 +343,9 @@ pub fn post(client: &ureq::Agent, url: &str, body: &Value, headers: &[(&str, &st
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    request.send(body.to_string()).unwrap().status().as_u16()
+    let mut answer = request.send(body.to_string()).unwrap();
+    answer.body_mut().read_to_vec().unwrap();
+    answer.status().as_u16()
 }
 
 /// What the upstream receives for `calls` sent through one proxy with the
@@ -484,4 +488,130 @@ pub fn request_tokens(body: &Value) -> u32 {
         .iter()
         .sum();
     messages + condense_host::body::tools_tokens(parsed.body())
+}
+
+/// Corpus session `name` (`tests/corpus/sessions`) as its client would have
+/// sent it to Anthropic, call by call (the request before each assistant
+/// message), and the history those requests are prefixes of, as condense
+/// reads it: what a replay of the same session replays.
+pub fn anthropic_session(name: &str) -> (Vec<Value>, Vec<condense_model::Message>) {
+    use condense_host::formats::{Format, render_messages};
+    use condense_model::Role;
+    let recorded = crate::session(name);
+    let start = recorded
+        .iter()
+        .take_while(|m| m.role == Role::System)
+        .count();
+    let system: String = recorded[..start]
+        .iter()
+        .map(crate::survival::message_text)
+        .collect();
+    let messages = render_messages(Format::Anthropic, &recorded[start..]);
+    let body = |messages: &[Value]| {
+        json!({
+            "model": "claude-opus-4",
+            "max_tokens": 1000,
+            "system": system,
+            "messages": messages,
+        })
+    };
+    let history = condense_host::body::parse_body(body(&messages).to_string().as_bytes(), None)
+        .unwrap()
+        .messages()
+        .to_vec();
+    let calls = (1..messages.len())
+        .filter(|&k| messages[k]["role"] == "assistant")
+        .map(|k| body(&messages[..k]))
+        .collect();
+    (calls, history)
+}
+
+/// Output tokens of each answer of [`billing_upstream`].
+pub const BILLED_OUTPUT: u64 = 50;
+
+/// A stand-in for Anthropic's Messages API that bills as its prompt cache
+/// does, for one session at a time: of each request, the messages that
+/// repeat the whole request before it are a cache read, the rest a cache
+/// write (no uncached input), counted with condense's estimate of their
+/// tokens — the prompt-cache model the replay prices (`CacheMeter`), so that
+/// what the proxy measures can be held to the replay's figure. Each answer
+/// is a short text of [`BILLED_OUTPUT`] tokens with that usage.
+pub fn billing_upstream() -> TestServer {
+    let mut previous: Option<(Value, Vec<condense_model::Message>)> = None;
+    TestServer::answering(move |request| {
+        let parsed = condense_host::body::parse_body(&request.raw, None).unwrap();
+        let messages = parsed.messages().to_vec();
+        // The prompt's order: tools, system, messages. Its tools (the
+        // recall tool condense adds) are part of the prefix.
+        let tools = request.body.get("tools").cloned().unwrap_or_default();
+        let mut tokens = vec![condense_host::body::tools_tokens(parsed.body())];
+        tokens.extend(condense_model::tokens::estimate_messages(&messages));
+        let cached = match &previous {
+            Some((t, p))
+                if *t == tools && messages.len() >= p.len() && messages[..p.len()] == p[..] =>
+            {
+                p.len() + 1
+            }
+            _ => 0,
+        };
+        let sum = |t: &[u32]| t.iter().map(|&t| u64::from(t)).sum::<u64>();
+        let answer = json!({
+            "id": "msg_billed",
+            "type": "message",
+            "role": "assistant",
+            "model": request.body["model"],
+            "content": [{"type": "text", "text": "ok"}],
+            "stop_reason": "end_turn",
+            "usage": {
+                "input_tokens": 0,
+                "cache_read_input_tokens": sum(&tokens[..cached]),
+                "cache_creation_input_tokens": sum(&tokens[cached..]),
+                "output_tokens": BILLED_OUTPUT,
+            },
+        });
+        previous = Some((tools, messages));
+        Reply::json(200, answer.to_string())
+    })
+}
+
+/// Session `group`'s view (`GET /sessions/…`) once it has `calls` calls:
+/// a call is recorded once its answer has passed.
+pub fn wait_for_calls(proxy: &RunningProxy, group: &str, calls: usize) -> Value {
+    let url = proxy.url(&format!("/sessions/{group}"));
+    for _ in 0..200 {
+        if let Ok(mut answer) = ureq::get(&url).call() {
+            let text = answer.body_mut().read_to_string().unwrap();
+            let view: Value = serde_json::from_str(&text).unwrap();
+            if view["calls"].as_array().map_or(0, Vec::len) >= calls {
+                return view;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("session {group} never had {calls} calls recorded");
+}
+
+/// The operator page at `path`, as served (its headers checked: nothing
+/// runs on it).
+pub fn page_of(proxy: &RunningProxy, path: &str) -> String {
+    let mut answer = ureq::get(&proxy.url(path)).call().unwrap();
+    let headers = answer.headers();
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+    let policy = headers["content-security-policy"].to_str().unwrap();
+    assert!(policy.starts_with("default-src 'none'"), "{policy}");
+    answer.body_mut().read_to_string().unwrap()
+}
+
+/// The value of tile `name` on an operator page (`data-tile`), as shown.
+pub fn tile(page: &str, name: &str) -> String {
+    let at = page
+        .find(&format!("data-tile=\"{name}\""))
+        .unwrap_or_else(|| panic!("no tile {name} in\n{page}"));
+    let value = &page[at..];
+    let start = value
+        .find("<div class=\"value\">")
+        .expect("a tile has a value")
+        + "<div class=\"value\">".len();
+    let end = value[start..].find("</div>").expect("a value ends");
+    value[start..start + end].to_owned()
 }

@@ -4,11 +4,13 @@
 //! one area).
 
 mod corpus;
+mod dashboard;
 mod docs;
 mod host;
 mod identifiers;
 mod layout;
 mod llm;
+mod operator;
 mod passes;
 mod prepare;
 mod properties;

@@ -13,7 +13,8 @@ use condense_tests::proxy::session::{
 use condense_tests::proxy::wire::{Piece, Turn, WIRES};
 use condense_tests::proxy::{
     KEY, RunningProxy, SESSION_CONFIG, assert_as_reference, compacted, continues, corpus_body,
-    metric, named_group, post, raw, scrape, session_calls, through_one_proxy,
+    metric, named_group, page_of, post, raw, scrape, session_calls, through_one_proxy,
+    wait_for_calls,
 };
 use serde_json::{Value, json};
 use std::process::Command;
@@ -1491,7 +1492,10 @@ fn the_redis_store_passes_the_store_checks_and_is_shared_by_hosts() {
     );
     let checkpoints = one.entries(&group).unwrap();
     conformance::touches_are_per_group(&one);
+    conformance::calls_are_kept_per_group(&one);
     let other = RedisSessions::open(url).unwrap();
+    // Another host sees the calls one recorded.
+    assert_eq!(other.calls("g-calls").unwrap().len(), 3);
     assert_eq!(other.touch(&group, 400_000).unwrap(), Some(300_500));
     assert_eq!(one.touch(&group, 401_000).unwrap(), Some(400_000));
     let out = Command::new("redis-cli")
@@ -1738,6 +1742,28 @@ fn the_proxy_answers_the_models_recalls_in_every_protocol() {
         );
         assert!(metric(&metrics, "condense_proxy_recall_tokens_total") > 1000.0);
         assert_eq!(metric(&metrics, "condense_proxy_recall_errors_total"), 0.0);
+        // What the provider billed, measured from the client's answers: every
+        // round's usage, summed.
+        let upstream_calls: u64 = session.calls.iter().map(|&c| c as u64).sum();
+        let measured = |kind: &str| {
+            let text = scrape(&session.proxy.url("/metrics"));
+            let prefix = "condense_proxy_measured_tokens_total{";
+            (text.lines())
+                .filter(|l| l.starts_with(prefix) && l.contains(&format!("kind=\"{kind}\"")))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum::<f64>() as u64
+        };
+        let mut output = 0;
+        for _ in 0..200 {
+            output = measured("output");
+            if output == USAGE.1 * upstream_calls {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        assert_eq!(output, USAGE.1 * upstream_calls, "{name}: output measured");
+        let input = measured("uncached") + measured("cache_read") + measured("cache_write");
+        assert_eq!(input, USAGE.0 * upstream_calls, "{name}: input measured");
     }
 }
 
@@ -2295,7 +2321,7 @@ fn the_providers_usage_is_measured_and_the_answer_untouched() {
     let upstream = TestServer::start(replies.iter().map(|(_, _, reply, _)| reply.clone()));
     let proxy = RunningProxy::in_memory("token_threshold = 100000\n", &upstream.url(""));
     let client = ureq::Agent::new_with_defaults();
-    for (format, model, _, sent) in &replies {
+    for (i, (format, model, _, sent)) in replies.iter().enumerate() {
         let body = match format {
             Format::Anthropic => {
                 json!({"model": model, "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]})
@@ -2307,9 +2333,11 @@ fn the_providers_usage_is_measured_and_the_answer_untouched() {
                 json!({"model": model, "input": [{"role": "user", "content": "hi"}]})
             }
         };
+        // A session each, to find each call's record by.
         let mut answer = client
             .post(&proxy.url(format.endpoint_path()))
             .header("content-type", "application/json")
+            .header("x-condense-session", format!("u{i}"))
             .send(body.to_string().as_bytes())
             .unwrap();
         let got = answer.body_mut().read_to_vec().unwrap();
@@ -2378,4 +2406,50 @@ fn the_providers_usage_is_measured_and_the_answer_untouched() {
     assert_eq!(unknown(&text, "claude-u"), 2.0, "{text}");
     assert_eq!(unknown(&text, "gpt-u"), 1.0, "{text}");
     assert_eq!(tokens(&text, "claude-u", "output"), 0.0);
+    // The measured calls priced, beside their estimate uncompressed; the
+    // unknown ones in neither.
+    let usd = |name: &str, model: &str| metric(&text, &format!("{name}{{model=\"{model}\"}}"));
+    for model in ["claude-m", "gpt-chat", "gpt-resp"] {
+        assert!(
+            usd("condense_proxy_measured_cost_usd_total", model) > 0.0,
+            "{text}"
+        );
+        assert!(usd("condense_proxy_estimated_uncompressed_usd_total", model) > 0.0);
+    }
+    assert_eq!(usd("condense_proxy_measured_cost_usd_total", "gpt-u"), 0.0);
+    // Each call's session record and page show what its answer said:
+    // (cache read, cache write, uncached, output), or unknown.
+    let said: [Option<[u64; 4]>; 9] = [
+        Some([3000, 200, 11, 40]),
+        Some([1000, 100, 5, 20]),
+        Some([512, 0, 188, 7]),
+        Some([256, 0, 44, 3]),
+        Some([64, 0, 26, 9]),
+        Some([0, 0, 50, 5]),
+        None,
+        None,
+        None,
+    ];
+    let kinds = ["cache_read", "cache_write", "uncached", "output"];
+    for (i, said) in said.iter().enumerate() {
+        let group = format!("default/session/u{i}");
+        let view = wait_for_calls(&proxy, &group, 1);
+        let call = &view["calls"][0];
+        let page = page_of(&proxy, &format!("/ui/sessions/{group}"));
+        match said {
+            Some(tokens) => {
+                for (kind, n) in kinds.iter().zip(tokens) {
+                    assert_eq!(call["usage"][kind], json!(n), "u{i} {kind}: {call}");
+                    let cell = format!("<td data-usage=\"{kind}\">{n}</td>");
+                    assert!(page.contains(&cell), "u{i}: no {cell} in\n{page}");
+                }
+                assert!(call["cost"]["input_usd"].as_f64().unwrap() > 0.0, "{call}");
+            }
+            None => {
+                assert_eq!(call.get("usage"), None, "u{i}: {call}");
+                assert_eq!(call.get("cost"), None, "u{i}: {call}");
+                assert!(page.contains("data-usage=\"unknown\""), "u{i}: {page}");
+            }
+        }
+    }
 }

@@ -5,7 +5,8 @@
 //! - Anthropic Messages: `usage` with `input_tokens` (not from the cache),
 //!   `cache_read_input_tokens`, `cache_creation_input_tokens` and
 //!   `output_tokens`; streamed, the input side in `message_start`'s message
-//!   and the output in `message_delta` (its count so far, the last one final).
+//!   and the output in `message_delta` (its count so far, the last one final;
+//!   the input counts it gives, if any, replace `message_start`'s).
 //! - OpenAI Chat Completions: `usage` with `prompt_tokens` (all of the
 //!   input), `prompt_tokens_details.cached_tokens` and `completion_tokens`;
 //!   streamed, only in the last chunk and only when the client asked for it
@@ -23,7 +24,7 @@ use crate::Format;
 use serde_json::Value;
 
 /// Tokens of one call as the provider billed them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
     /// Input read from the provider's prompt cache.
     pub cache_read: u64,
@@ -128,8 +129,29 @@ impl UsageReader {
                     self.input = self.read(|f| whole(f, &event["message"]["usage"]));
                     None
                 }
-                // Counts so far: the last is the answer's.
-                Some("message_delta") => event["usage"]["output_tokens"].as_u64(),
+                // Counts so far: the last is the answer's. Its input
+                // counts, where it gives them, are the answer's too (what
+                // the API writes now, and the sum over the rounds of an
+                // answer the proxy's recall loop continued).
+                Some("message_delta") => {
+                    let usage = &event["usage"];
+                    if let Some(input) = &mut self.input {
+                        for (field, count) in [
+                            ("input_tokens", &mut input.uncached),
+                            ("cache_read_input_tokens", &mut input.cache_read),
+                            ("cache_creation_input_tokens", &mut input.cache_write),
+                        ] {
+                            match &usage[field] {
+                                Value::Null => {}
+                                value => match value.as_u64() {
+                                    Some(n) => *count = n,
+                                    None => self.spoiled = true,
+                                },
+                            }
+                        }
+                    }
+                    usage["output_tokens"].as_u64()
+                }
                 _ => None,
             },
             Format::OpenAi => {

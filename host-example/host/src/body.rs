@@ -288,6 +288,24 @@ pub fn compress_body_for<'c>(
     })
 }
 
+/// The fold knobs `parsed` is compressed with under `config`, what is left
+/// of its threshold and budgets once its tool definitions are counted, and
+/// whether its model is offered recall: what a replay of the same requests
+/// must use to make the same decisions.
+pub fn compressed_with(config: &BodyConfig, parsed: &Parsed) -> (CoreConfig, bool) {
+    // The tool goes with every request of a session once it has compacted:
+    // counted from the start, so the threshold stays where it was.
+    let format = parsed.format();
+    let recall = config.recall.is_some() && formats::recall_offerable(format, parsed.body());
+    let recall_tokens = if recall {
+        estimate_text(&formats::recall_tool(format).to_string())
+    } else {
+        0
+    };
+    let core = with_overhead(&config.core, tools_tokens(parsed.body()) + recall_tokens);
+    (core, recall)
+}
+
 /// A request body read for compressing: the body, its config, whether the
 /// model is offered recall, and the fold knobs for what is left of the
 /// request once its tool definitions are counted.
@@ -313,16 +331,7 @@ fn read<'c>(
     }
     let parsed = parse_body(body, format)?;
     let config = config(parsed.body().get("model").and_then(|m| m.as_str()));
-    // The tool goes with every request of a session once it has compacted:
-    // counted from the start, so the threshold stays where it was.
-    let format = parsed.format();
-    let recall = config.recall.is_some() && formats::recall_offerable(format, parsed.body());
-    let recall_tokens = if recall {
-        estimate_text(&formats::recall_tool(format).to_string())
-    } else {
-        0
-    };
-    let core = with_overhead(&config.core, tools_tokens(parsed.body()) + recall_tokens);
+    let (core, recall) = compressed_with(config, &parsed);
     Ok(Read {
         parsed,
         config,

@@ -38,13 +38,11 @@ pub enum Outcome {
     NotCompressed,
     /// Compressed: tokens before and after, and the compaction if this
     /// request compacted (a new fold: one cache break of its session) rather
-    /// than reuse the session's checkpoint; `price`, what the request's
-    /// model costs.
+    /// than reuse the session's checkpoint.
     Compressed {
         before: u32,
         after: u32,
         compacted: Option<Box<Compacted>>,
-        price: Box<ModelPrice>,
     },
     /// Read and kept whole (under the threshold).
     Unchanged,
@@ -90,7 +88,6 @@ impl fmt::Display for Outcome {
                 before,
                 after,
                 compacted,
-                ..
             } => match compacted {
                 Some(event) => write!(
                     f,
@@ -152,6 +149,11 @@ pub struct Condensed {
     pub prepare: Option<Job>,
     /// The request's `model`, once condense read the body.
     pub model: Option<String>,
+    /// What that model costs (the agent's models table), once read.
+    pub price: Option<Box<ModelPrice>>,
+    /// condense's estimate of the request's tokens as the client sent it,
+    /// once condense read it (the same as sent unless it compressed).
+    pub tokens: Option<u32>,
 }
 
 /// `body` as it goes upstream, and what condense did; with `asking`, the
@@ -250,7 +252,6 @@ pub async fn compress(
                     outcome: Outcome::Compressed {
                         before: report.tokens_before,
                         after: report.tokens_after,
-                        price: Box::new(price.expect("a body compressed had its model read")),
                         compacted: Compaction::of(&sent.report, 0, sent.cause, 0).map(
                             |compaction| {
                                 Box::new(Compacted {
@@ -262,10 +263,7 @@ pub async fn compress(
                         ),
                     },
                     recall,
-                    group: None,
-                    stands_on: None,
-                    prepare: None,
-                    model: None,
+                    ..Condensed::unchanged(Bytes::new(), Outcome::NotCompressed)
                 }
             }
             (Status::FailedOpen, _) => failed(
@@ -278,6 +276,8 @@ pub async fn compress(
         condensed.stands_on = sent.report.guest().map(|r| r.boundary);
         condensed.prepare = prepare;
         condensed.model = model_named;
+        condensed.price = price.map(Box::new);
+        condensed.tokens = sent.report.guest().map(|r| r.tokens_before);
         condensed
     });
     match task.await {
@@ -303,6 +303,8 @@ impl Condensed {
             stands_on: None,
             prepare: None,
             model: None,
+            price: None,
+            tokens: None,
         }
     }
 }

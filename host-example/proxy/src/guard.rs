@@ -234,17 +234,55 @@ impl Access {
             }
             Access::Token(token) => {
                 let given = headers.get(OPERATOR_HEADER).and_then(|v| v.to_str().ok());
-                if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+                let given = given
+                    .map(|g| g.as_bytes().to_vec())
+                    .or_else(|| basic(headers));
+                if given.is_some_and(|g| constant_time_eq(&g, token.as_bytes())) {
                     Ok(())
                 } else {
                     Err(Refusal {
                         status: StatusCode::UNAUTHORIZED,
-                        message: format!("the sessions view needs the {OPERATOR_HEADER} header"),
+                        message: format!(
+                            "the sessions view needs the {OPERATOR_HEADER} header (a browser: \
+                             the token as the password)"
+                        ),
                     })
                 }
             }
         }
     }
+}
+
+/// The password of an `Authorization: Basic` header: how a browser sends
+/// the operator's token, which the person types once (any user name).
+/// Operator endpoints are the proxy's own, so this `Authorization` is never
+/// a provider's key going upstream.
+fn basic(headers: &HeaderMap) -> Option<Vec<u8>> {
+    use base64::Engine;
+    let value = headers.get("authorization")?.to_str().ok()?;
+    let encoded = value.strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let colon = decoded.iter().position(|&b| b == b':')?;
+    Some(decoded[colon + 1..].to_vec())
+}
+
+/// `refused` for a browser: a 401 asks it for the token (HTTP Basic, the
+/// token the password), so that a person can open the page.
+pub fn asking_a_browser(refused: Refusal) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let ask = refused.status == StatusCode::UNAUTHORIZED;
+    let mut response = refused.into_response();
+    if ask {
+        response.headers_mut().insert(
+            "www-authenticate",
+            axum::http::HeaderValue::from_static(
+                "Basic realm=\"condense proxy\", charset=\"UTF-8\"",
+            ),
+        );
+    }
+    response
 }
 
 /// Equal, in a time that does not tell how much of a guess was right.

@@ -35,7 +35,9 @@
 
 pub mod compress;
 pub mod guard;
+pub mod ledger;
 pub mod metrics;
+pub mod page;
 pub mod prepare;
 pub mod recall;
 pub mod route;
@@ -269,6 +271,8 @@ pub async fn serve(
         .route("/metrics", axum::routing::get(render_metrics))
         .route("/sessions", axum::routing::get(list_sessions))
         .route("/sessions/{*session}", axum::routing::get(show_session))
+        .route("/ui", axum::routing::get(overview_page))
+        .route("/ui/sessions/{*session}", axum::routing::get(session_page))
         .fallback(handle)
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
@@ -288,8 +292,10 @@ async fn guarded(
     request: Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let operator = matches!(request.uri().path(), "/metrics" | "/sessions")
-        || request.uri().path().starts_with("/sessions/");
+    let path = request.uri().path();
+    let operator = matches!(path, "/metrics" | "/sessions" | "/ui")
+        || path.starts_with("/sessions/")
+        || path.starts_with("/ui/");
     let refused = shared
         .hosts
         .check(request.uri(), request.headers())
@@ -344,6 +350,63 @@ async fn show_session(
     view(tokio::task::spawn_blocking(move || sessions::show(&*store, &session)).await)
 }
 
+/// `GET /ui`: the operator's page, every session ([`page::overview`]).
+async fn overview_page(State(shared): State<Arc<ProxyState>>, headers: HeaderMap) -> Response {
+    if let Err(refused) = shared.proxy.sessions_view.check(&headers) {
+        return guard::asking_a_browser(refused);
+    }
+    let store = shared.proxy.store.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        sessions::overview(&*store)
+            .map(|(rows, total, spend)| Some(page::overview(&rows, &total, spend)))
+    })
+    .await;
+    html(found)
+}
+
+/// `GET /ui/sessions/{session}`: one session's page; 404 when it has none.
+async fn session_page(
+    State(shared): State<Arc<ProxyState>>,
+    Path(session): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(refused) = shared.proxy.sessions_view.check(&headers) {
+        return guard::asking_a_browser(refused);
+    }
+    let state = shared.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        let view = sessions::show(&*state.proxy.store, &session)?;
+        Ok(view.map(|view| {
+            // The line its requests are compacted at: its latest call's
+            // agent and model (the defaults' before any).
+            let latest = view.calls.last().map(|row| &row.call);
+            let agent = latest.map_or(DEFAULT_AGENT, |c| c.agent.as_str());
+            let threshold = state
+                .proxy
+                .agents
+                .get(agent)
+                .or_else(|| state.proxy.agents.get(DEFAULT_AGENT))
+                .map_or(0, |a| {
+                    let model = latest.map(|c| c.model.as_str());
+                    a.models.for_model(model).config.core.token_threshold
+                });
+            page::session(&view, threshold)
+        }))
+    })
+    .await;
+    html(found)
+}
+
+/// A page: 404 for nothing, 503 for a store that cannot be read.
+fn html(
+    result: Result<Result<Option<String>, condense_host::StoreError>, tokio::task::JoinError>,
+) -> Response {
+    match result {
+        Ok(Ok(Some(page))) => (page::HEADERS.map(|(n, v)| (n, v)), page).into_response(),
+        other => view(other),
+    }
+}
+
 /// A view as JSON: 404 for nothing, 503 for a store that cannot be read.
 fn view<T: serde::Serialize>(
     result: Result<Result<Option<T>, condense_host::StoreError>, tokio::task::JoinError>,
@@ -371,25 +434,42 @@ fn view<T: serde::Serialize>(
 }
 
 impl ProxyState {
-    /// Counts `response` (to a request of `route`) and returns it.
-    /// What the provider said the call to `model` used, in the metrics and
-    /// a log line of its own (written when the answer has passed).
-    fn measured(&self, model: &str, usage: Option<condense_host::formats::usage::Usage>) {
-        self.metrics.measured(model, usage);
-        match usage {
-            Some(u) => tracing::info!(
-                target: "condense::proxy",
-                model,
-                cache_read = u.cache_read,
-                cache_write = u.cache_write,
-                uncached = u.uncached,
-                output = u.output,
-                "usage measured"
-            ),
-            None => tracing::info!(target: "condense::proxy", model, "usage unknown"),
+    /// A call's end: what the provider said it used, in the metrics; the
+    /// call priced beside its uncompressed estimate ([`ledger`]), recorded
+    /// in its session and logged — on a blocking thread, as the store's
+    /// calls are.
+    fn call_ended(self: &Arc<Self>, start: ledger::CallStart, end: ledger::CallEnd) {
+        self.metrics.measured(&start.model, end.usage);
+        let shared = self.clone();
+        let record = move || {
+            let store = &shared.proxy.store;
+            let group = start.group.clone();
+            let previous = group.as_deref().and_then(|g| match store.last_call(g) {
+                Ok(previous) => previous,
+                Err(e) => {
+                    tracing::warn!(target: "condense::proxy", "cannot read the session's calls: {e}");
+                    None
+                }
+            });
+            let record = start.record(end);
+            let estimate = condense_sessions::uncompressed_input_usd(&record, previous.as_ref());
+            if let (Some(cost), Some(estimate)) = (&record.cost, estimate) {
+                shared.metrics.priced(&record.model, cost, estimate);
+            }
+            log_usage(&record, estimate);
+            if let Some(group) = group
+                && let Err(e) = store.record_call(&group, &record)
+            {
+                tracing::warn!(target: "condense::proxy", "cannot record the call: {e}");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(record)),
+            Err(_) => record(),
         }
     }
 
+    /// Counts `response` (to a request of `route`) and returns it.
     fn answered(&self, route: &'static str, response: Response) -> Response {
         self.metrics.request(route, response.status().as_u16());
         response
@@ -433,6 +513,7 @@ impl ProxyState {
 /// One request, start to end.
 async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Response {
     let started = Instant::now();
+    let at_ms = condense_host::timing::now_ms();
     let (parts, body) = request.into_parts();
     let limit = shared.proxy.max_request_bytes;
     let route = match route::route(&parts, &shared.proxy.routes, &shared.agents) {
@@ -467,9 +548,11 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
                 asking,
             )
             .await;
-            shared
-                .metrics
-                .condensed(&condensed.outcome, condensing.elapsed());
+            shared.metrics.condensed(
+                &condensed.outcome,
+                condensed.price.as_deref(),
+                condensing.elapsed(),
+            );
             if let compress::Outcome::Compressed {
                 compacted: Some(event),
                 ..
@@ -501,30 +584,98 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
             .then(|| String::from_utf8_lossy(&condensed.body).into_owned()),
         started,
     };
+    // The call's end, measured, once its answer has passed: for a route
+    // condense compresses.
+    let ending = route.format.map(|format| {
+        let start = ledger::CallStart {
+            group: condensed.group.clone(),
+            at_ms,
+            agent: route.agent.clone(),
+            model: condensed.model.clone().unwrap_or_default(),
+            outcome: call_outcome(&condensed.outcome),
+            tokens: condensed.tokens.map(|before| match &condensed.outcome {
+                compress::Outcome::Compressed { after, .. } => (before, *after),
+                _ => (before, before),
+            }),
+            compaction: match &condensed.outcome {
+                compress::Outcome::Compressed {
+                    compacted: Some(event),
+                    ..
+                } => Some(event.compaction.clone()),
+                _ => None,
+            },
+            price: condensed.price.as_deref().cloned(),
+        };
+        let state = shared.clone();
+        let ending = Arc::new(ledger::Ending::new(
+            start,
+            Box::new(move |start, end| state.call_ended(start, end)),
+        ));
+        (format, ending)
+    });
+    let (client, body) = (&shared.client, condensed.body);
     let response = match condensed.recall {
         Some(recalling) => {
             let done: recall::Done = {
-                let shared = shared.clone();
-                Box::new(move |report| shared.recalled(&log, report))
+                let (shared, ending) = (shared.clone(), ending.clone());
+                Box::new(move |report| {
+                    if let Some((_, ending)) = &ending {
+                        ending.answered(report.status, report.recalled);
+                    }
+                    shared.recalled(&log, report);
+                })
             };
-            let (client, body) = (&shared.client, condensed.body);
             recall::forward(client, &route, parts, body, recalling, done).await
         }
         None => {
-            // The provider's own figures, read as the answer passes.
-            let measure = route.format.map(|format| {
-                let (state, model) = (shared.clone(), condensed.model.unwrap_or_default());
-                let measured: upstream::Measured =
-                    Box::new(move |usage| state.measured(&model, usage));
-                (format, measured)
-            });
-            let (client, body) = (&shared.client, condensed.body);
-            let response = upstream::forward(client, &route, parts, body, measure).await;
-            log.emit(response.status().as_u16(), 0);
+            let response = upstream::forward(client, &route, parts, body).await;
+            let status = response.status().as_u16();
+            log.emit(status, 0);
+            if let Some((_, ending)) = &ending {
+                ending.answered(status, 0);
+            }
             response
         }
     };
+    // The provider's own figures, read as the answer passes.
+    let response = match ending {
+        Some((format, ending)) => {
+            upstream::metered(response, format, Box::new(move |usage| ending.usage(usage)))
+        }
+        None => response,
+    };
     shared.answered(route_name, response)
+}
+
+/// What condense did, as a session's record keeps it.
+fn call_outcome(outcome: &compress::Outcome) -> condense_sessions::CallOutcome {
+    use condense_sessions::CallOutcome;
+    match outcome {
+        compress::Outcome::Compressed { .. } => CallOutcome::Compressed,
+        compress::Outcome::Unchanged => CallOutcome::Unchanged,
+        compress::Outcome::NotCompressed => CallOutcome::NotCompressed,
+        compress::Outcome::FailedOpen { .. } => CallOutcome::FailedOpen,
+    }
+}
+
+/// A call's log line: what the provider said it used, priced, and the
+/// estimate of its input uncompressed.
+fn log_usage(call: &condense_sessions::CallRecord, uncompressed_input: Option<f64>) {
+    let model = call.model.as_str();
+    match &call.usage {
+        Some(u) => tracing::info!(
+            target: "condense::proxy",
+            model,
+            cache_read = u.cache_read,
+            cache_write = u.cache_write,
+            uncached = u.uncached,
+            output = u.output,
+            cost_usd = call.cost.map(|c| c.usd()),
+            uncompressed_input_usd_estimate = uncompressed_input,
+            "usage measured"
+        ),
+        None => tracing::info!(target: "condense::proxy", model, "usage unknown"),
+    }
 }
 
 /// What a request's log line says, written once its answer is complete (a

@@ -5,7 +5,9 @@
 
 use crate::compress::{FailedOpen, Outcome};
 use crate::recall::Report;
+use condense_config::pricing::ModelPrice;
 use condense_host::formats::usage::Usage;
+use condense_sessions::CallCost;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -69,6 +71,9 @@ pub struct Metrics {
     measured_tokens: Family<MeasuredLabels, Counter>,
     /// Answers whose usage could not be read (none, malformed, cut off).
     measured_unknown: Family<ModelLabels, Counter>,
+    /// The measured calls priced, and the estimate of them uncompressed.
+    measured_cost: Family<ModelLabels, Counter<f64, AtomicU64>>,
+    uncompressed_cost: Family<ModelLabels, Counter<f64, AtomicU64>>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -268,7 +273,26 @@ impl Metrics {
              off), by model: their tokens are in no measured figure",
             measured_unknown.clone(),
         );
+        let measured_cost = Family::<ModelLabels, Counter<f64, AtomicU64>>::default();
+        registry.register(
+            "measured_cost_usd",
+            "What the calls whose usage the provider reported cost, input and output, each \
+             kind of token at the model's price (`condense config --models`), by model",
+            measured_cost.clone(),
+        );
+        let uncompressed_cost = Family::<ModelLabels, Counter<f64, AtomicU64>>::default();
+        registry.register(
+            "estimated_uncompressed_usd",
+            "An estimate: what the same calls (those of measured_cost_usd) would have cost sent \
+             as the clients sent them, by model. Their input is condense's estimate of the \
+             request's tokens, the part the session's previous request sent within the cache's \
+             TTL priced as a cache read and the rest as a write (against the session's latest \
+             call recorded when the call ended); their output is as measured",
+            uncompressed_cost.clone(),
+        );
         Metrics {
+            measured_cost,
+            uncompressed_cost,
             measured_tokens,
             measured_unknown,
             registry,
@@ -317,8 +341,9 @@ impl Metrics {
     }
 
     /// Counts what condense did to one request of a compressed route, and
-    /// how long it took.
-    pub fn condensed(&self, outcome: &Outcome, took: Duration) {
+    /// how long it took; `price`, what its model costs (known once condense
+    /// read the body, as it has for every request it compressed).
+    pub fn condensed(&self, outcome: &Outcome, price: Option<&ModelPrice>, took: Duration) {
         self.condense_seconds.observe(took.as_secs_f64());
         let name = match outcome {
             Outcome::NotCompressed => "not_compressed",
@@ -327,13 +352,14 @@ impl Metrics {
                 before,
                 after,
                 compacted,
-                price,
             } => {
                 self.tokens_before.inc_by(u64::from(*before));
                 self.tokens_after.inc_by(u64::from(*after));
                 let taken_out = f64::from(before.saturating_sub(*after));
-                self.cost_saved
-                    .inc_by(price.input_usd(taken_out * price.cache_read));
+                if let Some(price) = price {
+                    self.cost_saved
+                        .inc_by(price.input_usd(taken_out * price.cache_read));
+                }
                 if let Some(event) = compacted {
                     if let Some(prepared) = &event.compaction.prepared {
                         let summary = prepared.name();
@@ -342,8 +368,10 @@ impl Metrics {
                             .inc();
                     }
                     self.compaction_seconds.observe(took.as_secs_f64());
-                    let rewrite = f64::from(*after) * (price.write() - price.cache_read);
-                    self.rewrite_cost.inc_by(price.input_usd(rewrite.max(0.0)));
+                    if let Some(price) = price {
+                        let rewrite = f64::from(*after) * (price.write() - price.cache_read);
+                        self.rewrite_cost.inc_by(price.input_usd(rewrite.max(0.0)));
+                    }
                     self.compactions.inc();
                     self.cache_breaks.inc();
                 }
@@ -371,7 +399,18 @@ impl Metrics {
             .inc();
     }
 
-    /// Every counter, in the OpenMetrics text format.
+    /// A measured call to `model` priced, beside the estimate of its input
+    /// uncompressed (its output is the same).
+    pub fn priced(&self, model: &str, cost: &CallCost, uncompressed_input_usd: f64) {
+        let labels = ModelLabels {
+            model: model.to_owned(),
+        };
+        self.measured_cost.get_or_create(&labels).inc_by(cost.usd());
+        self.uncompressed_cost
+            .get_or_create(&labels)
+            .inc_by(uncompressed_input_usd + cost.output_usd);
+    }
+
     /// What the provider said a call to `model` used, or that it said
     /// nothing that can be read.
     pub fn measured(&self, model: &str, usage: Option<Usage>) {
@@ -398,6 +437,7 @@ impl Metrics {
         }
     }
 
+    /// Every counter, in the OpenMetrics text format.
     pub fn render(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)
@@ -409,7 +449,6 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use condense_config::pricing::ModelPrice;
     use condense_host::events::{Cause, Compaction};
 
     /// A model at $3 per million input tokens, reads 0.1, writes 1.25.
@@ -452,23 +491,21 @@ mod tests {
                 session: "g".into(),
                 compaction,
             })),
-            price: Box::new(price()),
         };
-        metrics.condensed(&compacted, Duration::from_millis(3));
+        metrics.condensed(&compacted, Some(&price()), Duration::from_millis(3));
         // The next call keeps the fold: 1M tokens taken out at 0.1 of $3.
         let kept = Outcome::Compressed {
             before: 1_300_000,
             after: 300_000,
             compacted: None,
-            price: Box::new(price()),
         };
-        metrics.condensed(&kept, Duration::from_millis(1));
+        metrics.condensed(&kept, Some(&price()), Duration::from_millis(1));
         let store = FailedOpen::Store("down".into());
         let failed = Outcome::FailedOpen {
             why: store,
             had_checkpoint: false,
         };
-        metrics.condensed(&failed, Duration::from_millis(1));
+        metrics.condensed(&failed, None, Duration::from_millis(1));
         let text = metrics.render();
         for line in [
             "condense_proxy_requests_total{route=\"anthropic\",status=\"200\"} 2",

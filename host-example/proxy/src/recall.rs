@@ -135,7 +135,7 @@ pub async fn forward(
     // compress_body wrote the body: it is JSON. Were it not, it could not
     // be continued, and goes on as any other.
     let Ok(json) = serde_json::from_slice::<Value>(&body) else {
-        let response = upstream::forward(client, route, parts, body, None).await;
+        let response = upstream::forward(client, route, parts, body).await;
         let status = response.status().as_u16();
         done(Report { status, ..report });
         return response;

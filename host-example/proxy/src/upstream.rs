@@ -254,28 +254,42 @@ fn read(
 /// the answer was cut off ([`UsageReader`]).
 pub type Measured = Box<dyn FnOnce(Option<Usage>) + Send>;
 
-/// Sends the request upstream with `body` and streams the answer back,
-/// reading the usage it reports as it passes, in `format`'s terms, for
-/// `measured` when `measure` says so; the client's bytes are not touched.
-/// An upstream that cannot be reached is a 502 from the proxy saying so.
-pub async fn forward(
-    client: &ureq::Agent,
-    route: &Route,
-    parts: Parts,
-    body: Bytes,
-    measure: Option<(Format, Measured)>,
-) -> Response {
+/// Sends the request upstream with `body` and streams the answer back. An
+/// upstream that cannot be reached is a 502 from the proxy saying so.
+pub async fn forward(client: &ureq::Agent, route: &Route, parts: Parts, body: Bytes) -> Response {
     match Upstream::new(client, route, &parts)
         .send(body.to_vec())
         .await
     {
-        Ok(answer) => {
-            let meter =
-                measure.map(|(format, measured)| Meter::new(&answer.head, format, measured));
-            relay_through(answer, meter)
-        }
+        Ok(answer) => relay(answer),
         Err(unreachable) => unreachable.into_response(),
     }
+}
+
+/// `response` as it goes to the client, its usage read in `format`'s terms
+/// as its bytes pass, for `measured` once it has passed; not a byte of it
+/// changed. The upstream's own answer and the recall loop's (whose usage is
+/// the sum of its rounds') are read alike.
+pub fn metered(response: Response, format: Format, measured: Measured) -> Response {
+    let (parts, body) = response.into_parts();
+    let meter = Meter::new(&parts.headers, format, measured);
+    let chunks = futures_util::stream::unfold(
+        (body.into_data_stream(), meter),
+        |(mut body, mut meter)| async move {
+            use futures_util::StreamExt;
+            match body.next().await {
+                Some(chunk) => {
+                    meter.feed(&chunk);
+                    Some((chunk, (body, meter)))
+                }
+                None => {
+                    meter.end();
+                    None
+                }
+            }
+        },
+    );
+    Response::from_parts(parts, Body::from_stream(chunks))
 }
 
 /// Reads usage from the chunks of an answer on their way to the client, and
@@ -291,10 +305,10 @@ struct Meter {
 }
 
 impl Meter {
-    /// A meter of the answer whose head is `head`: streamed or not, of
-    /// known length or not.
-    fn new(head: &ureq::http::response::Parts, format: Format, measured: Measured) -> Meter {
-        let header = |name: &str| head.headers.get(name).and_then(|v| v.to_str().ok());
+    /// A meter of the answer whose headers are `headers`: streamed or not,
+    /// of known length or not.
+    fn new(headers: &HeaderMap, format: Format, measured: Measured) -> Meter {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         let streamed = header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
         Meter {
             reader: Some(UsageReader::new(format, streamed)),
@@ -303,7 +317,8 @@ impl Meter {
         }
     }
 
-    fn feed(&mut self, chunk: &Result<Bytes, std::io::Error>) {
+    /// The next chunk, or the body breaking off.
+    fn feed<E>(&mut self, chunk: &Result<Bytes, E>) {
         match chunk {
             Ok(bytes) => {
                 if let Some(reader) = &mut self.reader {
@@ -337,31 +352,8 @@ impl Drop for Meter {
 
 /// The upstream's answer to the client as it comes, chunk by chunk.
 pub fn relay(answer: Answer) -> Response {
-    relay_through(answer, None)
-}
-
-/// [`relay`], through `meter` when there is one.
-fn relay_through(answer: Answer, meter: Option<Meter>) -> Response {
     let length = answer.head.headers.get("content-length").cloned();
-    let body = match meter {
-        None => Body::from_stream(stream(answer.chunks)),
-        Some(meter) => Body::from_stream(futures_util::stream::unfold(
-            (answer.chunks, meter),
-            |(mut rx, mut meter)| async move {
-                match rx.recv().await {
-                    Some(chunk) => {
-                        meter.feed(&chunk);
-                        Some((chunk, (rx, meter)))
-                    }
-                    None => {
-                        meter.end();
-                        None
-                    }
-                }
-            },
-        )),
-    };
-    let mut response = respond(&answer.head, body);
+    let mut response = respond(&answer.head, Body::from_stream(stream(answer.chunks)));
     // The body is the upstream's, byte for byte: its length still holds.
     if let Some(length) = length {
         response.headers_mut().insert("content-length", length);

@@ -11,6 +11,10 @@
 //! offline knowing every call to come, which the replay's cost is measured
 //! against. Prices by model are `condense-config`'s (`pricing`), a recorded
 //! session's call times `condense_host::timing`'s.
+//!
+//! [`plot`]: the charts, as SVG: a replay's request sizes call by call (the
+//! CLI's `--plot`, the README's chart) and spend over time (the proxy's
+//! operator page), each also as an element to put inside an HTML page.
 
 use condense_host::{Compressed, Middleware, Status, Transcript};
 use condense_model::tokens::estimate_messages;
@@ -18,6 +22,7 @@ use condense_model::{CoreConfig, Message, Role};
 use serde::Serialize;
 
 pub mod optimal;
+pub mod plot;
 
 /// What a session's model calls cost, in uncached input tokens: the prompt
 /// cache's prices relative to plain input, and a summary's own cost.

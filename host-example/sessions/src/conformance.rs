@@ -3,7 +3,7 @@
 //! real server in the integration tests; a store of another kind can run
 //! them too). Each panics, naming what failed.
 
-use super::{Lookup, SessionStore, group_of};
+use super::{CallOutcome, CallRecord, Lookup, MAX_CALLS, SessionStore, group_of};
 use condense_host::formats::Format;
 use condense_host::middleware::SessionCheckpoint;
 use condense_host::store::CheckpointStore;
@@ -101,4 +101,56 @@ pub fn touches_are_per_group(store: &dyn SessionStore) {
     assert_eq!(store.touch(&group, 300_000).unwrap(), Some(400_000));
     assert_eq!(store.touch(&group, 300_500).unwrap(), Some(300_000));
     assert_eq!(store.touch("never-sent", 1).unwrap(), None);
+}
+
+/// A call record of `model` at `at_ms`, `tokens` before and after.
+pub fn call_at(at_ms: u64, model: &str, tokens: u32) -> CallRecord {
+    CallRecord {
+        at_ms,
+        agent: "default".into(),
+        model: model.into(),
+        outcome: CallOutcome::Unchanged,
+        tokens_before: tokens,
+        tokens_after: tokens,
+        compaction: None,
+        recalls: 0,
+        status: 200,
+        usage: None,
+        rates: None,
+        cost: None,
+    }
+}
+
+/// A group's calls come back oldest first, its latest is the last one
+/// recorded, a group with calls but no checkpoint is listed, and past
+/// [`MAX_CALLS`] the oldest go.
+pub fn calls_are_kept_per_group(store: &dyn SessionStore) {
+    assert_eq!(store.calls("g-calls").unwrap(), Vec::new());
+    assert_eq!(store.last_call("g-calls").unwrap(), None);
+    for i in 0..3 {
+        store
+            .record_call("g-calls", &call_at(1_000 + i, "m", i as u32))
+            .unwrap();
+    }
+    store.record_call("g-other", &call_at(5, "m", 9)).unwrap();
+    let calls = store.calls("g-calls").unwrap();
+    let times: Vec<u64> = calls.iter().map(|c| c.at_ms).collect();
+    assert_eq!(times, [1_000, 1_001, 1_002]);
+    assert_eq!(
+        store.last_call("g-calls").unwrap(),
+        Some(call_at(1_002, "m", 2))
+    );
+    let groups = store.groups().unwrap();
+    assert!(groups.contains(&"g-calls".to_owned()), "{groups:?}");
+    assert!(groups.contains(&"g-other".to_owned()), "{groups:?}");
+    for i in 0..MAX_CALLS as u64 {
+        store.record_call("g-many", &call_at(i, "m", 1)).unwrap();
+    }
+    store
+        .record_call("g-many", &call_at(MAX_CALLS as u64, "m", 1))
+        .unwrap();
+    let calls = store.calls("g-many").unwrap();
+    assert_eq!(calls.len(), MAX_CALLS);
+    assert_eq!(calls.first().map(|c| c.at_ms), Some(1));
+    assert_eq!(calls.last().map(|c| c.at_ms), Some(MAX_CALLS as u64));
 }

@@ -1,7 +1,8 @@
 //! [`SessionStore`] in an embedded database file (redb): the proxy's default,
 //! durable across a crash of the process.
 
-use super::{SessionStore, StoredCheckpoint, add};
+use super::calls::CallRecord;
+use super::{MAX_CALLS, SessionStore, StoredCheckpoint, add};
 use condense_host::store::StoreError;
 use std::path::Path;
 
@@ -13,6 +14,10 @@ const TABLE: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("ch
 /// ([`SessionStore::touch`]). One row per group, never dropped (nor are a
 /// group's checkpoints).
 const TOUCHED: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("touched");
+
+/// The calls table: `group \0 seq` (20 digits, so keys sort as numbers)
+/// → the record as JSON. A group's calls are one range, oldest first.
+const CALLS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("calls");
 
 /// Checkpoints in an embedded database file (redb): every `put` is one
 /// transaction, committed durably before it returns, so a host killed at any
@@ -44,6 +49,28 @@ impl DbSessions {
 
     fn range(group: &str) -> (String, String) {
         (format!("{group}\0"), format!("{group}\u{1}"))
+    }
+
+    /// The groups of `table`'s keys (`group \0 …`, sorted): each once.
+    fn groups_of(
+        txn: &redb::ReadTransaction,
+        table: redb::TableDefinition<&str, &[u8]>,
+    ) -> Result<Vec<String>, StoreError> {
+        use redb::ReadableTable;
+        let table = match txn.open_table(table) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(backend(e)),
+        };
+        let mut groups: Vec<String> = Vec::new();
+        for row in table.iter().map_err(backend)? {
+            let (key, _) = row.map_err(backend)?;
+            let group = key.value().split('\0').next().unwrap_or_default();
+            if groups.last().map(String::as_str) != Some(group) {
+                groups.push(group.to_owned());
+            }
+        }
+        Ok(groups)
     }
 }
 
@@ -114,31 +141,75 @@ impl SessionStore for DbSessions {
         Ok(previous)
     }
 
-    /// The keys are `group \0 id`, sorted: each group once, in order.
+    /// The keys are `group \0 …`, sorted: each group once, in order, of
+    /// the checkpoints and of the calls.
     fn groups(&self) -> Result<Vec<String>, StoreError> {
-        use redb::{ReadableDatabase, ReadableTable};
+        use redb::ReadableDatabase;
         let txn = self.db.begin_read().map_err(backend)?;
-        let table = match txn.open_table(TABLE) {
+        let mut groups = DbSessions::groups_of(&txn, TABLE)?;
+        groups.extend(DbSessions::groups_of(&txn, CALLS)?);
+        groups.sort();
+        groups.dedup();
+        Ok(groups)
+    }
+
+    /// One write transaction: the next number after the group's last, the
+    /// oldest dropped past [`MAX_CALLS`].
+    fn record_call(&self, group: &str, call: &CallRecord) -> Result<(), StoreError> {
+        use redb::ReadableTable;
+        let txn = self.db.begin_write().map_err(backend)?;
+        {
+            let mut table = txn.open_table(CALLS).map_err(backend)?;
+            let (from, to) = DbSessions::range(group);
+            let keys: Vec<String> = table
+                .range(from.as_str()..to.as_str())
+                .map_err(backend)?
+                .map(|row| row.map(|(key, _)| key.value().to_owned()))
+                .collect::<Result<_, _>>()
+                .map_err(backend)?;
+            let next = keys
+                .last()
+                .and_then(|k| k[from.len()..].parse::<u64>().ok())
+                .map_or(0, |last| last + 1);
+            let over = (keys.len() + 1).saturating_sub(MAX_CALLS);
+            for key in &keys[..over] {
+                table.remove(key.as_str()).map_err(backend)?;
+            }
+            let bytes = serde_json::to_vec(call).expect("a call record serialises");
+            table
+                .insert(format!("{from}{next:020}").as_str(), bytes.as_slice())
+                .map_err(backend)?;
+        }
+        txn.commit().map_err(backend)
+    }
+
+    fn calls(&self, group: &str) -> Result<Vec<CallRecord>, StoreError> {
+        use redb::ReadableDatabase;
+        let txn = self.db.begin_read().map_err(backend)?;
+        let table = match txn.open_table(CALLS) {
             Ok(table) => table,
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
             Err(e) => return Err(backend(e)),
         };
-        let mut groups: Vec<String> = Vec::new();
-        for row in table.iter().map_err(backend)? {
-            let (key, _) = row.map_err(backend)?;
-            let group = key.value().split('\0').next().unwrap_or_default();
-            if groups.last().map(String::as_str) != Some(group) {
-                groups.push(group.to_owned());
+        let (from, to) = DbSessions::range(group);
+        let mut out = Vec::new();
+        for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
+            let (_, value) = row.map_err(backend)?;
+            // A record this condense cannot read is skipped, never an error.
+            if let Ok(call) = serde_json::from_slice(value.value()) {
+                out.push(call);
             }
         }
-        Ok(groups)
+        Ok(out)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::{history, sessions_keep_their_own, touches_are_per_group};
+    use crate::conformance::{
+        calls_are_kept_per_group, history, sessions_keep_their_own, touches_are_per_group,
+    };
     use crate::group_of;
     use condense_host::formats::Format;
 
@@ -151,6 +222,15 @@ mod tests {
         let a = history(&["task", "a1", "a2", "a3", "a4", "a5", "a6"]);
         let group = group_of(Format::OpenAi, "default", None, None, &a);
         assert_eq!(reopened.entries(&group).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn in_the_database_calls_are_kept_per_group_and_outlive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoints.redb");
+        calls_are_kept_per_group(&DbSessions::open(&path).unwrap());
+        let reopened = DbSessions::open(&path).unwrap();
+        assert_eq!(reopened.calls("g-calls").unwrap().len(), 3);
     }
 
     #[test]

@@ -52,16 +52,20 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+mod calls;
 pub mod conformance;
 #[cfg(feature = "redb")]
 mod db;
 #[cfg(feature = "redis")]
 mod redis;
 
+pub use self::calls::{
+    CallCost, CallOutcome, CallRecord, MAX_CALLS, Rates, in_order, uncompressed_input_usd,
+};
 #[cfg(feature = "redb")]
 pub use self::db::DbSessions;
 #[cfg(feature = "redis")]
-pub use self::redis::{RedisSessions, TOUCH_EXPIRY_SECS, touched_key};
+pub use self::redis::{RedisSessions, TOUCH_EXPIRY_SECS, calls_key, touched_key};
 
 /// Checkpoints kept per group: a long session makes one per compaction, and
 /// sessions that start alike share a group.
@@ -115,9 +119,18 @@ pub trait SessionStore: PreparedStore + Send + Sync {
     /// No default: a store that kept no times would make every request look
     /// like its session's first.
     fn touch(&self, group: &str, now_ms: u64) -> Result<Option<u64>, StoreError>;
-    /// The groups that have checkpoints, sorted: what an operator's view of
-    /// the store lists (`condense sessions`).
+    /// The groups that have checkpoints or calls, sorted: what an
+    /// operator's view of the store lists (`condense sessions`).
     fn groups(&self) -> Result<Vec<String>, StoreError>;
+    /// Adds `call` to `group`'s record of calls, dropping the oldest past
+    /// [`MAX_CALLS`].
+    fn record_call(&self, group: &str, call: &CallRecord) -> Result<(), StoreError>;
+    /// `group`'s calls, oldest first.
+    fn calls(&self, group: &str) -> Result<Vec<CallRecord>, StoreError>;
+    /// `group`'s latest call: what the next one's figures continue from.
+    fn last_call(&self, group: &str) -> Result<Option<CallRecord>, StoreError> {
+        Ok(self.calls(group)?.pop())
+    }
 }
 
 /// The group of a request: `session` when the client named it
@@ -282,6 +295,7 @@ pub struct MemorySessions {
     groups: Mutex<HashMap<String, Vec<StoredCheckpoint>>>,
     /// Each group's latest request ([`SessionStore::touch`]).
     touched: Mutex<HashMap<String, u64>>,
+    calls: Mutex<HashMap<String, Vec<CallRecord>>>,
 }
 
 impl PreparedStore for MemorySessions {}
@@ -305,22 +319,41 @@ impl SessionStore for MemorySessions {
 
     fn groups(&self) -> Result<Vec<String>, StoreError> {
         let groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
-        let mut names: Vec<String> = groups.keys().cloned().collect();
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        let mut names: Vec<String> = groups.keys().chain(calls.keys()).cloned().collect();
         names.sort();
+        names.dedup();
         Ok(names)
+    }
+
+    fn record_call(&self, group: &str, call: &CallRecord) -> Result<(), StoreError> {
+        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        calls::add_call(calls.entry(group.to_owned()).or_default(), call);
+        Ok(())
+    }
+
+    fn calls(&self, group: &str) -> Result<Vec<CallRecord>, StoreError> {
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(calls.get(group).cloned().unwrap_or_default())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::conformance::{
-        checkpoint_of, history, sessions_keep_their_own, touches_are_per_group,
+        calls_are_kept_per_group, checkpoint_of, history, sessions_keep_their_own,
+        touches_are_per_group,
     };
     use super::*;
 
     #[test]
     fn in_memory_sessions_keep_their_own_checkpoints() {
         sessions_keep_their_own(&MemorySessions::default());
+    }
+
+    #[test]
+    fn in_memory_calls_are_kept_per_group() {
+        calls_are_kept_per_group(&MemorySessions::default());
     }
 
     #[test]

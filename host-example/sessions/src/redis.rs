@@ -14,11 +14,16 @@
 //! sharing the server sets it, so each sees how long ago any of them served
 //! the session.
 //!
+//! A group's calls ([`SessionStore::record_call`]) are one list,
+//! `condense-calls:<group>`, oldest first, trimmed to [`MAX_CALLS`] and
+//! expiring with the checkpoints.
+//!
 //! Every call is bounded by [`TIMEOUT`]: a server that is down or slow makes
 //! a lookup fail fast, and the host fails open (the request goes on as the
 //! client sent it) rather than keep the request waiting.
 
-use super::{MAX_PER_GROUP, SessionStore, StoredCheckpoint, add};
+use super::calls::CallRecord;
+use super::{MAX_CALLS, MAX_PER_GROUP, SessionStore, StoredCheckpoint, add};
 use condense_host::store::StoreError;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -150,6 +155,14 @@ pub fn touched_key(group: &str) -> String {
     format!("condense-touched:{group}")
 }
 
+/// The key of a group's calls (a list, oldest first): a prefix of its
+/// own, like [`touched_key`].
+pub fn calls_key(group: &str) -> String {
+    format!("{CALLS_PREFIX}{group}")
+}
+
+const CALLS_PREFIX: &str = "condense-calls:";
+
 /// The key of a summary prepared ahead: a prefix of its own, like
 /// [`touched_key`].
 fn prepared_key(key: &str) -> String {
@@ -243,34 +256,87 @@ impl SessionStore for RedisSessions {
     }
 
     /// `SCAN`, never `KEYS`: a server shared with other work is not held
-    /// up while its keys are listed. The request times' keys
-    /// (`condense-touched:…`) do not match.
+    /// up while its keys are listed. The groups are those of the
+    /// checkpoint hashes and of the call lists.
     fn groups(&self) -> Result<Vec<String>, StoreError> {
-        let keys: Vec<String> = self.with(|con| {
-            let mut keys = Vec::new();
-            let mut cursor: u64 = 0;
-            loop {
-                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(format!("{KEY_PREFIX}*"))
-                    .arg("COUNT")
-                    .arg(500)
-                    .query(con)?;
-                keys.extend(batch);
-                if next == 0 {
-                    return Ok(keys);
+        let mut groups = Vec::new();
+        for prefix in [KEY_PREFIX, CALLS_PREFIX] {
+            let keys: Vec<String> = self.with(|con| {
+                let mut keys = Vec::new();
+                let mut cursor: u64 = 0;
+                loop {
+                    let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(format!("{prefix}*"))
+                        .arg("COUNT")
+                        .arg(500)
+                        .query(con)?;
+                    keys.extend(batch);
+                    if next == 0 {
+                        return Ok(keys);
+                    }
+                    cursor = next;
                 }
-                cursor = next;
-            }
-        })?;
-        let mut groups: Vec<String> = keys
-            .iter()
-            .filter_map(|k| k.strip_prefix(KEY_PREFIX).map(str::to_owned))
-            .collect();
+            })?;
+            groups.extend(
+                keys.iter()
+                    .filter_map(|k| k.strip_prefix(prefix).map(str::to_owned)),
+            );
+        }
         groups.sort();
         groups.dedup();
         Ok(groups)
+    }
+
+    /// One atomic pipeline: pushed, trimmed to [`MAX_CALLS`], its expiry
+    /// refreshed like a checkpoint hash's.
+    fn record_call(&self, group: &str, call: &CallRecord) -> Result<(), StoreError> {
+        let key = calls_key(group);
+        let bytes = serde_json::to_vec(call).expect("a call record serialises");
+        self.with(|con| {
+            redis::pipe()
+                .atomic()
+                .cmd("RPUSH")
+                .arg(&key)
+                .arg(bytes)
+                .ignore()
+                .cmd("LTRIM")
+                .arg(&key)
+                .arg(-(MAX_CALLS as i64))
+                .arg(-1)
+                .ignore()
+                .cmd("EXPIRE")
+                .arg(&key)
+                .arg(EXPIRY_SECS)
+                .ignore()
+                .query::<()>(con)
+        })
+    }
+
+    fn calls(&self, group: &str) -> Result<Vec<CallRecord>, StoreError> {
+        let values: Vec<Vec<u8>> = self.with(|con| {
+            redis::cmd("LRANGE")
+                .arg(calls_key(group))
+                .arg(0)
+                .arg(-1)
+                .query(con)
+        })?;
+        Ok(values
+            .iter()
+            .filter_map(|v| serde_json::from_slice(v).ok())
+            .collect())
+    }
+
+    /// One element, not the list: the proxy reads it on every call.
+    fn last_call(&self, group: &str) -> Result<Option<CallRecord>, StoreError> {
+        let value: Option<Vec<u8>> = self.with(|con| {
+            redis::cmd("LINDEX")
+                .arg(calls_key(group))
+                .arg(-1)
+                .query(con)
+        })?;
+        Ok(value.and_then(|v| serde_json::from_slice(&v).ok()))
     }
 }
 

@@ -198,8 +198,19 @@ fn sessions_lists_what_the_proxys_store_holds_with_handles_that_recall() {
         .unwrap_or_else(|| panic!("{listed}"));
 
     let shown = crate::condense(&["sessions", "--state-dir", state, session], "").unwrap();
+    // Its figures: every call, none of whose answers said its usage.
+    let n = calls.len();
+    assert!(
+        shown.contains(&format!("calls {n}, compactions ")),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("measured (0 calls; {n} without usage)")),
+        "{shown}"
+    );
     let handles: Vec<(String, usize)> = shown
         .lines()
+        .skip_while(|l| !l.ends_with("checkpoint(s)"))
         .skip(2)
         .take_while(|l| !l.is_empty())
         .map(|l| {
