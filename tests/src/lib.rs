@@ -19,6 +19,8 @@ pub mod guests {
 
 // `condense proxy` in process or as a process (see its module doc).
 pub mod proxy;
+// A headless Chromium, for the tests of the operator's page.
+pub mod browser;
 pub mod python;
 
 // The survival benchmark (see its module doc).

@@ -577,7 +577,9 @@ pub fn billing_upstream() -> TestServer {
 /// Session `group`'s view (`GET /sessions/…`) once it has `calls` calls:
 /// a call is recorded once its answer has passed.
 pub fn wait_for_calls(proxy: &RunningProxy, group: &str, calls: usize) -> Value {
-    let url = proxy.url(&format!("/sessions/{group}"));
+    // A client names its session with any characters: percent-encoded.
+    let path = condense_proxy::page::session_href(group).replacen("/ui", "", 1);
+    let url = proxy.url(&path);
     for _ in 0..200 {
         if let Ok(mut answer) = ureq::get(&url).call() {
             let text = answer.body_mut().read_to_string().unwrap();
@@ -614,4 +616,25 @@ pub fn tile(page: &str, name: &str) -> String {
         + "<div class=\"value\">".len();
     let end = value[start..].find("</div>").expect("a value ends");
     value[start..start + end].to_owned()
+}
+
+/// Waits until the sessions a proxy lists at `sessions_url` (`GET
+/// /sessions`) hold `calls` calls in all: a call is recorded, and its log
+/// line written, once its answer has passed, a moment after the client got
+/// it.
+pub fn wait_recorded(sessions_url: &str, calls: u64) {
+    let mut listed = 0;
+    for _ in 0..400 {
+        let mut answer = ureq::get(sessions_url).call().unwrap();
+        let list: Value =
+            serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).unwrap();
+        listed = (list.as_array().unwrap().iter())
+            .map(|s| s["figures"]["calls"].as_u64().unwrap())
+            .sum();
+        if listed >= calls {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("{listed} calls recorded, not {calls}");
 }

@@ -47,6 +47,8 @@ pub struct CallStart {
 pub struct CallEnd {
     pub status: u16,
     pub recalls: u32,
+    /// Upstream calls the recall loop made beyond the first.
+    pub rounds: u32,
     /// The provider's usage; `None`: unknown.
     pub usage: Option<Usage>,
 }
@@ -101,7 +103,7 @@ type Finish = Box<dyn FnOnce(CallStart, CallEnd) + Send>;
 struct Halves {
     start: Option<(CallStart, Finish)>,
     usage: Option<Option<Usage>>,
-    answered: Option<(u16, u32)>,
+    answered: Option<(u16, u32, u32)>,
 }
 
 impl Ending {
@@ -120,9 +122,10 @@ impl Ending {
         self.update(|h| h.usage = Some(usage));
     }
 
-    /// The status the client was answered with, and the recalls answered.
-    pub fn answered(&self, status: u16, recalls: u32) {
-        self.update(|h| h.answered = Some((status, recalls)));
+    /// The status the client was answered with, the recalls answered and
+    /// the recall loop's rounds.
+    pub fn answered(&self, status: u16, recalls: u32, rounds: u32) {
+        self.update(|h| h.answered = Some((status, recalls, rounds)));
     }
 
     fn update(&self, set: impl FnOnce(&mut Halves)) {
@@ -130,10 +133,11 @@ impl Ending {
             let mut halves = self.state.lock().unwrap_or_else(|e| e.into_inner());
             set(&mut halves);
             match (halves.usage, halves.answered) {
-                (Some(usage), Some((status, recalls))) => halves.start.take().map(|s| {
+                (Some(usage), Some((status, recalls, rounds))) => halves.start.take().map(|s| {
                     let end = CallEnd {
                         status,
                         recalls,
+                        rounds,
                         usage,
                     };
                     (s, end)
@@ -196,6 +200,7 @@ mod tests {
         let end = CallEnd {
             status: 200,
             recalls: 1,
+            rounds: 1,
             usage: Some(usage),
         };
         let record = start(Some((100_000, 24_100))).record(end);
@@ -250,9 +255,9 @@ mod tests {
             if usage_first {
                 ending.usage(usage);
                 assert!(got.lock().unwrap().is_empty());
-                ending.answered(200, 2);
+                ending.answered(200, 2, 1);
             } else {
-                ending.answered(200, 2);
+                ending.answered(200, 2, 1);
                 assert!(got.lock().unwrap().is_empty());
                 ending.usage(usage);
             }
@@ -264,6 +269,7 @@ mod tests {
                 [CallEnd {
                     status: 200,
                     recalls: 2,
+                    rounds: 1,
                     usage
                 }]
             );

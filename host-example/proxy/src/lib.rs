@@ -438,7 +438,12 @@ impl ProxyState {
     /// call priced beside its uncompressed estimate ([`ledger`]), recorded
     /// in its session and logged — on a blocking thread, as the store's
     /// calls are.
-    fn call_ended(self: &Arc<Self>, start: ledger::CallStart, end: ledger::CallEnd) {
+    fn call_ended(
+        self: &Arc<Self>,
+        start: ledger::CallStart,
+        end: ledger::CallEnd,
+        log: RequestLog,
+    ) {
         self.metrics.measured(&start.model, end.usage);
         let shared = self.clone();
         let record = move || {
@@ -456,7 +461,7 @@ impl ProxyState {
             if let (Some(cost), Some(estimate)) = (&record.cost, estimate) {
                 shared.metrics.priced(&record.model, cost, estimate);
             }
-            log_usage(&record, estimate);
+            log.emit_measured(&record, end.rounds, estimate);
             if let Some(group) = group
                 && let Err(e) = store.record_call(&group, &record)
             {
@@ -483,9 +488,8 @@ impl ProxyState {
 
     /// Counts and logs a request whose recalls the proxy answered (`report`
     /// says what it did), and appends them to the events file.
-    fn recalled(&self, log: &RequestLog, report: recall::Report) {
+    fn recalled(&self, report: recall::Report) {
         self.metrics.recalled(&report);
-        log.emit(report.status, report.rounds);
         if report.rounds > 0 || report.dropped > 0 {
             #[derive(serde::Serialize)]
             struct Recalled {
@@ -585,8 +589,10 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
         started,
     };
     // The call's end, measured, once its answer has passed: for a route
-    // condense compresses.
+    // condense compresses, whose log line says it then.
+    let mut log = Some(log);
     let ending = route.format.map(|format| {
+        let log = log.take().expect("taken once");
         let start = ledger::CallStart {
             group: condensed.group.clone(),
             at_ms,
@@ -609,7 +615,7 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
         let state = shared.clone();
         let ending = Arc::new(ledger::Ending::new(
             start,
-            Box::new(move |start, end| state.call_ended(start, end)),
+            Box::new(move |start, end| state.call_ended(start, end, log)),
         ));
         (format, ending)
     });
@@ -620,9 +626,9 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
                 let (shared, ending) = (shared.clone(), ending.clone());
                 Box::new(move |report| {
                     if let Some((_, ending)) = &ending {
-                        ending.answered(report.status, report.recalled);
+                        ending.answered(report.status, report.recalled, report.rounds);
                     }
-                    shared.recalled(&log, report);
+                    shared.recalled(report);
                 })
             };
             recall::forward(client, &route, parts, body, recalling, done).await
@@ -630,9 +636,11 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
         None => {
             let response = upstream::forward(client, &route, parts, body).await;
             let status = response.status().as_u16();
-            log.emit(status, 0);
+            if let Some(log) = &log {
+                log.emit(status);
+            }
             if let Some((_, ending)) = &ending {
-                ending.answered(status, 0);
+                ending.answered(status, 0, 0);
             }
             response
         }
@@ -658,26 +666,6 @@ fn call_outcome(outcome: &compress::Outcome) -> condense_sessions::CallOutcome {
     }
 }
 
-/// A call's log line: what the provider said it used, priced, and the
-/// estimate of its input uncompressed.
-fn log_usage(call: &condense_sessions::CallRecord, uncompressed_input: Option<f64>) {
-    let model = call.model.as_str();
-    match &call.usage {
-        Some(u) => tracing::info!(
-            target: "condense::proxy",
-            model,
-            cache_read = u.cache_read,
-            cache_write = u.cache_write,
-            uncached = u.uncached,
-            output = u.output,
-            cost_usd = call.cost.map(|c| c.usd()),
-            uncompressed_input_usd_estimate = uncompressed_input,
-            "usage measured"
-        ),
-        None => tracing::info!(target: "condense::proxy", model, "usage unknown"),
-    }
-}
-
 /// What a request's log line says, written once its answer is complete (a
 /// request whose recalls the proxy answers, once they are).
 struct RequestLog {
@@ -690,7 +678,8 @@ struct RequestLog {
 }
 
 impl RequestLog {
-    fn emit(&self, status: u16, recall_rounds: u32) {
+    /// The line of a request condense does not compress.
+    fn emit(&self, status: u16) {
         tracing::info!(
             target: "condense::proxy",
             method = %self.method,
@@ -698,7 +687,38 @@ impl RequestLog {
             agent = %self.agent,
             status,
             condense = %self.condense,
+            ms = self.started.elapsed().as_millis() as u64,
+            body = self.body,
+            "request forwarded"
+        );
+    }
+
+    /// The line of a request condense compresses, once its answer has
+    /// passed: what the provider said it used (none: unknown), priced, the
+    /// estimate of its input uncompressed, and the recall rounds it took.
+    fn emit_measured(
+        &self,
+        call: &condense_sessions::CallRecord,
+        recall_rounds: u32,
+        uncompressed_input: Option<f64>,
+    ) {
+        let usage = call.usage;
+        tracing::info!(
+            target: "condense::proxy",
+            method = %self.method,
+            path = %self.path,
+            agent = %self.agent,
+            status = call.status,
+            condense = %self.condense,
             recall_rounds,
+            model = %call.model,
+            usage = if usage.is_some() { "measured" } else { "unknown" },
+            cache_read = usage.map(|u| u.cache_read),
+            cache_write = usage.map(|u| u.cache_write),
+            uncached = usage.map(|u| u.uncached),
+            output = usage.map(|u| u.output),
+            cost_usd = call.cost.map(|c| c.usd()),
+            uncompressed_input_usd_estimate = uncompressed_input,
             ms = self.started.elapsed().as_millis() as u64,
             body = self.body,
             "request forwarded"

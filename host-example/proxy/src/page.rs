@@ -107,7 +107,8 @@ h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}\
 .tile{border:1px solid #ccc;border-radius:6px;padding:.6em .9em;min-width:9em}\
 .tile .label{font-size:.8em;color:#666}.tile .value{font-size:1.3em;font-weight:bold}\
 table{border-collapse:collapse;font-size:.85em}td,th{border-bottom:1px solid #ddd;\
-padding:.3em .6em;text-align:right}td:first-child,th:first-child{text-align:left}\
+padding:.3em .6em;text-align:right;white-space:nowrap}\
+td:first-child,th:first-child{text-align:left;white-space:normal}\
 pre{white-space:pre-wrap;background:#f6f6f6;padding:.8em;font-size:.8em;max-height:30em;\
 overflow:auto}footer{margin-top:2em;font-size:.75em;color:#777}svg{max-width:100%;height:auto}";
 
@@ -204,7 +205,7 @@ pub fn overview(rows: &[SessionRow], total: &Figures, spend: Vec<SpendPoint>) ->
     tiles(&mut body, total, "requests");
     body.push_str("<h2>Spend over time</h2>\n");
     let series = SpendSeries {
-        title: "spend so far: measured vs uncompressed (estimate)".into(),
+        title: "all sessions".into(),
         points: spend,
     };
     chart(&mut body, plot::render_spend_svg(&series));

@@ -6,14 +6,16 @@ use crate::binary;
 use condense_model::SUMMARY_MARKER;
 use condense_scripted_server::{Recorded, Reply, TestServer};
 use condense_tests::proxy::{
-    KEY, ProxyProcess, RedisServer, SESSION_CONFIG, assert_as_reference, compacted, continues,
-    metric, post, proxy_args, scrape, session_calls, through_one_proxy,
+    KEY, ProxyProcess, RedisServer, SESSION_CONFIG, assert_as_reference, billing_upstream,
+    compacted, continues, metric, post, proxy_args, scrape, session_calls, through_one_proxy,
+    wait_recorded,
 };
 use serde_json::Value;
 
 /// Two proxy processes sharing one redis-server serve one session
 /// alternately, call by call: the upstream gets exactly what one proxy
-/// alone would send, byte for byte, no extra cache break. Then Redis stops mid-session: every request is still
+/// alone would send, byte for byte, no extra cache break, and each shows
+/// the same figures of the session. Then Redis stops mid-session: every request is still
 /// answered, sent on unchanged, and `/metrics` counts the fail-opens.
 #[test]
 fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
@@ -25,8 +27,8 @@ fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
     let alone = through_one_proxy(SESSION_CONFIG, first);
 
     // Two `condense proxy --store redis://…` processes, as behind a load
-    // balancer.
-    let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
+    // balancer, in front of an upstream that reports its usage.
+    let upstream = billing_upstream();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("condense.toml");
     std::fs::write(&config, SESSION_CONFIG).unwrap();
@@ -48,6 +50,25 @@ fn two_proxies_sharing_redis_serve_one_session_and_fail_open_when_it_stops() {
         "{compacted} of {} compacted",
         shared.len()
     );
+    // Each shows the session's figures as the other does: one record of
+    // every call, whichever served it.
+    let listed: Value = get_json(&proxies[0].url("/sessions"));
+    let group = listed[0]["session"].as_str().unwrap().to_owned();
+    let path = condense_proxy::page::session_href(&group).replacen("/ui", "", 1);
+    let views: Vec<Value> = (proxies.iter()).map(|p| get_json(&p.url(&path))).collect();
+    assert_eq!(views[0]["figures"], views[1]["figures"]);
+    let figures = &views[0]["figures"];
+    assert_eq!(figures["calls"], first.len() as u64, "{figures}");
+    assert_eq!(figures["measured_calls"], first.len() as u64, "{figures}");
+    let counted: f64 = (proxies.iter())
+        .map(|p| {
+            metric(
+                &scrape(&p.url("/metrics")),
+                "condense_proxy_compactions_total",
+            )
+        })
+        .sum();
+    assert_eq!(figures["compactions"].as_f64(), Some(counted), "{figures}");
 
     redis.stop();
     for (i, call) in last.iter().enumerate() {
@@ -111,6 +132,7 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
     for call in &calls[..kill_at] {
         assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
     }
+    wait_recorded(&proxy.url("/sessions"), kill_at as u64);
     let log = proxy.kill();
     // One JSON line per request, without the body or the key.
     let lines: Vec<Value> = log
@@ -154,6 +176,7 @@ fn a_proxy_killed_mid_session_goes_on_with_its_checkpoint_when_restarted() {
     assert_as_reference(&alone, &sent, "the killed and restarted proxy");
     // With --log-bodies, each line has the body sent upstream, as sent;
     // never the key.
+    wait_recorded(&proxy.url("/sessions"), calls.len() as u64);
     let log = proxy.kill();
     let bodies: Vec<Vec<u8>> = log
         .lines()
@@ -300,4 +323,10 @@ fn section<'a>(summary: &'a str, heading: &str) -> &'a str {
     };
     let end = rest.find("\n## ").map_or(rest.len(), |at| at + 1);
     rest[..end].trim_end()
+}
+
+/// The JSON a proxy serves at `url`.
+fn get_json(url: &str) -> Value {
+    let mut answer = ureq::get(url).call().unwrap();
+    serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).unwrap()
 }
