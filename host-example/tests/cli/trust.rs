@@ -116,6 +116,8 @@ fn a_request_sent_to_another_host_name_is_refused_whatever_its_tokens() {
         for path in [
             "/sessions",
             "/sessions/default/session/s",
+            "/ui",
+            "/ui/sessions/default/session/s",
             "/metrics",
             "/healthz",
         ] {
@@ -153,6 +155,28 @@ fn a_request_sent_to_another_host_name_is_refused_whatever_its_tokens() {
                 assert!(body.contains("--operator-token-env"), "{body}");
             }
             _ => assert_eq!((status, status_without), (200, 401), "{setup}: {body}"),
+        }
+        // The page answers to the same rules; a browser sends the
+        // operator's token as the password of a Basic login.
+        let (page, _) = curl(&proxy.url("/ui"), &own, None);
+        let (page_without, asked) = curl(&proxy.url("/ui"), &without_operator, None);
+        let basic = [BASIC_OPERATOR];
+        let (page_basic, _) = curl(&proxy.url("/ui"), &basic, None);
+        let (page_wrong, _) = curl(
+            &proxy.url("/ui"),
+            &["Authorization: Basic b3A6bm9wZQ=="],
+            None,
+        );
+        match setup {
+            "no tokens" => assert_eq!((page, page_without), (200, 200)),
+            "a clients' token" => assert_eq!((page, page_without, page_basic), (403, 403, 403)),
+            _ => {
+                assert_eq!(
+                    (page, page_without, page_basic, page_wrong),
+                    (200, 401, 200, 401)
+                );
+                assert!(asked.contains("the token as the password"), "{asked}");
+            }
         }
         let log = proxy.kill();
         assert!(
@@ -218,7 +242,7 @@ fn a_page_of_another_site_cannot_read_the_operator_endpoints() {
     let upstream = TestServer::answering(|_| Reply::json(200, r#"{"content": []}"#));
     let dir = tempfile::tempdir().unwrap();
     let proxy = start(&upstream, dir.path(), &[], &[]);
-    for path in ["/sessions", "/metrics"] {
+    for path in ["/sessions", "/metrics", "/ui"] {
         for header in [
             "Origin: https://attacker.example",
             "Origin: null",
@@ -238,6 +262,9 @@ fn a_page_of_another_site_cannot_read_the_operator_endpoints() {
     let (status, body) = curl(&proxy.url("/v1/messages"), &origin, Some(REQUEST));
     assert_eq!(status, 200, "{body}");
 }
+
+/// The operator's token `op-t0k` as a browser sends it (user `operator`).
+const BASIC_OPERATOR: &str = "Authorization: Basic b3BlcmF0b3I6b3AtdDBr";
 
 /// How the scripted upstream answers the proxy's summary requests.
 #[derive(Clone, Copy, Debug)]
@@ -309,6 +336,7 @@ fn redis_contents(url: &str) -> String {
         let value = match cli(&["TYPE", key]).trim() {
             "string" => cli(&["GET", key]),
             "hash" => cli(&["HGETALL", key]),
+            "list" => cli(&["LRANGE", key, "0", "-1"]),
             other => panic!("key {key} is a {other}: read it too"),
         };
         all.push_str(&format!("{key}\n{value}\n"));
