@@ -149,9 +149,12 @@ enum Command {
             are agent `default`; [agents.NAME] tables are selected with /agents/NAME/v1/... or \
             an x-condense-agent: NAME header. Anything condense cannot do forwards the \
             original request (fail-open); only an unreachable upstream is a 502.\n\n\
-            GET /healthz answers ok; GET /metrics serves the counters (requests, compactions, \
-            tokens saved, cache breaks, fail-opens, the condense step's latency) for \
-            Prometheus. Each request is logged as one JSON line on stderr, without headers or \
+            GET /ui is the operator's page: what condense did to each session and what it \
+            saved, measured from the provider's own usage in every answer, beside an estimate \
+            of the same calls uncompressed (GET /sessions the same as JSON; who may read them: \
+            --operator-token-env). GET /healthz answers ok; GET /metrics serves the counters \
+            (requests, compactions, measured tokens and cost, cache breaks, fail-opens, the \
+            condense step's latency) for Prometheus. Each request is logged as one JSON line on stderr, without headers or \
             body (CONDENSE_LOG_FORMAT=text for plain lines, CONDENSE_LOG=warn for fewer). \
             Ctrl-C or SIGTERM finishes the requests and streams in flight, then stops.",
         after_help = "Examples:\n  \

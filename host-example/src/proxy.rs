@@ -140,6 +140,7 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
     }
     AllowedHosts::new(run.listen, &run.allowed_hosts).context("--allowed-host")?;
     let sessions_view = Access::of(run.listen, token.is_some(), operator);
+    let page_access = sessions_view.clone();
     for warning in warnings(run.listen, token.is_some(), &run.allowed_hosts) {
         tracing::warn!(target: "condense::proxy", "{warning}");
         writeln!(out, "{warning}")?;
@@ -199,10 +200,14 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
             .await
             .with_context(|| format!("--listen {}", run.listen))?;
         let addr = listener.local_addr()?;
+        let page = match &page_access {
+            Access::Off(_) => "off, without --operator-token-env".to_owned(),
+            _ => format!("http://{addr}/ui"),
+        };
         writeln!(
             out,
             "condense proxy listening on http://{addr} (Anthropic → {}, OpenAI → {}; \
-             checkpoints in {kept_in})",
+             checkpoints in {kept_in}; operator page {page})",
             run.anthropic_upstream, run.openai_upstream,
         )?;
         out.flush()?;
@@ -295,9 +300,10 @@ pub struct ProxyArgs {
     /// Bearer TOKEN` (their own Authorization header is the provider's).
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,
-    /// Environment variable holding the operator's token: GET /sessions (what the store
-    /// holds, the users' summaries included) then answers only requests that send it as
-    /// `x-condense-operator-token: TOKEN`. Unset: GET /sessions answers only when the proxy
+    /// Environment variable holding the operator's token: GET /sessions and the page GET /ui
+    /// (what the store holds, the users' summaries included) then answer only requests that
+    /// send it as `x-condense-operator-token: TOKEN`, or a browser's Basic login with it as
+    /// the password. Unset: they answer only when the proxy
     /// listens on a loopback address and asks its clients for no token (--token-env), and
     /// never a web page of another site.
     #[arg(long, value_name = "VAR")]

@@ -78,6 +78,23 @@ fn usd(value: f64) -> String {
     }
 }
 
+/// The time of day of `ms`, UTC (`23:25:40`): the tables of one session,
+/// whose dates its first line gives.
+fn clock(ms: u64) -> String {
+    let text = utc_text(ms);
+    text.get(11..19).unwrap_or(&text).to_owned()
+}
+
+/// `ms` as a person says it: `2h 05m`, `4m 10s`, `12s`.
+fn duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
+        _ => format!("{}h {:02}m", secs / 3600, secs % 3600 / 60),
+    }
+}
+
 fn share(value: Option<f64>) -> String {
     value.map_or_else(|| "—".to_owned(), |v| format!("{:.1}%", v * 100.0))
 }
@@ -106,7 +123,7 @@ h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}\
 .tiles{display:flex;flex-wrap:wrap;gap:.8em}\
 .tile{border:1px solid #ccc;border-radius:6px;padding:.6em .9em;min-width:9em}\
 .tile .label{font-size:.8em;color:#666}.tile .value{font-size:1.3em;font-weight:bold}\
-table{border-collapse:collapse;font-size:.85em}td,th{border-bottom:1px solid #ddd;\
+table{border-collapse:collapse;font-size:.8em}td,th{border-bottom:1px solid #ddd;\
 padding:.3em .6em;text-align:right;white-space:nowrap}\
 td:first-child,th:first-child{text-align:left;white-space:normal}\
 pre{white-space:pre-wrap;background:#f6f6f6;padding:.8em;font-size:.8em;max-height:30em;\
@@ -262,7 +279,7 @@ fn calls(out: &mut String, view: &SessionView) {
     writeln!(
         out,
         "<h2>Latest calls ({shown} of {})</h2>\n<table id=\"calls\"><thead><tr><th>call</th>\
-         <th>when (UTC)</th><th>model</th><th>condense</th><th>tokens before → after</th>\
+         <th>UTC</th><th>model</th><th>condense</th><th>tokens before → after</th>\
          <th>status</th><th>cache read</th><th>cache write</th><th>uncached</th><th>output</th>\
          <th>cost</th><th>uncompressed (est.)</th><th>recalls</th></tr></thead><tbody>",
         view.calls.len()
@@ -288,7 +305,7 @@ fn calls(out: &mut String, view: &SessionView) {
              <td>{before} → {after}</td><td>{status}</td>{usage}<td>{cost}</td>\
              <td>{uncompressed}</td><td>{recalls}</td></tr>",
             n = i + 1,
-            when = utc_text(call.at_ms),
+            when = clock(call.at_ms),
             model = esc(&call.model),
             outcome = call.outcome.name(),
             before = call.tokens_before,
@@ -308,7 +325,21 @@ pub fn session(view: &SessionView, threshold: u32) -> String {
         "<p><a href=\"/ui\">← all sessions</a></p>\n<h1>Session <code>{}</code></h1>\n",
         esc(&view.session)
     );
-    tiles(&mut body, &view.figures, "calls");
+    let f = &view.figures;
+    if f.calls > 0 {
+        writeln!(
+            body,
+            "<p id=\"span\">{calls} calls from {first} to {last} (UTC): {span}; {measured} \
+             with the provider's usage</p>",
+            calls = f.calls,
+            first = utc_text(f.first_ms),
+            last = utc_text(f.last_ms),
+            span = duration(f.last_ms - f.first_ms),
+            measured = f.measured_calls,
+        )
+        .expect("a String takes it");
+    }
+    tiles(&mut body, f, "calls");
     body.push_str("<h2>Request tokens, call by call</h2>\n");
     let series = Series {
         title: view.session.clone(),
@@ -332,7 +363,7 @@ pub fn session(view: &SessionView, threshold: u32) -> String {
     write!(
         body,
         "<h2>Compactions ({})</h2>\n<table id=\"compactions\"><thead><tr><th>call</th>\
-         <th>when (UTC)</th><th>why</th><th>tokens before → after</th><th>messages folded</th>\
+         <th>UTC</th><th>why</th><th>tokens before → after</th><th>messages folded</th>\
          <th>summary by</th><th>summary came</th><th>took</th></tr></thead><tbody>\n",
         view.compactions.len()
     )
@@ -344,7 +375,7 @@ pub fn session(view: &SessionView, threshold: u32) -> String {
              <td>{before} → {after}</td><td>{folded}</td><td>{by}</td><td>{came}</td>\
              <td>{took} ms</td></tr>",
             call = c.call,
-            when = utc_text(c.at_ms),
+            when = clock(c.at_ms),
             why = c.cause,
             before = c.tokens_before,
             after = c.tokens_after,
@@ -393,6 +424,13 @@ pub fn session(view: &SessionView, threshold: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duration_reads_as_a_person_says_it() {
+        assert_eq!(duration(12_400), "12s");
+        assert_eq!(duration(250_000), "4m 10s");
+        assert_eq!(duration(7_500_000), "2h 05m");
+    }
 
     #[test]
     fn a_sessions_words_are_text_and_its_link_a_path() {
