@@ -12,6 +12,7 @@ mod layout;
 mod llm;
 mod operator;
 mod passes;
+mod provider;
 mod prepare;
 mod properties;
 mod proxy;

@@ -36,6 +36,7 @@
 //! ```
 
 mod anthropic;
+pub mod compaction;
 mod openai;
 mod responses;
 mod tools;

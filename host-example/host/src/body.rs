@@ -21,7 +21,7 @@ use crate::store::{CheckpointStore, StoreError};
 use crate::timing::Clock;
 use condense_model::recall::Handle;
 use condense_model::tokens::estimate_text;
-use condense_model::{CoreConfig, Message};
+use condense_model::{CoreConfig, Item, Message};
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -232,7 +232,21 @@ pub fn compress_body_for<'c>(
         recall,
         core,
     } = read(middleware, body, format, config)?;
-    let history = parsed.messages();
+    // After a compaction of the provider's own, condense works on what
+    // follows it (the system messages before): the rest is the provider's.
+    let provider = ProviderPart::of(parsed.messages());
+    let view = provider.view(parsed.messages());
+    let history: &[Message] = &view;
+    if history
+        .iter()
+        .all(|m| m.role == condense_model::Role::System)
+    {
+        let reason = "nothing after the provider's own compaction".to_owned();
+        return Err(BodyError::NothingToCompress {
+            format: parsed.format(),
+            reason,
+        });
+    }
     let (stored, unreadable) = match store.load(history) {
         Ok(stored) => (stored, None),
         Err(e @ StoreError::Backend { .. }) => return Err(BodyError::Store(e)),
@@ -259,7 +273,7 @@ pub fn compress_body_for<'c>(
             tracing::warn!("{e}");
         }
     }
-    let mut rendered = parsed.render(&sent.items);
+    let mut rendered = parsed.render(&provider.items(&sent.items));
     if !sent.handles.is_empty() {
         formats::add_recall_tool(format, &mut rendered);
     }
@@ -272,11 +286,12 @@ pub fn compress_body_for<'c>(
         tracing::warn!("{e}");
         sent.report.store_error = Some(e.to_string());
     }
-    // Read once: with handles, the history goes to whoever answers them.
-    let history = if sent.handles.is_empty() {
-        Vec::new()
-    } else {
-        parsed.into_messages()
+    // Read once: with handles, the history they resolve against (condense's
+    // part) goes to whoever answers them.
+    let history = match (sent.handles.is_empty(), view) {
+        (true, _) => Vec::new(),
+        (false, Cow::Owned(view)) => view,
+        (false, Cow::Borrowed(_)) => parsed.into_messages(),
     };
     Ok(CompressedBody {
         body: rendered,
@@ -304,6 +319,60 @@ pub fn compressed_with(config: &BodyConfig, parsed: &Parsed) -> (CoreConfig, boo
     };
     let core = with_overhead(&config.core, tools_tokens(parsed.body()) + recall_tokens);
     (core, recall)
+}
+
+/// The messages of a request that are the provider's: those before the end
+/// of its own compaction (`formats::compaction`), after the system messages.
+/// condense neither counts, folds nor rewrites them, and sends them as the
+/// client did: its checkpoints, handles and figures are of the rest.
+struct ProviderPart {
+    /// The system messages, then the provider's part: `system..end`.
+    system: usize,
+    end: usize,
+}
+
+impl ProviderPart {
+    fn of(messages: &[Message]) -> ProviderPart {
+        let system = messages
+            .iter()
+            .take_while(|m| m.role == condense_model::Role::System)
+            .count();
+        let end = formats::compaction::provider_compaction_end(messages).unwrap_or(system);
+        ProviderPart { system, end }
+    }
+
+    /// What condense works on: the system messages and what follows the
+    /// provider's part.
+    fn view<'m>(&self, messages: &'m [Message]) -> Cow<'m, [Message]> {
+        if self.end == self.system {
+            return Cow::Borrowed(messages);
+        }
+        let (system, rest) = (&messages[..self.system], &messages[self.end..]);
+        Cow::Owned(system.iter().chain(rest).cloned().collect())
+    }
+
+    /// `items` of the view as items of the whole request: the provider's
+    /// part, kept, after the system messages.
+    fn items<'i>(&self, items: &'i [Item]) -> Cow<'i, [Item]> {
+        let shift = (self.end - self.system) as u32;
+        if shift == 0 {
+            return Cow::Borrowed(items);
+        }
+        let system = self.system as u32;
+        let moved = |i: u32| if i < system { i } else { i + shift };
+        let leading = items
+            .iter()
+            .take_while(|item| matches!(item, Item::Kept(i) if *i < system))
+            .count();
+        let mut out: Vec<Item> = items[..leading].to_vec();
+        out.extend((system..system + shift).map(Item::Kept));
+        out.extend(items[leading..].iter().map(|item| match item {
+            Item::Kept(i) => Item::Kept(moved(*i)),
+            Item::Rewritten(i, m) => Item::Rewritten(moved(*i), m.clone()),
+            Item::Written(m) => Item::Written(m.clone()),
+        }));
+        Cow::Owned(out)
+    }
 }
 
 /// A request body read for compressing: the body, its config, whether the

@@ -1,0 +1,310 @@
+//! condense beside what providers already do: a compaction the provider made
+//! itself (Anthropic's `compaction` block, OpenAI Responses' `compaction`
+//! item) comes back in the client's history. The provider reads nothing
+//! before it; condense neither counts, folds nor rewrites it or what came
+//! before, and its own fold goes after it.
+
+use condense_host::formats::compaction::provider_compaction_end;
+use condense_host::formats::{Format, render_messages};
+use condense_model::{Role, SUMMARY_MARKER};
+use condense_scripted_server::{Reply, TestServer};
+use condense_tests::proxy::{
+    RunningProxy, SESSION_CONFIG, named_group, request_tokens, wait_for_calls,
+};
+use serde_json::{Value, json};
+
+/// The corpus session the tests replay, and where in its messages the
+/// provider compacts: past condense's first compaction, so that its
+/// requests carry the recall tool and the answer goes through the recall
+/// loop's reader; early enough that condense compacts again after it.
+const SESSION: &str = "cc-opus-c";
+const AT_SHARE: f64 = 0.45;
+
+/// How the provider's answer that carries its compaction comes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Answer {
+    Plain,
+    Streamed,
+}
+
+/// A session's requests in `format` with the provider's compaction in the
+/// answer to request `at` (its first output), and each request as the
+/// client sends it: the list up to each of the model's turns.
+struct Scripted {
+    /// The whole list, the compaction in it.
+    list: Vec<Value>,
+    /// Where the compaction is in `list`.
+    at: usize,
+    /// The top-level fields of every request beside the list.
+    head: Value,
+    format: Format,
+}
+
+impl Scripted {
+    fn new(format: Format) -> Scripted {
+        let history = condense_tests::session(SESSION);
+        let system = history
+            .iter()
+            .take_while(|m| m.role == Role::System)
+            .count();
+        let instructions: String = history[..system]
+            .iter()
+            .map(condense_tests::survival::message_text)
+            .collect();
+        let mut list = render_messages(format, &history[system..]);
+        let turn = |v: &Value| match format {
+            Format::Anthropic => v["role"] == "assistant",
+            _ => {
+                v["role"] == "assistant"
+                    || v["type"] == "function_call"
+                    || v["type"] == "custom_tool_call"
+            }
+        };
+        // The first item of a model turn at or after the share.
+        let mut at = (list.len() as f64 * AT_SHARE) as usize;
+        while !turn(&list[at]) || turn(&list[at - 1]) {
+            at += 1;
+        }
+        let head = match format {
+            Format::Anthropic => {
+                // The block opens the assistant message, before its content.
+                let block = json!({"type": "compaction",
+                    "content": "Summary of the session so far: the parser fix, the failing test."});
+                let content = match list[at]["content"].take() {
+                    Value::String(text) => vec![json!({"type": "text", "text": text})],
+                    Value::Array(blocks) => blocks,
+                    other => panic!("content {other}"),
+                };
+                list[at]["content"] = Value::Array([vec![block], content].concat());
+                json!({"model": "claude-opus-4", "max_tokens": 1000, "system": instructions})
+            }
+            _ => {
+                let item = json!({"type": "compaction", "id": "cmp_01",
+                    "encrypted_content": "gAAAAABpZ-provider-only-0123456789"});
+                list.insert(at, item);
+                json!({"model": "gpt-5", "instructions": instructions})
+            }
+        };
+        Scripted {
+            list,
+            at,
+            head,
+            format,
+        }
+    }
+
+    /// The request ending before list item `end`.
+    fn request(&self, end: usize) -> Value {
+        let mut body = self.head.clone();
+        body[self.format.list_key()] = Value::Array(self.list[..end].to_vec());
+        body
+    }
+
+    /// The requests: one before each model turn.
+    fn ends(&self) -> Vec<usize> {
+        let assistant = |v: &Value| {
+            v["role"] == "assistant" || v["type"] == "function_call" || v["type"] == "compaction"
+        };
+        (1..self.list.len())
+            .filter(|&k| assistant(&self.list[k]) && !assistant(&self.list[k - 1]))
+            .collect()
+    }
+
+    /// The provider's answer to the request before the compaction: the
+    /// compaction first, then a word.
+    fn answer(&self, answer: Answer) -> Reply {
+        let compaction = match self.format {
+            Format::Anthropic => self.list[self.at]["content"][0].clone(),
+            _ => self.list[self.at].clone(),
+        };
+        match (self.format, answer) {
+            (Format::Anthropic, Answer::Plain) => Reply::json(
+                200,
+                json!({"id": "msg_c", "type": "message", "role": "assistant",
+                    "content": [compaction, {"type": "text", "text": "Going on."}],
+                    "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 30000, "output_tokens": 900}})
+                .to_string(),
+            ),
+            (Format::Anthropic, Answer::Streamed) => sse(&[
+                json!({"type": "message_start", "message": {"id": "msg_c", "type": "message",
+                    "role": "assistant", "content": [],
+                    "usage": {"input_tokens": 30000, "output_tokens": 1}}}),
+                json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "compaction", "content": ""}}),
+                json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "compaction_delta", "content": compaction["content"]}}),
+                json!({"type": "content_block_stop", "index": 0}),
+                json!({"type": "content_block_start", "index": 1,
+                    "content_block": {"type": "text", "text": ""}}),
+                json!({"type": "content_block_delta", "index": 1,
+                    "delta": {"type": "text_delta", "text": "Going on."}}),
+                json!({"type": "content_block_stop", "index": 1}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                    "usage": {"output_tokens": 900}}),
+                json!({"type": "message_stop"}),
+            ]),
+            (_, Answer::Plain) => Reply::json(
+                200,
+                json!({"id": "resp_c", "object": "response", "status": "completed",
+                    "output": [compaction],
+                    "usage": {"input_tokens": 30000, "output_tokens": 900}})
+                .to_string(),
+            ),
+            (_, Answer::Streamed) => sse(&[
+                json!({"type": "response.created", "response": {"id": "resp_c", "output": []}}),
+                json!({"type": "response.output_item.done", "output_index": 0, "item": compaction}),
+                json!({"type": "response.completed", "response": {"id": "resp_c",
+                    "status": "completed", "output": [compaction],
+                    "usage": {"input_tokens": 30000, "output_tokens": 900}}}),
+            ]),
+        }
+    }
+
+    /// A plain answer to every other request: a word, with usage.
+    fn plain(&self) -> Reply {
+        let body = match self.format {
+            Format::Anthropic => json!({"type": "message", "role": "assistant",
+                "content": [{"type": "text", "text": "ok"}],
+                "usage": {"input_tokens": 10, "output_tokens": 1}}),
+            _ => json!({"object": "response", "status": "completed", "output": [],
+                "usage": {"input_tokens": 10, "output_tokens": 1}}),
+        };
+        Reply::json(200, body.to_string())
+    }
+}
+
+/// Server-sent events, each named by its type.
+fn sse(events: &[Value]) -> Reply {
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    Reply::Answer {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body,
+    }
+}
+
+/// A session whose provider compacts partway, through the proxy: the answer
+/// that carries the compaction reaches the client byte for byte; every later
+/// request reaches the upstream with the compaction and all before it as
+/// the client sent them (JSON, and the compaction's own bytes), condense's
+/// summary, when there is one, after it; condense compacts again after it;
+/// and the tokens it counts for those requests are those of what follows
+/// the compaction, not of what the provider no longer reads.
+fn the_providers_compaction_is_kept_and_not_counted(format: Format, answer: Answer) {
+    let what = format!("{format:?} {answer:?}");
+    let script = Scripted::new(format);
+    let ends = script.ends();
+    let before = *ends.iter().find(|&&k| k >= script.at).unwrap();
+    assert_eq!(
+        before, script.at,
+        "{what}: the compaction opens a model turn"
+    );
+    let reply = (script.answer(answer), script.plain());
+    let compaction_request = ends.iter().position(|&k| k == script.at).unwrap();
+    let mut n = 0;
+    let upstream = TestServer::answering(move |_| {
+        n += 1;
+        match n - 1 {
+            i if i == compaction_request => reply.0.clone(),
+            _ => reply.1.clone(),
+        }
+    });
+    let proxy = RunningProxy::in_memory(SESSION_CONFIG, &upstream.url(""));
+    let client = ureq::Agent::new_with_defaults();
+    let session = format!("provider-{format:?}-{answer:?}");
+    for (i, &end) in ends.iter().enumerate() {
+        let mut sent = client
+            .post(&proxy.url(format.endpoint_path()))
+            .header("x-api-key", condense_tests::proxy::KEY)
+            .header("x-condense-session", &session)
+            .send(script.request(end).to_string())
+            .unwrap();
+        let got = sent.body_mut().read_to_vec().unwrap();
+        if i == compaction_request {
+            let Reply::Answer { body, .. } = script.answer(answer) else {
+                unreachable!("a scripted answer")
+            };
+            assert_eq!(got, body.as_bytes(), "{what}: the answer as it came");
+        }
+    }
+    let key = format.list_key();
+    let compaction = serde_json::to_string(&script.list[script.at]).unwrap();
+    let requests = upstream.requests();
+    let mut summaries_after = 0;
+    for (request, &end) in requests.iter().zip(&ends) {
+        let list = request.body[key].as_array().unwrap();
+        if end <= script.at {
+            continue;
+        }
+        assert!(
+            list.len() > script.at && list[..=script.at] == script.list[..=script.at],
+            "{what}: request of {end}: the provider's part folded or changed"
+        );
+        assert_eq!(
+            list[..=script.at],
+            script.list[..=script.at],
+            "{what}: request of {end}: the provider's part as sent"
+        );
+        let raw = String::from_utf8_lossy(&request.raw);
+        assert!(raw.contains(&compaction), "{what}: the compaction's bytes");
+        if let Some(summary) = list
+            .iter()
+            .position(|m| m.to_string().contains(SUMMARY_MARKER))
+        {
+            assert!(
+                summary > script.at,
+                "{what}: a summary before the compaction"
+            );
+            summaries_after += 1;
+        }
+    }
+    assert!(summaries_after > 0, "{what}: condense compacted after it");
+    // The tokens condense counts: what follows the compaction. A request
+    // with nothing after it (the compaction's own tool results last) has
+    // nothing for condense, and goes on as sent, in no session's record.
+    let ours = |end: usize| {
+        let body = script.request(end).to_string();
+        let parsed = condense_host::body::parse_body(body.as_bytes(), None).unwrap();
+        let messages = parsed.messages();
+        provider_compaction_end(messages).is_none_or(|e| e < messages.len())
+    };
+    let recorded: Vec<usize> = ends.iter().copied().filter(|&end| ours(end)).collect();
+    assert!(recorded.len() >= ends.len() - 1, "{what}");
+    let view = wait_for_calls(&proxy, &named_group(&session), recorded.len());
+    for (call, &end) in view["calls"].as_array().unwrap().iter().zip(&recorded) {
+        if end <= script.at + 1 {
+            continue;
+        }
+        let body = script.request(end).to_string();
+        let parsed = condense_host::body::parse_body(body.as_bytes(), None).unwrap();
+        let messages = parsed.messages();
+        let system = messages.iter().take_while(|m| m.role == Role::System);
+        let start = provider_compaction_end(messages).unwrap();
+        let after: Vec<_> = system.chain(&messages[start..]).cloned().collect();
+        let after: u32 = condense_model::tokens::estimate_messages(&after)
+            .iter()
+            .sum();
+        let whole = request_tokens(&script.request(end));
+        let counted = call["tokens_before"].as_u64().unwrap() as u32;
+        assert!(counted < whole, "{what}: {counted} of {whole}");
+        assert_eq!(counted, after, "{what}: request of {end}");
+    }
+}
+
+#[test]
+fn an_anthropic_compaction_block_is_the_providers() {
+    for answer in [Answer::Plain, Answer::Streamed] {
+        the_providers_compaction_is_kept_and_not_counted(Format::Anthropic, answer);
+    }
+}
+
+#[test]
+fn a_responses_compaction_item_is_the_providers() {
+    for answer in [Answer::Plain, Answer::Streamed] {
+        the_providers_compaction_is_kept_and_not_counted(Format::Responses, answer);
+    }
+}
