@@ -281,6 +281,7 @@ pub fn run_on(
                 allowed_hosts: args.allowed_hosts,
                 anthropic_upstream: args.anthropic_upstream,
                 openai_upstream: args.openai_upstream,
+                context_management: args.context_management,
                 state_dir: args.state_dir,
                 store: args.store,
                 token_env: args.token_env,

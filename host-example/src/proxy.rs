@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use condense_config::ConfigFile;
 use condense_host::prepared::Prepared;
+use condense_proxy::edits::ContextEdits;
 use condense_proxy::guard::{Access, AllowedHosts};
 use condense_proxy::{DEFAULT_AGENT, PrepareSettings, Proxy, Routes};
 use condense_sessions::{DbSessions, RedisSessions, SessionStore};
@@ -28,6 +29,8 @@ pub struct ProxyRun {
     pub allowed_hosts: Vec<String>,
     pub anthropic_upstream: String,
     pub openai_upstream: String,
+    /// Who applies `context_management` edits.
+    pub context_management: ContextManagement,
     /// Where the checkpoints are kept (`None`: the user's state directory).
     pub state_dir: Option<PathBuf>,
     /// A Redis server to keep them in instead (`redis://…`).
@@ -182,6 +185,7 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
             anthropic_upstream: run.anthropic_upstream.clone(),
             openai_upstream: run.openai_upstream.clone(),
             token,
+            anthropic_edits: run.context_management.of(&run.anthropic_upstream),
         },
         max_request_bytes,
         compress_slots: std::thread::available_parallelism().map_or(2, |n| n.get()),
@@ -287,6 +291,14 @@ pub struct ProxyArgs {
     /// Where OpenAI requests go.
     #[arg(long, value_name = "URL", default_value = "https://api.openai.com")]
     pub openai_upstream: String,
+    /// Who applies an Anthropic request's `context_management` edits (clearing old tool
+    /// results, old thinking): `forward` sends them on for the upstream to apply; `apply`
+    /// applies them here, cache-safe, removes the field and tells the client what was
+    /// applied, as the API does — for an upstream that lacks them (a gateway, another
+    /// provider's Anthropic-compatible API). `auto`: forward to Anthropic's own API,
+    /// apply for any other upstream.
+    #[arg(long, value_name = "WHO", default_value = "auto")]
+    pub context_management: ContextManagement,
     /// Directory of the checkpoint database. Default: $XDG_STATE_HOME/condense, else
     /// ~/.local/state/condense.
     #[arg(long, value_name = "DIR")]
@@ -352,5 +364,27 @@ mod tests {
             any.len() == 1 && any[0].contains("DNS rebinding"),
             "{any:?}"
         );
+    }
+}
+
+/// `--context-management`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContextManagement {
+    Auto,
+    Forward,
+    Apply,
+}
+
+impl ContextManagement {
+    /// What it means for an Anthropic upstream at `url`: Anthropic's own API
+    /// applies the edits itself.
+    pub fn of(self, url: &str) -> ContextEdits {
+        let own = url.trim_end_matches('/') == "https://api.anthropic.com";
+        match self {
+            ContextManagement::Forward => ContextEdits::Forward,
+            ContextManagement::Apply => ContextEdits::Apply,
+            ContextManagement::Auto if own => ContextEdits::Forward,
+            ContextManagement::Auto => ContextEdits::Apply,
+        }
     }
 }

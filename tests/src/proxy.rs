@@ -62,6 +62,7 @@ impl RunningProxy {
                 anthropic_upstream: upstream.to_owned(),
                 openai_upstream: upstream.to_owned(),
                 token: None,
+                anthropic_edits: Default::default(),
             },
             max_request_bytes: 64 << 20,
             compress_slots: 2,

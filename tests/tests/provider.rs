@@ -7,6 +7,7 @@
 use condense_host::formats::compaction::provider_compaction_end;
 use condense_host::formats::{Format, render_messages};
 use condense_model::{Role, SUMMARY_MARKER};
+use condense_proxy::edits::ContextEdits;
 use condense_scripted_server::{Reply, TestServer};
 use condense_tests::proxy::{
     RunningProxy, SESSION_CONFIG, named_group, request_tokens, wait_for_calls,
@@ -306,5 +307,148 @@ fn an_anthropic_compaction_block_is_the_providers() {
 fn a_responses_compaction_item_is_the_providers() {
     for answer in [Answer::Plain, Answer::Streamed] {
         the_providers_compaction_is_kept_and_not_counted(Format::Responses, answer);
+    }
+}
+
+/// An Anthropic request of `uses` tool uses (each answered with 4,000
+/// characters, each turn with its signed thinking) asking for `edits`.
+fn asking_for_edits(uses: usize, edits: Value) -> Value {
+    let mut messages = vec![json!({"role": "user", "content": "Fix the build."})];
+    for i in 0..uses {
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": format!("Step {i}: look at the next file."),
+             "signature": format!("sig-{i}")},
+            {"type": "tool_use", "id": format!("toolu_{i:02}"), "name": "Bash",
+             "input": {"command": format!("cat src/file{i}.rs")}}]}));
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("toolu_{i:02}"),
+             "content": format!("// file {i}\n{}", "fn body() {}\n".repeat(300))}]}));
+    }
+    json!({"model": "claude-opus-4", "max_tokens": 1000, "messages": messages,
+        "context_management": {"edits": edits}})
+}
+
+/// The proxy in front of `upstream`, applying context edits or forwarding
+/// them.
+fn proxy_with(upstream: &TestServer, edits: ContextEdits) -> RunningProxy {
+    let mut proxy = RunningProxy::settings(
+        SESSION_CONFIG,
+        &upstream.url(""),
+        std::sync::Arc::new(condense_sessions::MemorySessions::default()),
+    );
+    proxy.routes.anthropic_edits = edits;
+    RunningProxy::serve(proxy)
+}
+
+/// Posts `body`; the answer as the client got it.
+fn answer_to(proxy: &RunningProxy, body: &Value) -> Vec<u8> {
+    let mut answer = ureq::post(&proxy.url("/v1/messages"))
+        .header("x-api-key", condense_tests::proxy::KEY)
+        .send(body.to_string())
+        .unwrap();
+    answer.body_mut().read_to_vec().unwrap()
+}
+
+/// Each edit type, for an upstream marked as lacking context editing: the
+/// request reaches it with the edit applied as documented (old tool results
+/// cleared but the last `keep`, or old turns' thinking removed but the
+/// last) and without the field, and the client's answer — plain or
+/// streamed — says what was applied, as the API does. For an upstream that
+/// has it, the request goes on with its edits untouched, byte for byte, and
+/// the answer as it came.
+#[test]
+fn context_edits_are_applied_for_an_upstream_without_them_and_forwarded_to_one_with_them() {
+    let tool_uses = json!([{"type": "clear_tool_uses_20250919",
+        "trigger": {"type": "input_tokens", "value": 6000},
+        "keep": {"type": "tool_uses", "value": 2}}]);
+    let thinking = json!([{"type": "clear_thinking_20251015",
+        "keep": {"type": "thinking_turns", "value": 1}}]);
+    let plain = Reply::json(
+        200,
+        r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":9,"output_tokens":1}}"#,
+    );
+    let streamed = sse(&[
+        json!({"type": "message_start", "message": {"type": "message", "role": "assistant",
+            "content": [], "usage": {"input_tokens": 9, "output_tokens": 1}}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 1}}),
+        json!({"type": "message_stop"}),
+    ]);
+    for (name, edits) in [
+        ("clear_tool_uses_20250919", tool_uses),
+        ("clear_thinking_20251015", thinking),
+    ] {
+        let body = asking_for_edits(8, edits.clone());
+        for reply in [plain.clone(), streamed.clone()] {
+            // Lacking them: applied here.
+            let upstream = TestServer::answering({
+                let reply = reply.clone();
+                move |_| reply.clone()
+            });
+            let proxy = proxy_with(&upstream, ContextEdits::Apply);
+            let got = String::from_utf8(answer_to(&proxy, &body)).unwrap();
+            let sent = &upstream.requests()[0].body;
+            assert_eq!(sent.get("context_management"), None, "{name}");
+            let messages = sent["messages"].as_array().unwrap();
+            let results = |cleared: bool| {
+                (messages.iter())
+                    .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+                    .filter(|b| {
+                        b["type"] == "tool_result" && (b["content"] == "[cleared]") == cleared
+                    })
+                    .count()
+            };
+            let thoughts = (messages.iter())
+                .filter(|m| {
+                    (m["content"].as_array().into_iter().flatten()).any(|b| b["type"] == "thinking")
+                })
+                .count();
+            match name {
+                "clear_tool_uses_20250919" => {
+                    assert_eq!((results(true), results(false)), (6, 2), "{name}");
+                    assert_eq!(thoughts, 8, "{name}: thinking untouched");
+                }
+                _ => {
+                    assert_eq!((results(true), thoughts), (0, 1), "{name}");
+                }
+            }
+            let told = got
+                .lines()
+                .map(|l| l.strip_prefix("data: ").unwrap_or(l))
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .find_map(|v| v.get("context_management").cloned())
+                .unwrap_or_else(|| panic!("{name}: no applied edits in\n{got}"));
+            assert_eq!(told["applied_edits"][0]["type"], name, "{told}");
+            let count = match name {
+                "clear_tool_uses_20250919" => &told["applied_edits"][0]["cleared_tool_uses"],
+                _ => &told["applied_edits"][0]["cleared_thinking_turns"],
+            };
+            assert_eq!(
+                count,
+                &json!(if name == "clear_thinking_20251015" {
+                    7
+                } else {
+                    6
+                })
+            );
+
+            // Having them: forwarded as the client sent them.
+            let upstream = TestServer::answering({
+                let reply = reply.clone();
+                move |_| reply.clone()
+            });
+            let proxy = proxy_with(&upstream, ContextEdits::Forward);
+            let got = answer_to(&proxy, &body);
+            let Reply::Answer { body: answered, .. } = &reply else {
+                unreachable!()
+            };
+            assert_eq!(got, answered.as_bytes(), "{name}: the answer as it came");
+            let sent = &upstream.requests()[0];
+            assert_eq!(
+                sent.raw,
+                body.to_string().as_bytes(),
+                "{name}: the request as sent"
+            );
+        }
     }
 }

@@ -34,6 +34,7 @@
 //! stream's included).
 
 pub mod compress;
+pub mod edits;
 pub mod guard;
 pub mod ledger;
 pub mod metrics;
@@ -51,9 +52,11 @@ use axum::extract::{Path, Request, State};
 use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use condense_config::pricing::{ModelPrice, PriceTable};
 use condense_config::{AgentSettings, ConfigFile, ModelClient};
 use condense_host::events::EventLog;
+use condense_host::formats::Format;
 use condense_host::prepared::Prepared;
 use condense_host::{BodyConfig, Embedded, Middleware};
 use condense_sessions::SessionStore;
@@ -535,6 +538,15 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
         Ok(body) => body,
         Err(refused) => return shared.answered(route_name, refused),
     };
+    // Context edits the client asked of an upstream that does not apply
+    // them: applied here, before condense reads the body.
+    let (body, applied) = match (route.format, shared.proxy.routes.anthropic_edits) {
+        (Some(Format::Anthropic), edits::ContextEdits::Apply) => match edits::apply(&body) {
+            Some((edited, applied)) => (Bytes::from(edited), applied),
+            None => (body, Vec::new()),
+        },
+        _ => (body, Vec::new()),
+    };
     let condensed = match route.format {
         Some(format) => {
             let agent = &shared.proxy.agents[&route.agent];
@@ -644,6 +656,10 @@ async fn handle(State(shared): State<Arc<ProxyState>>, request: Request) -> Resp
             }
             response
         }
+    };
+    let response = match applied.is_empty() {
+        true => response,
+        false => edits::reported(response, applied),
     };
     // The provider's own figures, read as the answer passes.
     let response = match ending {

@@ -72,6 +72,9 @@ pub struct Routes {
     /// A token clients must send as `Proxy-Authorization: Bearer TOKEN`
     /// (their `Authorization` is the provider's).
     pub token: Option<String>,
+    /// Whether the Anthropic upstream applies `context_management` itself
+    /// ([`crate::edits`]).
+    pub anthropic_edits: crate::edits::ContextEdits,
 }
 
 /// The route of a request, or why the proxy refuses it; `agents` are the
@@ -173,6 +176,7 @@ mod tests {
             anthropic_upstream: "https://a.example/".into(),
             openai_upstream: "https://o.example".into(),
             token: token.map(str::to_owned),
+            anthropic_edits: Default::default(),
         }
     }
 
