@@ -237,9 +237,10 @@ pub fn compress_body_for<'c>(
     let provider = ProviderPart::of(parsed.messages());
     let view = provider.view(parsed.messages());
     let history: &[Message] = &view;
-    if history
-        .iter()
-        .all(|m| m.role == condense_model::Role::System)
+    if provider.is_some()
+        && history
+            .iter()
+            .all(|m| m.role == condense_model::Role::System)
     {
         let reason = "nothing after the provider's own compaction".to_owned();
         return Err(BodyError::NothingToCompress {
@@ -339,6 +340,11 @@ impl ProviderPart {
             .count();
         let end = formats::compaction::provider_compaction_end(messages).unwrap_or(system);
         ProviderPart { system, end }
+    }
+
+    /// Whether the request carries a provider's compaction.
+    fn is_some(&self) -> bool {
+        self.end > self.system
     }
 
     /// What condense works on: the system messages and what follows the

@@ -54,6 +54,11 @@ pub enum ContextEdits {
 /// reports them. `None` when it asks for none, or is not a body this reads
 /// (it goes on as it came).
 pub fn apply(body: &[u8]) -> Option<(Vec<u8>, Vec<Value>)> {
+    // Most requests ask for none: they are not read a second time.
+    const FIELD: &[u8] = b"\"context_management\"";
+    if !body.windows(FIELD.len()).any(|w| w == FIELD) {
+        return None;
+    }
     let mut body: Value = serde_json::from_slice(body).ok()?;
     let edits = body.as_object_mut()?.remove("context_management")?;
     let messages = body.get_mut("messages")?.as_array_mut()?;
