@@ -491,23 +491,31 @@ pub fn request_tokens(body: &Value) -> u32 {
     messages + condense_host::body::tools_tokens(parsed.body())
 }
 
+/// Corpus session `name` (`tests/corpus/sessions`) in `format`: its system
+/// messages' text (for a top-level `system` or `instructions`) and the rest
+/// as entries of the format's list, as condense renders messages.
+pub fn rendered_session(
+    name: &str,
+    format: condense_host::formats::Format,
+) -> (String, Vec<Value>) {
+    let recorded = crate::session(name);
+    let start = (recorded.iter())
+        .take_while(|m| m.role == condense_model::Role::System)
+        .count();
+    let system = recorded[..start]
+        .iter()
+        .map(crate::survival::message_text)
+        .collect();
+    let list = condense_host::formats::render_messages(format, &recorded[start..]);
+    (system, list)
+}
+
 /// Corpus session `name` (`tests/corpus/sessions`) as its client would have
 /// sent it to Anthropic, call by call (the request before each assistant
 /// message), and the history those requests are prefixes of, as condense
 /// reads it: what a replay of the same session replays.
 pub fn anthropic_session(name: &str) -> (Vec<Value>, Vec<condense_model::Message>) {
-    use condense_host::formats::{Format, render_messages};
-    use condense_model::Role;
-    let recorded = crate::session(name);
-    let start = recorded
-        .iter()
-        .take_while(|m| m.role == Role::System)
-        .count();
-    let system: String = recorded[..start]
-        .iter()
-        .map(crate::survival::message_text)
-        .collect();
-    let messages = render_messages(Format::Anthropic, &recorded[start..]);
+    let (system, messages) = rendered_session(name, condense_host::formats::Format::Anthropic);
     let body = |messages: &[Value]| {
         json!({
             "model": "claude-opus-4",
@@ -638,4 +646,17 @@ pub fn wait_recorded(sessions_url: &str, calls: u64) {
         std::thread::sleep(std::time::Duration::from_millis(25));
     }
     panic!("{listed} calls recorded, not {calls}");
+}
+
+/// A 200 `text/event-stream` answer of `events`, each named by its `type`.
+pub fn sse(events: &[Value]) -> Reply {
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    Reply::Answer {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body,
+    }
 }

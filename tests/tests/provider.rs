@@ -4,13 +4,14 @@
 //! before it; condense neither counts, folds nor rewrites it or what came
 //! before, and its own fold goes after it.
 
+use condense_host::formats::Format;
 use condense_host::formats::compaction::provider_compaction_end;
-use condense_host::formats::{Format, render_messages};
 use condense_model::{Role, SUMMARY_MARKER};
 use condense_proxy::edits::ContextEdits;
 use condense_scripted_server::{Reply, TestServer};
 use condense_tests::proxy::{
-    RunningProxy, SESSION_CONFIG, named_group, request_tokens, wait_for_calls,
+    RunningProxy, SESSION_CONFIG, named_group, rendered_session, request_tokens, sse,
+    wait_for_calls,
 };
 use serde_json::{Value, json};
 
@@ -43,16 +44,7 @@ struct Scripted {
 
 impl Scripted {
     fn new(format: Format) -> Scripted {
-        let history = condense_tests::session(SESSION);
-        let system = history
-            .iter()
-            .take_while(|m| m.role == Role::System)
-            .count();
-        let instructions: String = history[..system]
-            .iter()
-            .map(condense_tests::survival::message_text)
-            .collect();
-        let mut list = render_messages(format, &history[system..]);
+        let (instructions, mut list) = rendered_session(SESSION, format);
         let turn = |v: &Value| match format {
             Format::Anthropic => v["role"] == "assistant",
             _ => {
@@ -172,19 +164,6 @@ impl Scripted {
                 "usage": {"input_tokens": 10, "output_tokens": 1}}),
         };
         Reply::json(200, body.to_string())
-    }
-}
-
-/// Server-sent events, each named by its type.
-fn sse(events: &[Value]) -> Reply {
-    let body: String = events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-        .collect();
-    Reply::Answer {
-        status: 200,
-        headers: vec![("content-type".into(), "text/event-stream".into())],
-        body,
     }
 }
 

@@ -13,7 +13,7 @@ use condense_tests::proxy::session::{
 use condense_tests::proxy::wire::{Piece, Turn, WIRES};
 use condense_tests::proxy::{
     KEY, RunningProxy, SESSION_CONFIG, assert_as_reference, compacted, continues, corpus_body,
-    metric, named_group, page_of, post, raw, scrape, session_calls, through_one_proxy,
+    metric, named_group, page_of, post, raw, scrape, session_calls, sse, through_one_proxy,
     wait_for_calls,
 };
 use serde_json::{Value, json};
@@ -836,19 +836,6 @@ fn agent_cli(var: &str, name: &str, package: &str) -> Option<std::path::PathBuf>
     );
     condense_tests::skipped(&why);
     None
-}
-
-/// A 200 `text/event-stream` answer of `events`, each named by its `type`.
-fn sse(events: &[Value]) -> Reply {
-    let body: String = events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-        .collect();
-    Reply::Answer {
-        status: 200,
-        headers: vec![("content-type".into(), "text/event-stream".into())],
-        body,
-    }
 }
 
 /// Tool calls in the agent task: each prints a long output.

@@ -51,6 +51,31 @@ impl DbSessions {
         (format!("{group}\0"), format!("{group}\u{1}"))
     }
 
+    /// The values of `group`'s range of `table`, in key order, each read
+    /// as JSON; one this condense cannot read is skipped, never an error.
+    fn rows<T: serde::de::DeserializeOwned>(
+        &self,
+        table: redb::TableDefinition<&str, &[u8]>,
+        group: &str,
+    ) -> Result<Vec<T>, StoreError> {
+        use redb::ReadableDatabase;
+        let txn = self.db.begin_read().map_err(backend)?;
+        let table = match txn.open_table(table) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(backend(e)),
+        };
+        let (from, to) = DbSessions::range(group);
+        let mut out = Vec::new();
+        for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
+            let (_, value) = row.map_err(backend)?;
+            if let Ok(row) = serde_json::from_slice(value.value()) {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
     /// The groups of `table`'s keys (`group \0 …`, sorted): each once.
     fn groups_of(
         txn: &redb::ReadTransaction,
@@ -79,23 +104,7 @@ impl condense_host::prepared::PreparedStore for DbSessions {}
 
 impl SessionStore for DbSessions {
     fn entries(&self, group: &str) -> Result<Vec<StoredCheckpoint>, StoreError> {
-        use redb::ReadableDatabase;
-        let txn = self.db.begin_read().map_err(backend)?;
-        let table = match txn.open_table(TABLE) {
-            Ok(table) => table,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(backend(e)),
-        };
-        let (from, to) = DbSessions::range(group);
-        let mut out = Vec::new();
-        for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
-            let (_, value) = row.map_err(backend)?;
-            // An entry this condense cannot read is skipped, never an error.
-            if let Ok(entry) = serde_json::from_slice(value.value()) {
-                out.push(entry);
-            }
-        }
-        Ok(out)
+        self.rows(TABLE, group)
     }
 
     fn put(&self, group: &str, entry: &StoredCheckpoint) -> Result<(), StoreError> {
@@ -184,23 +193,7 @@ impl SessionStore for DbSessions {
     }
 
     fn calls(&self, group: &str) -> Result<Vec<CallRecord>, StoreError> {
-        use redb::ReadableDatabase;
-        let txn = self.db.begin_read().map_err(backend)?;
-        let table = match txn.open_table(CALLS) {
-            Ok(table) => table,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(backend(e)),
-        };
-        let (from, to) = DbSessions::range(group);
-        let mut out = Vec::new();
-        for row in table.range(from.as_str()..to.as_str()).map_err(backend)? {
-            let (_, value) = row.map_err(backend)?;
-            // A record this condense cannot read is skipped, never an error.
-            if let Ok(call) = serde_json::from_slice(value.value()) {
-                out.push(call);
-            }
-        }
-        Ok(out)
+        self.rows(CALLS, group)
     }
 }
 

@@ -169,9 +169,9 @@ fn prepared_key(key: &str) -> String {
     format!("condense-prepared:{key}")
 }
 
-/// The entries of a hash's values; one this condense cannot read is
-/// skipped, never an error.
-fn parse(values: Vec<Vec<u8>>) -> Vec<StoredCheckpoint> {
+/// Values as JSON (a hash's entries, a list's calls); one this condense
+/// cannot read is skipped, never an error.
+fn parse<T: serde::de::DeserializeOwned>(values: Vec<Vec<u8>>) -> Vec<T> {
     values
         .iter()
         .filter_map(|v| serde_json::from_slice(v).ok())
@@ -322,10 +322,7 @@ impl SessionStore for RedisSessions {
                 .arg(-1)
                 .query(con)
         })?;
-        Ok(values
-            .iter()
-            .filter_map(|v| serde_json::from_slice(v).ok())
-            .collect())
+        Ok(parse(values))
     }
 
     /// One element, not the list: the proxy reads it on every call.
