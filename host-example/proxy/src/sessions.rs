@@ -56,34 +56,26 @@ impl Figures {
         figures
     }
 
-    /// Adds one call, with its estimate uncompressed.
+    /// Adds one call, with its estimate uncompressed: the figures of that
+    /// call alone, merged.
     pub fn add(&mut self, call: &CallRecord, uncompressed_input_usd: Option<f64>) {
-        self.first_ms = match self.calls {
-            0 => call.at_ms,
-            _ => self.first_ms.min(call.at_ms),
-        };
-        self.last_ms = self.last_ms.max(call.at_ms);
-        self.calls += 1;
-        self.compactions += u64::from(call.compaction.is_some());
-        self.fail_opens += u64::from(call.outcome == CallOutcome::FailedOpen);
-        self.recalls += u64::from(call.recalls);
-        self.tokens_before += u64::from(call.tokens_before);
-        self.tokens_after += u64::from(call.tokens_after);
-        match &call.usage {
-            Some(u) => {
-                self.measured_calls += 1;
-                self.usage.cache_read += u.cache_read;
-                self.usage.cache_write += u.cache_write;
-                self.usage.uncached += u.uncached;
-                self.usage.output += u.output;
-            }
-            None => self.unknown_calls += 1,
-        }
-        if let (Some(cost), Some(estimate)) = (&call.cost, uncompressed_input_usd) {
-            self.input_usd += cost.input_usd;
-            self.output_usd += cost.output_usd;
-            self.uncompressed_input_usd += estimate;
-        }
+        let priced = call.cost.zip(uncompressed_input_usd);
+        self.merge(&Figures {
+            calls: 1,
+            compactions: u64::from(call.compaction.is_some()),
+            fail_opens: u64::from(call.outcome == CallOutcome::FailedOpen),
+            recalls: u64::from(call.recalls),
+            tokens_before: u64::from(call.tokens_before),
+            tokens_after: u64::from(call.tokens_after),
+            measured_calls: u64::from(call.usage.is_some()),
+            unknown_calls: u64::from(call.usage.is_none()),
+            usage: call.usage.unwrap_or_default(),
+            input_usd: priced.map_or(0.0, |(cost, _)| cost.input_usd),
+            output_usd: priced.map_or(0.0, |(cost, _)| cost.output_usd),
+            uncompressed_input_usd: priced.map_or(0.0, |(_, estimate)| estimate),
+            first_ms: call.at_ms,
+            last_ms: call.at_ms,
+        });
     }
 
     /// Adds every figure of `other` (another session's).

@@ -57,6 +57,37 @@ const COMPACTION: RGBColor = RGBColor(200, 0, 90);
 /// tells them from the legend's sample (drawn in COMPACTION itself).
 const COMPACTION_DRAWN: RGBColor = RGBColor(200, 0, 91);
 
+/// A chart's frame, the same for every chart: its caption, margin and
+/// label areas.
+fn framed<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, plotters::coord::Shift>,
+    caption: &str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(caption, (FONT, 22))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72);
+    builder
+}
+
+/// A chart's axes and grid, the same look for every chart.
+fn styled<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    mesh.label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
+        // The fine grid between labelled ticks only clutters the curves.
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+}
+
 /// Writes the chart of `series` as SVG to `path`, replacing it atomically
 /// (nothing half-written on error). Errors name the path.
 pub fn write_svg(path: &Path, series: &Series) -> Result<()> {
@@ -138,26 +169,14 @@ pub fn render_svg_inline(series: &Series) -> Result<String> {
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).context("drawing the background")?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("{}: request tokens per model call", series.title),
-                (FONT, 22),
-            )
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(72)
+        let caption = format!("{}: request tokens per model call", series.title);
+        let mut chart = framed(&root, &caption)
             .build_cartesian_2d(x_range.clone(), 0u64..y_max)
             .context("laying out the chart")?;
-        chart
-            .configure_mesh()
+        styled(&mut chart.configure_mesh())
             .x_desc("model call")
             .y_desc("request tokens")
             .y_label_formatter(&|tokens| readable_tokens(*tokens))
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            // The fine grid between labelled ticks only clutters the curves.
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(RGBColor(225, 225, 225))
             .draw()
             .context("drawing the axes")?;
 
@@ -354,26 +373,17 @@ pub fn render_spend_svg(series: &SpendSeries) -> Result<String> {
             };
             let point_size = if points.len() <= 40 { 3 } else { 0 };
 
-            let mut chart = ChartBuilder::on(&root)
-                .caption(&caption, (FONT, 22))
-                .margin(16)
-                .x_label_area_size(48)
-                .y_label_area_size(72)
+            let mut chart = framed(&root, &caption)
                 .build_cartesian_2d(
                     x_range.with_key_points(x_ticks),
                     (0..y_max).with_key_points(y_ticks),
                 )
                 .context("laying out the chart")?;
-            chart
-                .configure_mesh()
+            styled(&mut chart.configure_mesh())
                 .x_desc("time (UTC)")
                 .y_desc("spend (USD)")
                 .x_label_formatter(&|ms| utc_minute(*ms))
                 .y_label_formatter(&|micros| format!("${:.decimals$}", *micros as f64 / 1e6))
-                .label_style((FONT, 14))
-                .axis_desc_style((FONT, 16))
-                .light_line_style(TRANSPARENT)
-                .bold_line_style(RGBColor(225, 225, 225))
                 .draw()
                 .context("drawing the axes")?;
             chart
