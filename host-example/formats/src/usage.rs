@@ -197,24 +197,24 @@ fn whole(format: Format, usage: &Value) -> Option<Usage> {
             // `message_start` says 1 or so before anything is written.
             output: optional(&usage["output_tokens"])?,
         }),
-        Format::OpenAi => {
-            let input = count(&usage["prompt_tokens"])?;
-            let cached = optional(&usage["prompt_tokens_details"]["cached_tokens"])?;
+        // Both OpenAI APIs count all of the input, the cached part among
+        // it, and bill no cache writes; only their names differ.
+        Format::OpenAi | Format::Responses => {
+            let (input, details, output) = match format {
+                Format::OpenAi => (
+                    "prompt_tokens",
+                    "prompt_tokens_details",
+                    "completion_tokens",
+                ),
+                _ => ("input_tokens", "input_tokens_details", "output_tokens"),
+            };
+            let input = count(&usage[input])?;
+            let cached = optional(&usage[details]["cached_tokens"])?;
             Some(Usage {
                 uncached: input.checked_sub(cached)?,
                 cache_read: cached,
                 cache_write: 0,
-                output: count(&usage["completion_tokens"])?,
-            })
-        }
-        Format::Responses => {
-            let input = count(&usage["input_tokens"])?;
-            let cached = optional(&usage["input_tokens_details"]["cached_tokens"])?;
-            Some(Usage {
-                uncached: input.checked_sub(cached)?,
-                cache_read: cached,
-                cache_write: 0,
-                output: count(&usage["output_tokens"])?,
+                output: count(&usage[output])?,
             })
         }
     }
