@@ -216,13 +216,19 @@ fn latest_first(
 
 /// Every session of `store`, sorted, with its figures.
 pub fn list(store: &dyn SessionStore) -> Result<Vec<SessionRow>, StoreError> {
+    Ok(sessions(store)?.into_iter().map(|(row, _)| row).collect())
+}
+
+/// Every session of `store`, sorted, with its figures and the calls they
+/// are of (read once, for the list and the spend over time alike).
+fn sessions(store: &dyn SessionStore) -> Result<Vec<(SessionRow, Vec<CallRecord>)>, StoreError> {
     let mut rows = Vec::new();
     for group in store.groups()? {
         let entries = latest_first(store, &group)?;
         let calls = store.calls(&group)?;
         let latest_call = calls.last();
         let latest = entries.first();
-        rows.push(SessionRow {
+        let row = SessionRow {
             agent: latest_call.map(|c| c.agent.clone()).unwrap_or_default(),
             model: latest_call.map(|c| c.model.clone()).unwrap_or_default(),
             figures: Figures::of(&calls),
@@ -231,7 +237,8 @@ pub fn list(store: &dyn SessionStore) -> Result<Vec<SessionRow>, StoreError> {
             folded: latest.map_or(0, |e| e.checkpoint.checkpoint.boundary),
             saved_ms: latest.map_or(0, |e| e.saved_ms),
             session: group,
-        });
+        };
+        rows.push((row, calls));
     }
     Ok(rows)
 }
@@ -241,12 +248,11 @@ pub fn list(store: &dyn SessionStore) -> Result<Vec<SessionRow>, StoreError> {
 pub fn overview(
     store: &dyn SessionStore,
 ) -> Result<(Vec<SessionRow>, Figures, Vec<SpendPoint>), StoreError> {
-    let rows = list(store)?;
+    let (rows, calls): (Vec<SessionRow>, Vec<Vec<CallRecord>>) =
+        sessions(store)?.into_iter().unzip();
     let mut total = Figures::default();
-    let mut calls = Vec::new();
     for row in &rows {
         total.merge(&row.figures);
-        calls.push(store.calls(&row.session)?);
     }
     // Each session's calls priced in its own order, then all of them in
     // time order.
