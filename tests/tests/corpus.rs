@@ -437,3 +437,81 @@ fn anthropic_sessions_keep_their_json_and_signed_thinking() {
     }
     assert!(pruned > 0, "signed thinking was never pruned");
 }
+
+/// A body read as the proxy reads it (`Parsed::read`: each message of a
+/// session read once, then taken from the memo) is the body `Parsed::parse`
+/// reads, and renders to the same bytes: every corpus session in every
+/// format, call by call, and the recorded request bodies.
+#[test]
+fn every_body_read_with_the_memo_is_the_body_parsed() {
+    use condense_host::formats::Read;
+    use condense_model::{Item, Role};
+    let mut bodies: Vec<(Format, String)> = Vec::new();
+    for name in session_names() {
+        for format in [Format::Anthropic, Format::OpenAi, Format::Responses] {
+            let (system, list) = condense_tests::proxy::rendered_session(&name, format);
+            let ends: Vec<usize> = (1..=list.len()).step_by(7).chain([list.len()]).collect();
+            for end in ends {
+                let body = match format {
+                    Format::Anthropic => serde_json::json!({
+                        "model": "m", "max_tokens": 10, "system": system, "messages": list[..end]}),
+                    Format::OpenAi => {
+                        let mut messages =
+                            vec![serde_json::json!({"role": "system", "content": system})];
+                        messages.extend_from_slice(&list[..end]);
+                        serde_json::json!({"model": "m", "messages": messages})
+                    }
+                    Format::Responses => serde_json::json!({
+                        "model": "m", "instructions": system, "input": list[..end]}),
+                };
+                bodies.push((format, body.to_string()));
+            }
+        }
+    }
+    for dir in ["anthropic", "api"] {
+        for entry in std::fs::read_dir(corpus_dir().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".request.json") {
+                continue;
+            }
+            let format = if name.starts_with("openai-chat") {
+                Format::OpenAi
+            } else if name.starts_with("openai-responses") {
+                Format::Responses
+            } else {
+                Format::Anthropic
+            };
+            bodies.push((format, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    let mut read = 0;
+    for (format, text) in &bodies {
+        let slow = Parsed::parse(serde_json::from_str(text).unwrap(), *format).unwrap();
+        for pass in ["cold", "warm"] {
+            let Some(Read::Parsed(fast)) = Parsed::read(text, *format, 0) else {
+                panic!("{format} body not read ({pass})");
+            };
+            assert_eq!(fast.messages(), slow.messages(), "{format}, {pass}");
+            assert_eq!(fast.body(), slow.body(), "{format}, {pass}");
+            let n = slow.messages().len() as u32;
+            let summary = Message::text(Role::User, "[condense summary] earlier");
+            let tail = (n / 2..n).map(Item::Kept);
+            let outputs = [
+                (0..n).map(Item::Kept).collect::<Vec<_>>(),
+                std::iter::once(Item::Written(summary))
+                    .chain(tail)
+                    .collect(),
+            ];
+            for items in &outputs {
+                let expected = serde_json::to_vec(&slow.render(items)).unwrap();
+                assert!(
+                    fast.render_bytes(items, false) == expected,
+                    "{format}, {pass}"
+                );
+            }
+            read += 1;
+        }
+    }
+    assert!(read > 200, "{read} bodies read");
+}

@@ -265,7 +265,45 @@ impl CoreConfig {
 pub struct Checkpoint {
     pub version: u32,
     pub boundary: u32,
+    #[cfg_attr(feature = "serde", serde(with = "state_text"))]
     pub state: Vec<u8>,
+}
+
+/// A checkpoint's `state` in JSON: base64 text, which every request of a
+/// session reads back from the store (as an array of numbers it was four
+/// times the size, and most of the time of reading a checkpoint). A
+/// checkpoint stored as an array still reads.
+#[cfg(feature = "serde")]
+mod state_text {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::de::{Error, SeqAccess, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(state: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&STANDARD.encode(state))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        struct State;
+        impl<'de> Visitor<'de> for State {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("base64 text, or an array of bytes")
+            }
+            fn visit_str<E: Error>(self, text: &str) -> Result<Vec<u8>, E> {
+                STANDARD.decode(text).map_err(E::custom)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u8>, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(byte) = seq.next_element()? {
+                    out.push(byte);
+                }
+                Ok(out)
+            }
+        }
+        deserializer.deserialize_any(State)
+    }
 }
 
 /// One message of the request to send; see `item` in `wit/condense.wit`.

@@ -17,9 +17,11 @@
 //! list. Other new messages get block content;
 //! [`Role::Tool`] messages become `user` messages, where Anthropic carries results.
 
-use crate::{Result, bail};
+use crate::{Rendered, Result, bail};
 use condense_model::{Item, Message, Part, Role, Thinking, ToolCall, ToolResult};
 use serde_json::{Value, json};
+use std::borrow::Borrow;
+use std::sync::Arc;
 
 use super::{
     At, Format, Obj, Object, Parsed, Rewrite, json_or_string, opaque, opaque_block, read_content,
@@ -28,7 +30,7 @@ use super::{
 
 /// A description of the first shape in the body that only Anthropic allows (see
 /// [`super::detect`]).
-pub(super) fn evidence(body: &Object, messages: &[Value]) -> Option<String> {
+pub(super) fn evidence<M: Borrow<Value>>(body: &Object, messages: &[M]) -> Option<String> {
     const BLOCK_TYPES: [&str; 6] = [
         "tool_use",
         "tool_result",
@@ -49,7 +51,7 @@ pub(super) fn evidence(body: &Object, messages: &[Value]) -> Option<String> {
         return Some(format!("tools[{i}] has `input_schema`"));
     }
     messages.iter().enumerate().find_map(|(i, message)| {
-        let blocks = message.get("content")?.as_array()?;
+        let blocks = message.borrow().get("content")?.as_array()?;
         blocks.iter().enumerate().find_map(|(j, block)| {
             let kind = block
                 .get("type")?
@@ -65,9 +67,28 @@ pub(super) fn parse(mut body: Value) -> Result<Parsed> {
     if bare {
         bail!("body: an Anthropic request is an object with `messages`, found a bare list");
     }
+    let messages_at = At::ROOT.key("messages");
+    let entries = list
+        .into_iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let message = parse_message(&entry, &messages_at.index(i))?;
+            Ok((Arc::new(entry), message))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    assemble(body, entries)
+}
+
+/// One entry of `messages` as a model message.
+pub(super) fn read_entry(value: &Value) -> Result<Message> {
+    parse_message(value, &At::ROOT.key("messages"))
+}
+
+/// The request of `body` (its list emptied) and its entries, read.
+pub(super) fn assemble(body: Value, entries: Vec<(Arc<Value>, Message)>) -> Result<Parsed> {
     let root = At::ROOT;
-    let mut messages = Vec::with_capacity(list.len() + 1);
-    let mut originals = Vec::with_capacity(list.len() + 1);
+    let mut messages = Vec::with_capacity(entries.len() + 1);
+    let mut originals = Vec::with_capacity(entries.len() + 1);
     if let Some(system) = body.get("system").filter(|s| !s.is_null()) {
         let mut parts = Vec::new();
         read_content(Some(system), &root.key("system"), &mut parts, opaque_block)?;
@@ -75,13 +96,12 @@ pub(super) fn parse(mut body: Value) -> Result<Parsed> {
             role: Role::System,
             parts,
         });
-        originals.push(system.clone());
+        originals.push(Arc::new(system.clone()));
     }
-    let messages_at = root.key("messages");
-    for (i, message) in list.iter().enumerate() {
-        messages.push(parse_message(message, &messages_at.index(i))?);
+    for (original, message) in entries {
+        originals.push(original);
+        messages.push(message);
     }
-    originals.extend(list);
     Ok(Parsed {
         format: Format::Anthropic,
         body,
@@ -137,7 +157,7 @@ fn parse_block(block: Obj, block_type: &str) -> Result<Part> {
     })
 }
 
-pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
+pub(super) fn render<'p>(parsed: &'p Parsed, output: &[Item]) -> Rendered<'p> {
     // The top-level system message (index 0 when there is one) and written
     // ones go to `system`; the list's own system messages stay in it.
     let top = parsed.has_top_level_system();
@@ -154,7 +174,7 @@ pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
         out.push(render_message(message))
     });
     let mut body = parsed.body_with(messages);
-    parsed.put_system(&mut body, &system, |system| {
+    parsed.put_system(&mut body.body, &system, |system| {
         let blocks = system
             .iter()
             .flat_map(|item| &item.message(&parsed.messages).parts)

@@ -38,14 +38,17 @@
 mod anthropic;
 pub mod compaction;
 mod openai;
+mod read;
 mod responses;
 mod tools;
 pub mod usage;
 
+pub use read::Read;
 pub use tools::{add_recall_tool, recall_offerable, recall_tool};
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use condense_model::invariants::{PairProblem, PartAt, check_pairs};
 use condense_model::{Item, Message, Part, Role};
@@ -246,8 +249,9 @@ pub struct Parsed {
     /// The JSON each entry of `messages` was read from, same index. For a top-level
     /// system prompt (always index 0) it is the value of `system` (Anthropic) or
     /// `instructions` (Responses); for a Responses batch of calls, the list of its
-    /// `function_call` items.
-    originals: Vec<Value>,
+    /// `function_call` items. Shared: a session's messages are read once
+    /// ([`Parsed::read`]), and a kept one is written out from here.
+    originals: Vec<Arc<Value>>,
     /// OpenAI only: the message field that carries reasoning in rendered messages;
     /// the one the input used, since providers disagree (`reasoning_content` at
     /// DeepSeek, `reasoning` at OpenRouter and others).
@@ -295,6 +299,23 @@ impl Parsed {
     /// parts. All other body fields come back unchanged, and a bare-list body
     /// renders as a bare list. Every index must lie within `messages`.
     pub fn render(&self, items: &[Item]) -> Value {
+        self.rendered(items).into_value()
+    }
+
+    /// [`render`](Self::render) written out as JSON, byte for byte what
+    /// `serde_json::to_vec(&parsed.render(items))` writes, with `recall`
+    /// the `condense_recall` tool added ([`add_recall_tool`]): the kept
+    /// messages are written from their originals, never copied into a new
+    /// body first.
+    pub fn render_bytes(&self, items: &[Item], recall: bool) -> Vec<u8> {
+        let mut rendered = self.rendered(items);
+        if recall {
+            add_recall_tool(self.format, &mut rendered.body);
+        }
+        rendered.write()
+    }
+
+    fn rendered(&self, items: &[Item]) -> Rendered<'_> {
         match self.format {
             Format::OpenAi => openai::render(self, items),
             Format::Anthropic => anthropic::render(self, items),
@@ -395,7 +416,7 @@ impl Parsed {
         let first = usize::from(self.has_top_level_system());
         self.originals[first..index]
             .iter()
-            .map(|original| match (self.format, original) {
+            .map(|original| match (self.format, &**original) {
                 (Format::Responses, Value::Array(items)) => items.len(),
                 _ => 1,
             })
@@ -441,34 +462,34 @@ impl Parsed {
         items: impl IntoIterator<Item = &'i Item>,
         mut rewrite: impl FnMut(Rewrite) -> Value,
         mut render_new: impl FnMut(&Message, &mut Vec<Value>),
-    ) -> Vec<Value> {
+    ) -> Vec<Entry<'_>> {
         let mut rendered = Vec::new();
+        let mut new = Vec::new();
         for item in items {
             match item {
-                Item::Kept(i) => rendered.push(self.originals[*i as usize].clone()),
-                Item::Rewritten(i, message) => rendered.push(rewrite(Rewrite {
+                Item::Kept(i) => rendered.push(Entry::Kept(&self.originals[*i as usize])),
+                Item::Rewritten(i, message) => rendered.push(Entry::New(rewrite(Rewrite {
                     original: &self.originals[*i as usize],
                     parts: &self.messages[*i as usize].parts,
                     message,
-                })),
-                Item::Written(message) => render_new(message, &mut rendered),
+                }))),
+                Item::Written(message) => {
+                    render_new(message, &mut new);
+                    rendered.extend(new.drain(..).map(Entry::New));
+                }
             }
         }
         rendered
     }
 
-    /// The stored body with `messages` put back in place of the emptied list
-    /// (`messages`, or `input` for Responses).
-    fn body_with(&self, messages: Vec<Value>) -> Value {
-        let mut body = self.body.clone();
-        match &mut body {
-            Value::Object(obj) => {
-                // Replacing an existing key keeps its position (preserve_order).
-                obj.insert(self.format.list_key().into(), Value::Array(messages));
-            }
-            list => *list = Value::Array(messages),
+    /// The stored body, to have `list` put back in place of the emptied
+    /// list (`messages`, or `input` for Responses).
+    fn body_with<'p>(&'p self, list: Vec<Entry<'p>>) -> Rendered<'p> {
+        Rendered {
+            body: self.body.clone(),
+            list,
+            list_key: self.format.list_key(),
         }
-        body
     }
 
     /// Puts the output's top-level system prompt, the `system` items, into
@@ -500,6 +521,88 @@ impl Parsed {
 
 /// A JSON object, as serde_json stores it.
 type Object = Map<String, Value>;
+
+/// An entry of a rendered message list: a kept message's original, or JSON
+/// rendered for this request.
+enum Entry<'p> {
+    Kept(&'p Value),
+    New(Value),
+}
+
+impl Entry<'_> {
+    fn value(&self) -> &Value {
+        match self {
+            Entry::Kept(value) => value,
+            Entry::New(value) => value,
+        }
+    }
+}
+
+/// A rendered request: the body with its list emptied (its top-level system
+/// prompt and tools as they go out), and the list, which goes under
+/// `list_key` (an object body keeps the emptied key where it was).
+struct Rendered<'p> {
+    body: Value,
+    list: Vec<Entry<'p>>,
+    list_key: &'static str,
+}
+
+impl Rendered<'_> {
+    /// The body with the list in place, every kept entry copied.
+    fn into_value(self) -> Value {
+        let list = Value::Array(self.list.iter().map(|e| e.value().clone()).collect());
+        let mut body = self.body;
+        match &mut body {
+            // Replacing an existing key keeps its position (preserve_order).
+            Value::Object(obj) => drop(obj.insert(self.list_key.into(), list)),
+            other => *other = list,
+        }
+        body
+    }
+
+    /// The body as compact JSON: what serde_json writes for
+    /// [`Rendered::into_value`], without the copy.
+    fn write(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(1 << 16);
+        let write_list = |out: &mut Vec<u8>| {
+            out.push(b'[');
+            for (i, entry) in self.list.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, entry.value()).expect("JSON writes to memory");
+            }
+            out.push(b']');
+        };
+        let Value::Object(obj) = &self.body else {
+            write_list(&mut out);
+            return out;
+        };
+        out.push(b'{');
+        let mut first = true;
+        let mut field = |out: &mut Vec<u8>, key: &str| {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, key).expect("JSON writes to memory");
+            out.push(b':');
+        };
+        for (key, value) in obj {
+            field(&mut out, key);
+            if key == self.list_key {
+                write_list(&mut out);
+            } else {
+                serde_json::to_writer(&mut out, value).expect("JSON writes to memory");
+            }
+        }
+        if !obj.contains_key(self.list_key) {
+            field(&mut out, self.list_key);
+            write_list(&mut out);
+        }
+        out.push(b'}');
+        out
+    }
+}
 
 /// A message a pass rewrote, with the original it came from. A pass drops
 /// parts (reasoning), inserts a text part (a loop's placeholder) or replaces

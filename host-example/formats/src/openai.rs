@@ -14,9 +14,11 @@
 //! otherwise, reasoning in the field the input used, and one `tool` message per
 //! tool result (from Anthropic-style messages that carry several).
 
-use crate::{Result, bail};
+use crate::{Rendered, Result, bail};
 use condense_model::{Item, Message, Part, Role, Thinking, ToolCall, ToolResult};
 use serde_json::{Map, Value, json};
+use std::borrow::Borrow;
+use std::sync::Arc;
 
 use super::{
     At, Format, Obj, Object, Parsed, Rewrite, json_or_string, opaque, opaque_block, read_content,
@@ -35,7 +37,7 @@ const LEGACY_CALL: &str = "function_call";
 
 /// A description of the first shape in the body that only OpenAI allows (see
 /// [`super::detect`]).
-pub(super) fn evidence(body: &Object, messages: &[Value]) -> Option<String> {
+pub(super) fn evidence<M: Borrow<Value>>(body: &Object, messages: &[M]) -> Option<String> {
     // Not `system`: Anthropic's message list has system messages too.
     const ROLES: [&str; 2] = ["developer", "tool"];
     const FIELDS: [&str; 5] = [
@@ -47,6 +49,7 @@ pub(super) fn evidence(body: &Object, messages: &[Value]) -> Option<String> {
     ];
     const PART_TYPES: [&str; 4] = ["image_url", "input_audio", "file", "refusal"];
     for (i, message) in messages.iter().enumerate() {
+        let message: &Value = message.borrow();
         if let Some(role) = message
             .get("role")
             .and_then(Value::as_str)
@@ -85,24 +88,38 @@ pub(super) fn parse(mut body: Value) -> Result<Parsed> {
     let root = At::ROOT;
     let messages_at = root.key("messages");
     let list_at = if bare { &root } else { &messages_at };
-    let messages = list
-        .iter()
+    let entries = list
+        .into_iter()
         .enumerate()
-        .map(|(i, message)| parse_message(message, &list_at.index(i)))
+        .map(|(i, entry)| {
+            let message = parse_message(&entry, &list_at.index(i))?;
+            Ok((Arc::new(entry), message))
+        })
         .collect::<Result<Vec<_>>>()?;
-    let reasoning_field = list
+    assemble(body, entries)
+}
+
+/// One entry of the message list as a model message.
+pub(super) fn read_entry(value: &Value) -> Result<Message> {
+    parse_message(value, &At::ROOT.key("messages"))
+}
+
+/// The request of `body` (its list emptied) and its entries, read.
+pub(super) fn assemble(body: Value, entries: Vec<(Arc<Value>, Message)>) -> Result<Parsed> {
+    let reasoning_field = entries
         .iter()
-        .find_map(|m| {
+        .find_map(|(m, _)| {
             REASONING_FIELDS
                 .into_iter()
                 .find(|f| m.get(f).is_some_and(Value::is_string))
         })
         .unwrap_or(REASONING_FIELDS[0]);
+    let (originals, messages) = entries.into_iter().unzip();
     Ok(Parsed {
         format: Format::OpenAi,
         body,
         messages,
-        originals: list,
+        originals,
         reasoning_field,
     })
 }
@@ -173,7 +190,7 @@ fn parse_tool_call(value: &Value, at: &At) -> Result<ToolCall> {
     })
 }
 
-pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
+pub(super) fn render<'p>(parsed: &'p Parsed, output: &[Item]) -> Rendered<'p> {
     let messages = parsed.reuse_or_render(
         output,
         |rewrite| render_rewrite(rewrite, parsed.reasoning_field),

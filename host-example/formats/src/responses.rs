@@ -29,9 +29,10 @@
 //!
 //! [`check_pairs`]: condense_model::invariants::check_pairs
 
-use crate::{Result, bail};
+use crate::{Entry, Rendered, Result, bail};
 use condense_model::{Item, Message, Part, Role, Thinking, ToolCall, ToolResult};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 use super::{
     At, Format, Obj, Parsed, Rewrite, json_or_string, kind, opaque, read_content, rewritten_blocks,
@@ -72,29 +73,45 @@ pub(super) fn parse(mut body: Value) -> Result<Parsed> {
         ),
     };
     let list = take_list(obj, "input")?;
+    let input_at = At::ROOT.key("input");
+    let entries = list
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let message = parse_item(&item, &input_at.index(i))?;
+            Ok((Arc::new(item), message))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    assemble(body, entries)
+}
 
+/// One item of `input` as a model message.
+pub(super) fn read_entry(value: &Value) -> Result<Message> {
+    parse_item(value, &At::ROOT.key("input"))
+}
+
+/// The request of `body` (its list emptied) and its items, read: a call
+/// right after one joins its batch (see the module docs).
+pub(super) fn assemble(body: Value, entries: Vec<(Arc<Value>, Message)>) -> Result<Parsed> {
     let root = At::ROOT;
-    let mut messages = Vec::with_capacity(list.len() + 1);
-    let mut originals = Vec::with_capacity(list.len() + 1);
+    let mut messages: Vec<Message> = Vec::with_capacity(entries.len() + 1);
+    let mut originals: Vec<Arc<Value>> = Vec::with_capacity(entries.len() + 1);
     if let Some(instructions) = Obj::new(&body, &root, "body")?.opt_str("instructions")? {
         messages.push(Message::text(Role::System, instructions));
-        originals.push(Value::from(instructions));
+        originals.push(Arc::new(Value::from(instructions)));
     }
-    let input_at = root.key("input");
-    for (i, item) in list.into_iter().enumerate() {
-        let message = parse_item(&item, &input_at.index(i))?;
+    for (item, message) in entries {
         let is_call = matches!(message.parts.as_slice(), [Part::ToolCall(_)]);
-        // Only a batch of calls has a list as its original: a call right after
-        // one joins its batch (see the module docs).
+        // Only a batch of calls has a list as its original.
         if is_call
-            && let (Some(batch), Some(Value::Array(items))) =
-                (messages.last_mut(), originals.last_mut())
+            && let (Some(batch), Some(last)) = (messages.last_mut(), originals.last_mut())
+            && let Value::Array(items) = Arc::make_mut(last)
         {
             batch.parts.extend(message.parts);
-            items.push(item);
+            items.push(Arc::unwrap_or_clone(item));
         } else {
             originals.push(if is_call {
-                Value::Array(vec![item])
+                Arc::new(Value::Array(vec![Arc::unwrap_or_clone(item)]))
             } else {
                 item
             });
@@ -202,7 +219,7 @@ fn parse_reasoning(item: &Obj) -> Result<Thinking> {
     })
 }
 
-pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
+pub(super) fn render<'p>(parsed: &'p Parsed, output: &[Item]) -> Rendered<'p> {
     // The top-level `instructions` is message 0 when there is one; other
     // system messages are items of the list (`developer` messages).
     let has_instructions = parsed.has_top_level_system();
@@ -213,7 +230,7 @@ pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
         render_items(message.role, &message.parts, out)
     });
     let mut body = parsed.body_with(flatten(rendered));
-    parsed.put_system(&mut body, &instructions, |instructions| {
+    parsed.put_system(&mut body.body, &instructions, |instructions| {
         let texts: Vec<String> = instructions
             .iter()
             .map(|item| item.message(&parsed.messages).joined_text())
@@ -225,14 +242,16 @@ pub(super) fn render(parsed: &Parsed, output: &[Item]) -> Value {
 
 /// The items of `rendered`, where a batch of calls or a rewrite may be a list
 /// of items (no item is a list).
-fn flatten(rendered: Vec<Value>) -> Vec<Value> {
-    rendered
-        .into_iter()
-        .flat_map(|value| match value {
-            Value::Array(items) => items,
-            item => vec![item],
-        })
-        .collect()
+fn flatten(rendered: Vec<Entry<'_>>) -> Vec<Entry<'_>> {
+    let mut out = Vec::with_capacity(rendered.len());
+    for entry in rendered {
+        match entry {
+            Entry::New(Value::Array(items)) => out.extend(items.into_iter().map(Entry::New)),
+            Entry::Kept(Value::Array(items)) => out.extend(items.iter().map(Entry::Kept)),
+            entry => out.push(entry),
+        }
+    }
+    out
 }
 
 /// Whether `item` is a message item (which the short form without `type` is).
@@ -297,7 +316,16 @@ fn render_rewrite(rewrite: Rewrite) -> Value {
         render_items(message.role, [part], &mut new_items);
         Value::Array(new_items)
     });
-    Value::Array(flatten(rendered))
+    // A list renders as its items (a list of lists as all their items).
+    Value::Array(
+        rendered
+            .into_iter()
+            .flat_map(|value| match value {
+                Value::Array(items) => items,
+                item => vec![item],
+            })
+            .collect(),
+    )
 }
 
 /// A text or opaque part as an element of a message item's `content`.

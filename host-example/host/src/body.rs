@@ -146,6 +146,13 @@ pub enum BodyError {
 /// with tool calls and results that pair up. Every error names the JSON
 /// location of the problem.
 pub fn parse_body(body: &[u8], format: Option<Format>) -> Result<Parsed, BodyError> {
+    parse_body_in(body, format, 0)
+}
+
+/// [`parse_body`], the body's messages read before under `scope` taken as
+/// read ([`Parsed::read`], when the format is known): a host that serves
+/// several tenants gives each its own scope.
+pub fn parse_body_in(body: &[u8], format: Option<Format>, scope: u64) -> Result<Parsed, BodyError> {
     let text = std::str::from_utf8(body).map_err(|e| {
         let offset = e.valid_up_to();
         let line_start = body[..offset]
@@ -162,36 +169,52 @@ pub fn parse_body(body: &[u8], format: Option<Format>) -> Result<Parsed, BodyErr
     if text.trim().is_empty() {
         return Err(BodyError::Empty);
     }
+    let invalid = |format, e: formats::FormatError| BodyError::Invalid {
+        format,
+        reason: e.to_string(),
+    };
+    if let Some(format) = format
+        && let Some(read) = Parsed::read(text, format, scope)
+    {
+        let parsed = match read {
+            formats::Read::Parsed(parsed) => parsed,
+            formats::Read::Nothing(reason) => {
+                return Err(BodyError::NothingToCompress { format, reason });
+            }
+            formats::Read::Anthropic => return Err(anthropic_as_openai()),
+        };
+        parsed.check_tool_pairs().map_err(|e| invalid(format, e))?;
+        return Ok(parsed);
+    }
     let value: serde_json::Value = serde_json::from_str(text).map_err(BodyError::Json)?;
     let detected = formats::detect(&value).map_err(|e| BodyError::UnknownFormat(e.to_string()));
     let format = match (format, detected) {
         (None, detected) => detected?,
         // A forced format the body does not fit would render a request the
         // provider rejects (a result whose call was folded, say).
-        (Some(Format::OpenAi), Ok(Format::Anthropic)) => {
-            return Err(BodyError::Invalid {
-                format: Format::OpenAi,
-                reason: "the body is an Anthropic Messages request (--format anthropic, or \
-                         leave the format to be told from the body)"
-                    .into(),
-            });
-        }
+        (Some(Format::OpenAi), Ok(Format::Anthropic)) => return Err(anthropic_as_openai()),
         (Some(forced), _) => forced,
     };
     if let Some(reason) = formats::nothing_to_compress(format, &value) {
         return Err(BodyError::NothingToCompress { format, reason });
     }
-    let invalid = |e: formats::FormatError| BodyError::Invalid {
-        format,
-        reason: e.to_string(),
-    };
-    let parsed = Parsed::parse(value, format).map_err(invalid)?;
+    let parsed = Parsed::parse(value, format).map_err(|e| invalid(format, e))?;
     // Checked here, before any component runs: the compressor would refuse
     // such a request and the middleware would send it on unchanged
     // (fail-open), so the user would never learn that the request itself is
     // malformed, and the provider would reject it anyway.
-    parsed.check_tool_pairs().map_err(invalid)?;
+    parsed.check_tool_pairs().map_err(|e| invalid(format, e))?;
     Ok(parsed)
+}
+
+/// A body read as OpenAI that is an Anthropic request.
+fn anthropic_as_openai() -> BodyError {
+    BodyError::Invalid {
+        format: Format::OpenAi,
+        reason: "the body is an Anthropic Messages request (--format anthropic, or leave the \
+                 format to be told from the body)"
+            .into(),
+    }
 }
 
 /// Compresses one request body: check its size against the middleware's
@@ -231,7 +254,7 @@ pub fn compress_body_for<'c>(
         config,
         recall,
         core,
-    } = read(middleware, body, format, config)?;
+    } = read(middleware, body, format, store.scope(), config)?;
     // After a compaction of the provider's own, condense works on what
     // follows it (the system messages before): the rest is the provider's.
     let provider = ProviderPart::of(parsed.messages());
@@ -274,11 +297,7 @@ pub fn compress_body_for<'c>(
             tracing::warn!("{e}");
         }
     }
-    let mut rendered = parsed.render(&provider.items(&sent.items));
-    if !sent.handles.is_empty() {
-        formats::add_recall_tool(format, &mut rendered);
-    }
-    let rendered = serde_json::to_vec(&rendered).expect("JSON serialises");
+    let rendered = parsed.render_bytes(&provider.items(&sent.items), !sent.handles.is_empty());
     if let Some(checkpoint) = &sent.checkpoint
         && Some(checkpoint) != stored.as_ref()
         && let Err(e) = store.save(history, checkpoint)
@@ -395,6 +414,7 @@ fn read<'c>(
     middleware: &Middleware,
     body: &[u8],
     format: Option<Format>,
+    scope: u64,
     config: impl FnOnce(Option<&str>) -> &'c BodyConfig,
 ) -> Result<Read<'c>, BodyError> {
     let limit = middleware.max_request_bytes();
@@ -404,7 +424,7 @@ fn read<'c>(
             limit,
         });
     }
-    let parsed = parse_body(body, format)?;
+    let parsed = parse_body_in(body, format, scope)?;
     let config = config(parsed.body().get("model").and_then(|m| m.as_str()));
     let (core, recall) = compressed_with(config, &parsed);
     Ok(Read {
@@ -442,7 +462,7 @@ pub fn prepare_body<'c>(
         config,
         recall,
         core,
-    } = read(middleware, body, format, config)?;
+    } = read(middleware, body, format, store.scope(), config)?;
     let history = parsed.messages();
     let stored = match store.load(history) {
         Ok(stored) => stored,
@@ -454,11 +474,16 @@ pub fn prepare_body<'c>(
 }
 
 /// `middleware` for the session `store` found, when the store keeps many
-/// and summaries are prepared ahead: they are that session's alone.
+/// and summaries are prepared ahead (they are that session's alone), and
+/// for its tenant ([`CheckpointStore::scope`]).
 fn owned<'m>(middleware: &'m Middleware, store: &dyn CheckpointStore) -> Cow<'m, Middleware> {
-    match (middleware.prepared(), store.owner()) {
+    let owned = match (middleware.prepared(), store.owner()) {
         (Some(_), Some(owner)) => Cow::Owned(middleware.owned_by(owner)),
         _ => Cow::Borrowed(middleware),
+    };
+    match store.scope() {
+        0 => owned,
+        scope => Cow::Owned(owned.into_owned().in_scope(scope)),
     }
 }
 

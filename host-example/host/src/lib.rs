@@ -66,6 +66,7 @@ pub mod sandbox;
 pub mod store;
 mod summarizer;
 pub mod timing;
+mod token_memo;
 pub mod transcript;
 
 pub use condense_formats as formats;

@@ -7,11 +7,11 @@ use crate::llm::LanguageModel;
 use crate::prepared::Prepared;
 use crate::report::{Cause, HostReport, Status, Verdict};
 use crate::runtime::{Call, Runtime};
+use crate::token_memo::estimate_messages;
 use crate::transcript::{Transcript, message_bytes, request_bytes};
 use condense_model::hash::prefix_hash;
 use condense_model::invariants::{History, check_items};
 use condense_model::recall::{Handle, Span, fold_handle_of, result_handle};
-use condense_model::tokens::estimate_messages;
 use condense_model::{Checkpoint, CoreConfig, Item, Message, Outcome, Report};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -36,6 +36,8 @@ pub struct Middleware {
     /// The session its calls are for, when the host keeps many
     /// ([`Middleware::owned_by`]).
     owner: Option<Arc<str>>,
+    /// Whose requests its calls are ([`Middleware::in_scope`]).
+    scope: u64,
 }
 
 /// What the host keeps beside a session between calls: the compressor's
@@ -103,10 +105,11 @@ impl<'a> Measured<'a> {
         }
     }
 
-    /// The host's token count of each message from `from` on.
-    fn tokens(self, from: usize) -> Cow<'a, [u32]> {
+    /// The host's token count of each message from `from` on, those of a
+    /// fresh history remembered under `scope`.
+    fn tokens(self, from: usize, scope: u64) -> Cow<'a, [u32]> {
         match self {
-            Measured::Fresh(history) => Cow::Owned(estimate_messages(&history[from..])),
+            Measured::Fresh(history) => Cow::Owned(estimate_messages(&history[from..], scope)),
             Measured::Kept(transcript) => Cow::Borrowed(&transcript.tokens()[from..]),
         }
     }
@@ -146,6 +149,7 @@ impl Middleware {
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             prepared: None,
             owner: None,
+            scope: 0,
         }
     }
 
@@ -168,6 +172,7 @@ impl Middleware {
             max_request_bytes: self.max_request_bytes,
             prepared: self.prepared.clone(),
             owner: self.owner.clone(),
+            scope: self.scope,
         }
     }
 
@@ -180,7 +185,16 @@ impl Middleware {
             max_request_bytes: self.max_request_bytes,
             prepared: self.prepared.clone(),
             owner: Some(owner.into()),
+            scope: self.scope,
         }
+    }
+
+    /// This middleware for the requests of one tenant of many
+    /// ([`crate::CheckpointStore::scope`]): the token counts it remembers
+    /// of the messages it was sent are that tenant's alone.
+    pub fn in_scope(mut self, scope: u64) -> Middleware {
+        self.scope = scope;
+        self
     }
 
     /// Prepares the next compaction's summary for the session of `history`
@@ -211,7 +225,7 @@ impl Middleware {
                 config,
                 settings,
                 checkpoint: checkpoint.map(|c| &c.checkpoint),
-                tokens: Some(&measured.tokens(offset)),
+                tokens: Some(&measured.tokens(offset, self.scope)),
                 recall,
                 prepared: Some(prepared),
                 preparing: true,
@@ -377,7 +391,7 @@ impl Middleware {
         // with its own token count of each message sent (condense's
         // estimator run natively, so the guest need not run it in wasm).
         let resume = resume_point(measured, checkpoint);
-        let tail_tokens = measured.tokens(resume);
+        let tail_tokens = measured.tokens(resume, self.scope);
         let call = |offset: usize, tokens: &[u32]| {
             self.runtime.call(Call {
                 history,
@@ -396,7 +410,7 @@ impl Middleware {
         let mut result = call(resume, &tail_tokens);
         if resume > 0 && matches!(&result, Err(f) if f.kind == FailureKind::NeedsFullHistory) {
             sent_from = 0;
-            result = call(0, &measured.tokens(0));
+            result = call(0, &measured.tokens(0, self.scope));
         }
         let mut summary_by = None;
         let mut fell_through = Vec::new();

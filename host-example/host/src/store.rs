@@ -41,6 +41,14 @@ pub trait CheckpointStore {
     fn owner(&self) -> Option<&str> {
         None
     }
+    /// Whose requests the store's are, when a host serves several tenants:
+    /// what condense remembers of the messages it has read (so as not to
+    /// read them again) is remembered per scope, so that how quickly a
+    /// request is read says nothing of what another tenant sent. Known
+    /// before any request is read; 0: one scope.
+    fn scope(&self) -> u64 {
+        0
+    }
 }
 
 /// A checkpoint store that failed.

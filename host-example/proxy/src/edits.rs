@@ -55,8 +55,7 @@ pub enum ContextEdits {
 /// (it goes on as it came).
 pub fn apply(body: &[u8]) -> Option<(Vec<u8>, Vec<Value>)> {
     // Most requests ask for none: they are not read a second time.
-    const FIELD: &[u8] = b"\"context_management\"";
-    if !body.windows(FIELD.len()).any(|w| w == FIELD) {
+    if memchr::memmem::find(body, b"\"context_management\"").is_none() {
         return None;
     }
     let mut body: Value = serde_json::from_slice(body).ok()?;

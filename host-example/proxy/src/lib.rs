@@ -52,6 +52,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use bytes::Bytes;
 use condense_config::pricing::{ModelPrice, PriceTable};
 use condense_config::{AgentSettings, ConfigFile, ModelClient};
@@ -282,6 +283,14 @@ pub async fn serve(
             guarded,
         ))
         .with_state(shared);
+    // An answer passes in many writes (headers, then the body as it
+    // streams): with Nagle's algorithm on, a write waits for the client's
+    // delayed ACK of the one before, 40 ms on Linux.
+    let listener = listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(target: "condense::proxy", "cannot set TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

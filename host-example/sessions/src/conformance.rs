@@ -153,4 +153,15 @@ pub fn calls_are_kept_per_group(store: &dyn SessionStore) {
     assert_eq!(calls.len(), MAX_CALLS);
     assert_eq!(calls.first().map(|c| c.at_ms), Some(1));
     assert_eq!(calls.last().map(|c| c.at_ms), Some(MAX_CALLS as u64));
+    // Past the cap, one in, one out, every time.
+    store
+        .record_call("g-many", &call_at(MAX_CALLS as u64 + 1, "m", 1))
+        .unwrap();
+    let calls = store.calls("g-many").unwrap();
+    assert_eq!(calls.len(), MAX_CALLS);
+    assert_eq!(calls.first().map(|c| c.at_ms), Some(2));
+    assert_eq!(
+        store.last_call("g-many").unwrap().map(|c| c.at_ms),
+        Some(MAX_CALLS as u64 + 1)
+    );
 }

@@ -21,7 +21,8 @@ const CALLS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("ca
 
 /// Checkpoints in an embedded database file (redb): every `put` is one
 /// transaction, committed durably before it returns, so a host killed at any
-/// moment finds every checkpoint it had saved.
+/// moment finds every checkpoint it had saved. Request times are committed
+/// without waiting for the disk ([`quick`]).
 pub struct DbSessions {
     db: redb::Database,
 }
@@ -135,10 +136,10 @@ impl SessionStore for DbSessions {
 
     /// One write transaction: the old time read and the new one written
     /// at once (redb has one writer at a time, so two requests at once
-    /// each see the other's time or the one before). Committed durably like
-    /// `put`: a restarted host still knows how long its sessions were idle.
+    /// each see the other's time or the one before). It is on every
+    /// request's path, so it does not wait for the disk ([`quick`]).
     fn touch(&self, group: &str, now_ms: u64) -> Result<Option<u64>, StoreError> {
-        let txn = self.db.begin_write().map_err(backend)?;
+        let txn = quick(&self.db)?;
         let previous = {
             let mut table = txn.open_table(TOUCHED).map_err(backend)?;
             table
@@ -163,26 +164,34 @@ impl SessionStore for DbSessions {
     }
 
     /// One write transaction: the next number after the group's last, the
-    /// oldest dropped past [`MAX_CALLS`].
+    /// oldest dropped past [`MAX_CALLS`]. A group's numbers run without a
+    /// gap (calls are only added at the end and dropped from the start), so
+    /// its first and last key say how many it has: nothing else is read.
+    /// Committed durably, after the call's answer has passed: a host killed
+    /// at any moment has every call it answered on record (and the request
+    /// times [`quick`] wrote before).
     fn record_call(&self, group: &str, call: &CallRecord) -> Result<(), StoreError> {
         use redb::ReadableTable;
         let txn = self.db.begin_write().map_err(backend)?;
         {
             let mut table = txn.open_table(CALLS).map_err(backend)?;
             let (from, to) = DbSessions::range(group);
-            let keys: Vec<String> = table
-                .range(from.as_str()..to.as_str())
-                .map_err(backend)?
-                .map(|row| row.map(|(key, _)| key.value().to_owned()))
-                .collect::<Result<_, _>>()
-                .map_err(backend)?;
-            let next = keys
-                .last()
-                .and_then(|k| k[from.len()..].parse::<u64>().ok())
-                .map_or(0, |last| last + 1);
-            let over = (keys.len() + 1).saturating_sub(MAX_CALLS);
-            for key in &keys[..over] {
-                table.remove(key.as_str()).map_err(backend)?;
+            let seq = |key: &str| key[from.len()..].parse::<u64>().ok();
+            let (first, last) = {
+                let mut rows = table.range(from.as_str()..to.as_str()).map_err(backend)?;
+                let first = rows.next().transpose().map_err(backend)?;
+                let first = first.and_then(|(key, _)| seq(key.value()));
+                let last = rows.next_back().transpose().map_err(backend)?;
+                (first, last.and_then(|(key, _)| seq(key.value())).or(first))
+            };
+            let next = last.map_or(0, |last| last + 1);
+            if let Some(first) = first {
+                let kept = next - first;
+                for old in first..(first + (kept + 1).saturating_sub(MAX_CALLS as u64)) {
+                    table
+                        .remove(format!("{from}{old:020}").as_str())
+                        .map_err(backend)?;
+                }
             }
             let bytes = serde_json::to_vec(call).expect("a call record serialises");
             table
@@ -195,6 +204,35 @@ impl SessionStore for DbSessions {
     fn calls(&self, group: &str) -> Result<Vec<CallRecord>, StoreError> {
         self.rows(CALLS, group)
     }
+
+    /// The last key of the group's range: one row read, whatever the
+    /// number of calls.
+    fn last_call(&self, group: &str) -> Result<Option<CallRecord>, StoreError> {
+        use redb::ReadableDatabase;
+        let txn = self.db.begin_read().map_err(backend)?;
+        let table = match txn.open_table(CALLS) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+            Err(e) => return Err(backend(e)),
+        };
+        let (from, to) = DbSessions::range(group);
+        let mut rows = table.range(from.as_str()..to.as_str()).map_err(backend)?;
+        let last = rows.next_back().transpose().map_err(backend)?;
+        Ok(last.and_then(|(_, value)| serde_json::from_slice(value.value()).ok()))
+    }
+}
+
+/// A write transaction that commits without waiting for the disk: what a
+/// request writes on its way (the time of a session's latest request).
+/// Such commits reach the file with the next durable one — the call's
+/// record once its answer has passed, a checkpoint's `put`, the database
+/// closed — so a crash can lose the times of the requests in flight, never
+/// a checkpoint or a call answered.
+fn quick(db: &redb::Database) -> Result<redb::WriteTransaction, StoreError> {
+    let mut txn = db.begin_write().map_err(backend)?;
+    txn.set_durability(redb::Durability::None)
+        .map_err(backend)?;
+    Ok(txn)
 }
 
 #[cfg(test)]

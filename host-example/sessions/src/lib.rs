@@ -272,6 +272,17 @@ impl CheckpointStore for Lookup<'_> {
     fn owner(&self) -> Option<&str> {
         self.group()
     }
+
+    /// The tenant's: a digest of it (any stable one; it is never stored).
+    fn scope(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let Some(tenant) = self.tenant else {
+            return 0;
+        };
+        let mut hasher = std::hash::DefaultHasher::new();
+        tenant.hash(&mut hasher);
+        hasher.finish()
+    }
 }
 
 /// The entries of a group after adding one: the same id replaced, the
@@ -345,6 +356,26 @@ mod tests {
         touches_are_per_group,
     };
     use super::*;
+
+    /// A checkpoint's state is stored as base64 text; one stored by an
+    /// earlier condense, as an array of numbers, still reads.
+    #[test]
+    fn a_checkpoints_state_is_stored_as_text_and_the_old_arrays_still_read() {
+        let checkpoint = condense_model::Checkpoint {
+            version: 3,
+            boundary: 7,
+            state: vec![0, 1, 2, 250, 255],
+        };
+        let json = serde_json::to_value(&checkpoint).unwrap();
+        assert_eq!(json["state"], "AAEC+v8=");
+        let back: condense_model::Checkpoint = serde_json::from_value(json).unwrap();
+        assert_eq!(back, checkpoint);
+        let old = serde_json::json!({"version": 3, "boundary": 7, "state": [0, 1, 2, 250, 255]});
+        let back: condense_model::Checkpoint = serde_json::from_value(old).unwrap();
+        assert_eq!(back, checkpoint);
+        let bad = serde_json::json!({"version": 3, "boundary": 7, "state": "not base64!"});
+        assert!(serde_json::from_value::<condense_model::Checkpoint>(bad).is_err());
+    }
 
     #[test]
     fn in_memory_sessions_keep_their_own_checkpoints() {
