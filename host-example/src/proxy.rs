@@ -164,10 +164,13 @@ pub fn run(file: Option<&ConfigFile>, run: &ProxyRun, out: &mut dyn Write) -> Re
         quiet: Duration::from_secs(run.prepare_quiet),
     });
     let prepared = prepare.map(|_| {
-        Arc::new(Prepared::new(
-            Duration::from_millis(run.prepare_wait_ms),
-            Some(store.clone()),
-        ))
+        Arc::new(
+            Prepared::new(
+                Duration::from_millis(run.prepare_wait_ms),
+                Some(store.clone()),
+            )
+            .without_waiting(),
+        )
     });
     let agents = condense_proxy::agents(
         file,
@@ -335,8 +338,10 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub prepare_jobs: usize,
     /// The longest a compacting request waits for its summary's background job, in
-    /// milliseconds; past it the summarizer chain writes the summary as without preparation.
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    /// milliseconds. Past it (or with no summary prepared), the chain's last summarizer
+    /// writes the summary at once and the model's is written in the background, to be
+    /// continued by the next compaction: no call waits for a model's summary.
+    #[arg(long, value_name = "MS", default_value_t = 10)]
     pub prepare_wait_ms: u64,
     /// A background job whose session sent nothing for this many seconds when its turn
     /// comes is dropped.

@@ -84,7 +84,7 @@ impl RunningProxy {
         wait: std::time::Duration,
     ) -> RunningProxy {
         let proxy = RunningProxy::settings(config, upstream, store.clone());
-        let prepared = Arc::new(Prepared::new(wait, Some(store)));
+        let prepared = Arc::new(Prepared::new(wait, Some(store)).without_waiting());
         RunningProxy::preparing_with(proxy, config, prepared)
     }
 

@@ -38,11 +38,16 @@ fn summarizer(delay: Duration) -> TestServer {
     TestServer::answering(move |request| summary_answer(request).after(delay))
 }
 
-/// The summarizer model's answer to `request` (see [`summarizer`]).
-fn summary_answer(request: &Recorded) -> Reply {
+/// The summary the model writes for `request` (see [`summarizer`]).
+fn summary_text(request: &Recorded) -> String {
     let mut hasher = DefaultHasher::new();
     request.body.to_string().hash(&mut hasher);
-    let text = format!("Summary {:016x}: the work so far.", hasher.finish());
+    format!("Summary {:016x}: the work so far.", hasher.finish())
+}
+
+/// The summarizer model's answer to `request` (see [`summarizer`]).
+fn summary_answer(request: &Recorded) -> Reply {
+    let text = summary_text(request);
     let answer = json!({
         "id": "s", "object": "chat.completion", "model": "m",
         "choices": [{"index": 0, "finish_reason": "stop",
@@ -200,7 +205,7 @@ fn a_summary_prepared_by_one_proxy_serves_another_behind_the_same_redis() {
 /// (the heuristic summary, the model failing at once), and the requests
 /// are the synchronous proxy's; with the model not answering before the
 /// wait is over, a compaction waits the bound, no more, and the chain's
-/// last summarizer writes its summary.
+/// last summarizer writes its summary, the model's written meanwhile.
 #[test]
 fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
     let calls = &session_calls("cc-opus-c")[..50];
@@ -252,7 +257,9 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
     let mut settings = RunningProxy::settings(&config_slow, &agent.url(""), store.clone());
     settings.events = Some(condense_host::events::EventLog::open(&events).unwrap());
     let clock = ManualClock::skipping_waits();
-    let prepared = Prepared::new(bound, Some(store)).with_clock(Clock::manual(&clock));
+    let prepared = Prepared::new(bound, Some(store))
+        .without_waiting()
+        .with_clock(Clock::manual(&clock));
     let proxy = RunningProxy::preparing_with(settings, &config_slow, Arc::new(prepared));
     // Bound after the proxy, so dropped before it even when the test fails:
     // the proxy waits for its jobs, and they for the model.
@@ -268,7 +275,7 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
         .collect();
     let waited: Vec<&Value> = events
         .iter()
-        .filter(|e| e["prepared"] == "fell_back" && e["waited_ms"].is_u64())
+        .filter(|e| e["prepared"] == "later" && e["waited_ms"].is_u64())
         .collect();
     assert!(
         !waited.is_empty(),
@@ -279,8 +286,119 @@ fn with_the_summarizer_down_or_slow_compactions_fall_back_within_the_bound() {
         assert_eq!(event["waited_ms"], 300, "it waited the bound: {event}");
         assert_eq!(event["summary_by"], "heuristic", "{event}");
         let fell = event["fell_through"].to_string();
-        assert!(fell.contains("being prepared ahead"), "{event}");
+        assert!(fell.contains("written in the background"), "{event}");
     }
+}
+
+/// A compaction whose summary the model has not written yet does not wait
+/// for it: the chain's fallback writes it at once (`later`), the model's
+/// summary of the same fold is written meanwhile, and the next fold's
+/// summary continues the model's, not the fallback's stand-in.
+#[test]
+fn a_compaction_that_cannot_wait_has_the_next_continue_the_models_summary() {
+    let calls = &session_calls("cc-opus-c")[..70];
+    // The model answers nothing until the test opens it.
+    let open = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    // Each summary request as it comes, with the summary it gets.
+    let asked: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let model = {
+        let (open, asked) = (open.clone(), asked.clone());
+        TestServer::answering(move |request| {
+            let entry = (request.body.to_string(), summary_text(request));
+            asked.lock().unwrap().push(entry);
+            let (lock, opened) = &*open;
+            let guard = lock.lock().unwrap();
+            drop(opened.wait_while(guard, |open| !*open).unwrap());
+            summary_answer(request)
+        })
+    };
+    let config = format!(
+        "{}timeout_ms = 3600000\nbudget_ms = 3600000\n",
+        config(&model.url(""))
+    );
+    let agent = upstream(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let events_file = dir.path().join("events.jsonl");
+    let store: Arc<dyn SessionStore> = Arc::new(MemorySessions::default());
+    let mut settings = RunningProxy::settings(&config, &agent.url(""), store.clone());
+    settings.events = Some(condense_host::events::EventLog::open(&events_file).unwrap());
+    // The wait for a running job runs out at once.
+    let clock = ManualClock::skipping_waits();
+    let prepared = Prepared::new(Duration::from_millis(10), Some(store))
+        .without_waiting()
+        .with_clock(Clock::manual(&clock));
+    let proxy = RunningProxy::preparing_with(settings, &config, Arc::new(prepared));
+    let events = || -> Vec<Value> {
+        std::fs::read_to_string(&events_file)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let open_model = || {
+        *open.0.lock().unwrap() = true;
+        open.1.notify_all();
+    };
+    let client = ureq::Agent::new_with_defaults();
+    let mut sent = 0;
+    // Up to the first compaction, the model answering nothing.
+    while events().is_empty() && sent < calls.len() {
+        assert_eq!(
+            post(&client, &proxy.url("/v1/messages"), &calls[sent], &[]),
+            200
+        );
+        sent += 1;
+    }
+    let first = events().first().cloned().unwrap_or_else(|| {
+        open_model();
+        panic!("no compaction in {sent} calls")
+    });
+    assert_eq!(first["prepared"], "later", "{first}");
+    assert_eq!(first["summary_by"], "heuristic", "{first}");
+    // The model answers; its summaries of the first fold are written.
+    let asked_before_open = asked.lock().unwrap().len();
+    open_model();
+    let metrics_url = proxy.url("/metrics");
+    for _ in 0..400 {
+        let metrics = scrape(&metrics_url);
+        if jobs(&metrics, "prepared") + jobs(&metrics, "failed") >= 1.0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    // A moment for a writer of the compaction's own, which no metric counts.
+    std::thread::sleep(Duration::from_millis(300));
+    for call in &calls[sent..] {
+        assert_eq!(post(&client, &proxy.url("/v1/messages"), call, &[]), 200);
+    }
+    drop(proxy);
+    let compactions = events();
+    assert!(compactions.len() >= 2, "{compactions:?}");
+    // What the model wrote of the first fold (asked before it opened): the
+    // compaction took the stand-in, so no request the agent got carries it,
+    // and only the stand-in's replacement brings it into a later summary
+    // request.
+    let asked = asked.lock().unwrap().clone();
+    let first_fold: Vec<&String> = asked[..asked_before_open].iter().map(|(_, w)| w).collect();
+    assert!(!first_fold.is_empty(), "the first fold's summary was asked");
+    let to_agent: Vec<String> = agent
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    for text in &first_fold {
+        assert!(
+            !to_agent.iter().any(|b| b.contains(text.as_str())),
+            "{text}"
+        );
+    }
+    let continued = asked[asked_before_open..]
+        .iter()
+        .any(|(body, _)| first_fold.iter().any(|w| body.contains(w.as_str())));
+    assert!(
+        continued,
+        "no summary request continued the model's summary of the first fold: {compactions:?}"
+    );
 }
 
 /// `condense agent`'s loop (a recorded session played back), its summaries
@@ -374,6 +492,15 @@ fn instruction(wire: Wire, body: &Value) -> Option<String> {
     text.starts_with(SUMMARY_INSTRUCTION).then_some(text)
 }
 
+/// Whether `body` is a summary request of the LLM summarizer's own (its
+/// system prompt, not the client's conversation).
+fn own_summary_request(wire: Wire, body: &Value) -> bool {
+    instruction(wire, body).is_none()
+        && body
+            .to_string()
+            .contains("You maintain the handoff summary of a long conversation")
+}
+
 /// The client's key, as its request carried it.
 fn key_of(request: &Recorded) -> Option<&str> {
     request
@@ -413,7 +540,11 @@ fn agent_and_summarizer(wire: Wire) -> TestServer {
 /// the fold — its model, system prompt and tools, its messages as they
 /// were sent — then the instruction, sent to the client's upstream with the
 /// client's key. For each protocol, with each summary written when its
-/// compaction comes and prepared ahead in the background.
+/// compaction comes and prepared ahead in the background. (Prepared ahead,
+/// a compaction that found none ready took the fallback's as a stand-in,
+/// and the next summary continues the model's on its own, not in the
+/// conversation, which shows the stand-in: such a request is the
+/// summarizer's own, still with the client's key.)
 #[test]
 fn the_proxys_summary_request_starts_with_the_clients_own_request() {
     let config = format!(
@@ -467,6 +598,11 @@ fn the_proxys_summary_request_starts_with_the_clients_own_request() {
             let list = wire.list_key();
             let mut asked = 0;
             for (at, summary) in requests.iter().enumerate() {
+                if own_summary_request(wire, &summary.body) {
+                    assert!(preparing, "{what}: a summary request of its own");
+                    assert_eq!(key_of(summary), Some(KEY), "{what}: the client's key");
+                    continue;
+                }
                 if instruction(wire, &summary.body).is_none() {
                     continue;
                 }
@@ -488,6 +624,7 @@ fn the_proxys_summary_request_starts_with_the_clients_own_request() {
                     .iter()
                     .rev()
                     .filter(|r| instruction(wire, &r.body).is_none())
+                    .filter(|r| !own_summary_request(wire, &r.body))
                     .find(agrees)
                     .unwrap_or_else(|| panic!("{what}: no request of the agent starts so"));
                 assert_eq!(summary.path, theirs.path, "{what}");
@@ -499,12 +636,22 @@ fn the_proxys_summary_request_starts_with_the_clients_own_request() {
                 assert!(summary.body.get("stream").is_none(), "{what}");
             }
             assert!(asked >= 2, "{what}: {asked} summary requests");
-            // The summaries the client's model wrote are the ones sent on.
+            // The summaries the client's model wrote are the ones sent on
+            // (prepared ahead, a compaction that found none ready sent the
+            // fallback's, the model's coming in at the next one).
             let last = &requests.last().unwrap().body;
-            assert!(
-                last.to_string().contains("of the parser work"),
-                "{what}: {last}"
-            );
+            let by_the_model = |body: &Value| body.to_string().contains("of the parser work");
+            match preparing {
+                false => assert!(by_the_model(last), "{what}: {last}"),
+                true => assert!(
+                    requests
+                        .iter()
+                        .filter(|r| instruction(wire, &r.body).is_none())
+                        .filter(|r| !own_summary_request(wire, &r.body))
+                        .any(|r| by_the_model(&r.body)),
+                    "{what}: no request carried the model's summary"
+                ),
+            }
         }
     }
 }

@@ -36,7 +36,8 @@ use settings::CompactWhen;
 
 use condense_model::invariants::{self, History};
 use condense_model::recall;
-use condense_model::tokens::{estimate_message, estimate_messages, estimate_text};
+pub use condense_model::tokens::clamp_to_tokens;
+use condense_model::tokens::{estimate_message, estimate_messages};
 use condense_model::{
     Checkpoint, CompressError, CoreConfig, Item, Message, Outcome, PassReport, Report, Role,
     SummaryRequest, Trigger, segment,
@@ -892,24 +893,6 @@ struct Fold {
     tokens: u64,
 }
 
-/// Cuts `text` at a char boundary so its estimate fits `max_tokens`: what
-/// becomes of a summary over its budget (public so that a measure of a
-/// summarizer's text holds it to the budget the same way).
-pub fn clamp_to_tokens(mut text: String, max_tokens: u32) -> String {
-    while estimate_text(&text) > max_tokens {
-        // Shrink proportionally (at least one char) and re-measure: the
-        // estimate is not linear in length, so this converges in a few rounds.
-        let keep = (text.len() as u64 * u64::from(max_tokens)
-            / u64::from(estimate_text(&text)).max(1)) as usize;
-        let mut cut = keep.min(text.len().saturating_sub(1));
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-    }
-    text
-}
-
 fn saturate(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -917,6 +900,7 @@ fn saturate(n: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use condense_model::tokens::estimate_text;
 
     fn call(history: &[Message], tokens: Option<&[u32]>) -> Result<Outcome, CompressError> {
         let config = CoreConfig::for_threshold(2_000);

@@ -199,6 +199,24 @@ pub fn estimate_text(text: &str) -> u32 {
     millis_to_tokens(text_millis(text))
 }
 
+/// Cuts `text` at a char boundary so its estimate fits `max_tokens`: what
+/// becomes of a summary over its budget (the compressor's, and the host's
+/// when it must know the summary a compaction kept).
+pub fn clamp_to_tokens(mut text: String, max_tokens: u32) -> String {
+    while estimate_text(&text) > max_tokens {
+        // Shrink proportionally (at least one char) and re-measure: the
+        // estimate is not linear in length, so this converges in a few rounds.
+        let keep = (text.len() as u64 * u64::from(max_tokens)
+            / u64::from(estimate_text(&text)).max(1)) as usize;
+        let mut cut = keep.min(text.len().saturating_sub(1));
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
+}
+
 fn millis_to_tokens(millis: u64) -> u32 {
     u32::try_from(millis.div_ceil(1_000)).unwrap_or(u32::MAX)
 }

@@ -13,6 +13,7 @@ use crate::prepared::{self, Prepared, PreparedUse, Scope};
 use crate::sandbox::{Credit, Sandbox, StoreData};
 use crate::summarizer::{SummarizerInstance, SummarizerPre, no_settings};
 use condense_model::recall::{Handle, Span};
+use condense_model::tokens::clamp_to_tokens;
 use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::Store;
@@ -85,55 +86,181 @@ impl SummarizerSession {
             owner: self.owner.clone(),
             shaped_by: self.llm.as_ref().and_then(|llm| llm.shaped_by()),
         };
+        // Keyed by the request as the compressor asks it: a job that
+        // prepared it before the model's summary below came, and the
+        // compaction after, find the same summary.
         let key = prepared::key(request, &self.chain_id, &scope);
+        // The summary this one continues was a stand-in, and the model's
+        // summary it stood in for is written: the chain continues that.
+        let upgraded = (!request.previous_summary.is_empty())
+            .then(|| {
+                let stand_in =
+                    prepared::stand_in_key(&request.previous_summary, &self.chain_id, &scope);
+                kept.upgraded(stand_in)
+            })
+            .flatten()
+            .map(|summary| wit::SummaryRequest {
+                previous_summary: summary,
+                ..request.clone()
+            });
+        let Some(asked) = upgraded else {
+            return self.answer(&kept, key, &scope, request);
+        };
+        // Not in the agent's conversation, which shows the stand-in: on its
+        // own, from the model's summary.
+        let conversation = self.conversation.take();
+        let answered = self.answer(&kept, key, &scope, &asked);
+        self.conversation = conversation;
+        answered
+    }
+
+    /// [`SummarizerSession::call`] with summaries prepared: the summary of
+    /// `key`, kept or waited for, else written (`asked`, the request the
+    /// chain is given).
+    fn answer(
+        &mut self,
+        kept: &Arc<Prepared>,
+        key: u128,
+        scope: &Scope,
+        asked: &wit::SummaryRequest,
+    ) -> Result<Result<String, String>, GuestFailure> {
         if self.preparing {
             // Written once: a summary kept (by this host or another behind
             // the same store) is not written again.
             if let Some(text) = kept.get(key) {
                 return Ok(Ok(text));
             }
-            let _writing = kept.begin(key);
-            let written = self.run_chain(request);
-            if let Ok(Ok(text)) = &written {
-                kept.keep(key, text);
-            }
-            return written;
+            return self.write(kept, key, asked);
         }
         // The wait is the host's, not the guest's: it moves the deadline.
         let started = Instant::now();
         let (text, how) = kept.take(key);
         self.credit.add(started.elapsed());
-        // A compaction past its plan asks twice: the plan's summary, then
-        // the rest on top of it.
+        if let Some(text) = text {
+            self.served(how);
+            return Ok(Ok(text));
+        }
+        let waited = match how {
+            PreparedUse::FellBack { waited_ms } => waited_ms,
+            _ => None,
+        };
+        // Not ready, and the chain has a fallback after the model: the
+        // fallback writes this compaction's summary now, and the model's is
+        // written in the background (by the job still running, or one
+        // started here) to take its place at the next compaction.
+        let n = self.chain.len();
+        let later = (n > 1 && kept.stands_in())
+            .then(|| match kept.is_running(key) {
+                true => Some(None),
+                false => kept.later_slot().map(Some),
+            })
+            .flatten();
+        let Some(slot) = later else {
+            if waited.is_some() {
+                // Its job is asking the model still: asking again would take
+                // as long, so the fallback writes it now.
+                self.fail_all_but_last(|| {
+                    format!(
+                        "its summary of this fold is being prepared ahead and was not written \
+                         within the wait ({} ms)",
+                        waited.unwrap_or_default()
+                    )
+                });
+            }
+            self.served(PreparedUse::FellBack { waited_ms: waited });
+            return self.run_chain(asked);
+        };
+        if let Some(slot) = slot {
+            let mut writer = self.background();
+            let (kept, asked) = (kept.clone(), asked.clone());
+            std::thread::spawn(move || {
+                let _slot = slot;
+                let _ = writer.write(&kept, key, &asked);
+                drop(writer.finish());
+            });
+        }
+        self.fail_all_but_last(|| {
+            "the model's summary of this fold is written in the background, for the next \
+             compaction; this one does not wait for it"
+                .to_owned()
+        });
+        self.served(PreparedUse::Later { waited_ms: waited });
+        let written = self.run_chain(asked);
+        if let Ok(Ok(text)) = &written {
+            // As the compressor keeps it, and sends it back next time.
+            let kept_text = clamp_to_tokens(text.clone(), asked.max_tokens);
+            kept.stand_in(
+                prepared::stand_in_key(&kept_text, &self.chain_id, scope),
+                key,
+            );
+        }
+        written
+    }
+
+    /// Records how this call's summary came. A compaction past its plan
+    /// asks twice: the plan's summary, then the rest on top of it.
+    fn served(&mut self, how: PreparedUse) {
         self.summaries.prepared = Some(match (self.summaries.prepared.take(), how) {
             (
                 Some(PreparedUse::Used | PreparedUse::Waited { .. }),
-                PreparedUse::FellBack { .. },
+                PreparedUse::FellBack { .. } | PreparedUse::Later { .. },
             ) => PreparedUse::OnTop,
             (_, how) => how,
         });
-        if let Some(text) = text {
-            return Ok(Ok(text));
+    }
+
+    /// Marks every summarizer but the chain's last as not to be asked in
+    /// this call, for the reason `why` gives.
+    fn fail_all_but_last(&mut self, why: impl Fn() -> String) {
+        let n = self.chain.len();
+        for k in 0..n - 1 {
+            self.failed[k].get_or_insert_with(|| {
+                failure(&self.chain[k].label, FailureKind::Summarizer, why())
+            });
         }
-        // Its job is writing it still, past the wait: the summarizers
-        // before the last would take as long again (the job is asking
-        // them), so the last one, the chain's fallback, writes it now.
-        if let Some(PreparedUse::FellBack {
-            waited_ms: Some(waited),
-        }) = self.summaries.prepared
-        {
-            let n = self.chain.len();
-            for k in 0..n - 1 {
-                self.failed[k].get_or_insert_with(|| {
-                    let why = format!(
-                        "its summary of this fold is being prepared ahead and was not written \
-                         within the wait ({waited} ms)"
-                    );
-                    failure(&self.chain[k].label, FailureKind::Summarizer, why)
-                });
-            }
+    }
+
+    /// Writes the summary of `key` with the whole chain, asked `request`,
+    /// and keeps it: marked as being written meanwhile, so that a
+    /// compaction that comes for it waits (within its bound) or knows.
+    fn write(
+        &mut self,
+        kept: &Arc<Prepared>,
+        key: u128,
+        request: &wit::SummaryRequest,
+    ) -> Result<Result<String, String>, GuestFailure> {
+        let _writing = kept.begin(key);
+        let written = self.run_chain(request);
+        if let Ok(Ok(text)) = &written {
+            kept.keep(key, text);
         }
-        self.run_chain(request)
+        written
+    }
+
+    /// A chain like this one for a summary written in the background: its
+    /// own instances and deadline, and the same model, settings, session
+    /// and conversation.
+    fn background(&self) -> SummarizerSession {
+        SummarizerSession {
+            sandbox: self.sandbox.clone(),
+            chain: self.chain.clone(),
+            deadline: self.sandbox.deadline(),
+            credit: Arc::new(Credit::default()),
+            llm: self.llm.clone(),
+            settings: self.settings.clone(),
+            live: (0..self.chain.len()).map(|_| None).collect(),
+            failed: vec![None; self.chain.len()],
+            summaries: Summaries::default(),
+            sent: None,
+            conversation: self.conversation.clone(),
+            recall_offered: false,
+            named: Vec::new(),
+            prepared: self.prepared.clone(),
+            chain_id: self.chain_id.clone(),
+            owner: self.owner.clone(),
+            preparing: true,
+            due: false,
+        }
     }
 
     /// The chain, asked: see [`SummarizerSession::call`].

@@ -38,8 +38,9 @@ pub struct Compaction {
     /// Wall time of the compressing call, in microseconds.
     pub elapsed_us: u64,
     /// How the summary came, when the host prepares summaries ahead: used
-    /// at once, waited for, on top of the plan's, or written by the chain
-    /// as without preparation (`fell_back`).
+    /// at once, waited for, on top of the plan's, the fallback's at once
+    /// with the model's written for the next compaction (`later`), or
+    /// written by the chain as without preparation (`fell_back`).
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
     pub prepared: Option<crate::prepared::PreparedUse>,
 }

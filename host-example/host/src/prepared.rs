@@ -17,6 +17,16 @@
 //! its job is still running here, or not at all (the chain runs as it
 //! would have).
 //!
+//! In the proxy ([`Prepared::without_waiting`]) a compaction never waits for
+//! the model longer than the bound: when no summary is kept for it, it takes the chain's last summarizer's (the
+//! deterministic fallback, at once) as a stand-in, and the model's summary
+//! of the same request is written in the background
+//! ([`PreparedUse::Later`]). The next compaction, which continues the
+//! stand-in (its request's `previous_summary`), has the chain continue the
+//! model's summary instead ([`Prepared::upgraded`]): the model's words come
+//! in at the next fold, which breaks the cache anyway, and no call waits
+//! for them.
+//!
 //! Kept in this process, and in a [`SessionStore`] when one is given (Redis:
 //! another host behind the same store uses a summary this one prepared).
 
@@ -26,12 +36,17 @@ use condense_model::hash::{chain, message_digest};
 use condense_model::{Message, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// Summaries kept in this process at most (the oldest go first): one per
 /// session about to compact.
 const KEPT: usize = 4_096;
+
+/// Models' summaries written at once in the background for compactions
+/// that could not wait for them; past it a compaction keeps its stand-in.
+const LATER_JOBS: usize = 8;
 
 /// Where prepared summaries are kept for other hosts: a session store
 /// shared by hosts (`condense_sessions`: Redis) keeps them; a store
@@ -57,6 +72,14 @@ pub struct Prepared {
     kept: Mutex<Kept>,
     running: Mutex<HashMap<u128, Arc<Running>>>,
     store: Option<Arc<dyn PreparedStore>>,
+    /// A stand-in's key ([`stand_in_key`]) → the key of the request whose
+    /// model summary replaces it.
+    stand_ins: Mutex<HashMap<u128, u128>>,
+    /// Background writers running ([`Prepared::later_slot`]).
+    later: Arc<AtomicUsize>,
+    /// Whether a compaction whose summary is not ready takes a stand-in
+    /// ([`Prepared::without_waiting`]).
+    stand_in_when_missing: bool,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -91,8 +114,17 @@ pub enum PreparedUse {
     /// The compaction folded past its plan: the prepared summary served the
     /// plan's part, and the chain wrote the rest on top of it.
     OnTop,
-    /// None was kept, or its job failed or ran past the wait: the chain
-    /// wrote the summary, as without preparation.
+    /// None was ready (no job, or its job ran past the wait): the chain's
+    /// last summarizer wrote this compaction's summary at once, and the
+    /// model's is written in the background, to be continued by the next
+    /// compaction in its place.
+    Later {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        waited_ms: Option<u64>,
+    },
+    /// None was kept, or its job failed or ran past the wait, and no
+    /// background writer was free (or the chain has one summarizer): the
+    /// chain wrote the summary, as without preparation.
     FellBack {
         #[serde(skip_serializing_if = "Option::is_none")]
         waited_ms: Option<u64>,
@@ -105,6 +137,7 @@ impl PreparedUse {
             PreparedUse::Used => "used",
             PreparedUse::Waited { .. } => "waited",
             PreparedUse::OnTop => "on_top",
+            PreparedUse::Later { .. } => "later",
             PreparedUse::FellBack { .. } => "fell_back",
         }
     }
@@ -134,6 +167,20 @@ pub(crate) fn key(request: &wit::SummaryRequest, chain_id: &str, scope: &Scope) 
     chain(message_digest(&head), &messages)
 }
 
+/// The key under which a summary `text` of `scope`, written by the chain
+/// `chain_id` as a stand-in, names the request whose model summary
+/// replaces it ([`Prepared::stand_in`]).
+pub(crate) fn stand_in_key(text: &str, chain_id: &str, scope: &Scope) -> u128 {
+    let request = wit::SummaryRequest {
+        previous_summary: text.to_owned(),
+        messages: Vec::new(),
+        max_tokens: 0,
+        language: String::new(),
+        settings: "stand-in".into(),
+    };
+    key(&request, chain_id, scope)
+}
+
 /// Who a prepared summary is for: the key keeps it to them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Scope {
@@ -156,7 +203,29 @@ impl Prepared {
             kept: Mutex::default(),
             running: Mutex::default(),
             store,
+            stand_ins: Mutex::default(),
+            later: Arc::default(),
+            stand_in_when_missing: false,
         }
+    }
+
+    /// These summaries, a compaction whose summary is not ready taking the
+    /// chain's fallback's at once and having the model's written in the
+    /// background for the next compaction ([`PreparedUse::Later`]): the
+    /// proxy's way, where no call waits for a model's summary. Without it a
+    /// compaction writes what it does not find with the whole chain, and
+    /// makes the very request it would have made without preparation.
+    pub fn without_waiting(self) -> Prepared {
+        Prepared {
+            stand_in_when_missing: true,
+            ..self
+        }
+    }
+
+    /// Whether a compaction takes a stand-in for a summary not ready
+    /// ([`Prepared::without_waiting`]).
+    pub fn stands_in(&self) -> bool {
+        self.stand_in_when_missing
     }
 
     /// These summaries, the wait measured on `clock` (real time unless a
@@ -201,6 +270,64 @@ impl Prepared {
         {
             tracing::warn!("prepared summaries: {e}");
         }
+    }
+
+    /// Whether a job is writing the summary of `key` in this process.
+    pub fn is_running(&self, key: u128) -> bool {
+        self.running.lock().expect("running").contains_key(&key)
+    }
+
+    /// Records that the summary of stand-in key `stand_in` was written in
+    /// place of the model's summary of the request `key`, here and in the
+    /// store (another host may make the next compaction).
+    pub fn stand_in(&self, stand_in: u128, key: u128) {
+        {
+            let mut stand_ins = self.stand_ins.lock().expect("stand-ins");
+            if stand_ins.len() >= KEPT {
+                stand_ins.clear();
+            }
+            stand_ins.insert(stand_in, key);
+        }
+        if let Some(store) = &self.store
+            && let Err(e) = store.keep_prepared(&stand_in_store_key(stand_in), &store_key(key))
+        {
+            tracing::warn!("prepared summaries: {e}");
+        }
+    }
+
+    /// The model's summary that the stand-in of key `stand_in` was written
+    /// in place of, once it is written.
+    pub fn upgraded(&self, stand_in: u128) -> Option<String> {
+        let key = self
+            .stand_ins
+            .lock()
+            .expect("stand-ins")
+            .get(&stand_in)
+            .copied();
+        let key = match (key, &self.store) {
+            (Some(key), _) => key,
+            (None, Some(store)) => match store.prepared(&stand_in_store_key(stand_in)) {
+                Ok(found) => u128::from_str_radix(&found?, 16).ok()?,
+                Err(e) => {
+                    tracing::warn!("prepared summaries: {e}");
+                    return None;
+                }
+            },
+            (None, None) => return None,
+        };
+        self.get(key)
+    }
+
+    /// A place for one more background writer, held until dropped; `None`
+    /// when [`LATER_JOBS`] are running.
+    pub fn later_slot(&self) -> Option<LaterSlot> {
+        let taken = self
+            .later
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < LATER_JOBS).then_some(n + 1)
+            })
+            .is_ok();
+        taken.then(|| LaterSlot(self.later.clone()))
     }
 
     /// Marks `key` as being written until the guard is dropped, so that a
@@ -272,6 +399,19 @@ fn store_key(key: u128) -> String {
     format!("{key:032x}")
 }
 
+fn stand_in_store_key(key: u128) -> String {
+    format!("stand-in:{key:032x}")
+}
+
+/// A background writer's place ([`Prepared::later_slot`]).
+pub struct LaterSlot(Arc<AtomicUsize>);
+
+impl Drop for LaterSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,6 +481,54 @@ mod tests {
             ),
             key(&request("a"), "x\n1:y", &Scope::default())
         );
+    }
+
+    /// A stand-in names the request whose model summary replaces it, for
+    /// its scope and chain only; once that summary is kept, it is what the
+    /// stand-in is upgraded to.
+    #[test]
+    fn a_stand_in_is_upgraded_to_the_models_summary_once_written() {
+        let prepared = Prepared::new(Duration::ZERO, None).without_waiting();
+        assert!(prepared.stands_in());
+        assert!(!Prepared::new(Duration::ZERO, None).stands_in());
+        let scope = Scope {
+            owner: Some("s1".into()),
+            shaped_by: None,
+        };
+        let k = key(&request("the fold"), "chain", &scope);
+        let stand_in = stand_in_key("the fallback's summary", "chain", &scope);
+        assert_ne!(
+            stand_in,
+            stand_in_key("the fallback's summary", "other", &scope)
+        );
+        assert_ne!(
+            stand_in,
+            stand_in_key("the fallback's summary", "chain", &Scope::default())
+        );
+        prepared.stand_in(stand_in, k);
+        // Not written yet: nothing to continue but the stand-in.
+        assert_eq!(prepared.upgraded(stand_in), None);
+        prepared.keep(k, "the model's summary");
+        assert_eq!(
+            prepared.upgraded(stand_in).as_deref(),
+            Some("the model's summary")
+        );
+        let other = stand_in_key("another summary", "chain", &scope);
+        assert_eq!(prepared.upgraded(other), None);
+    }
+
+    /// At most `LATER_JOBS` writers at once; a place comes back when its
+    /// writer is done.
+    #[test]
+    fn background_writers_are_bounded() {
+        let prepared = Prepared::new(Duration::ZERO, None);
+        let slots: Vec<LaterSlot> = (0..LATER_JOBS)
+            .map_while(|_| prepared.later_slot())
+            .collect();
+        assert_eq!(slots.len(), LATER_JOBS);
+        assert!(prepared.later_slot().is_none());
+        drop(slots);
+        assert!(prepared.later_slot().is_some());
     }
 
     #[test]

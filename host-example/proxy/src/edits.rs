@@ -55,9 +55,7 @@ pub enum ContextEdits {
 /// (it goes on as it came).
 pub fn apply(body: &[u8]) -> Option<(Vec<u8>, Vec<Value>)> {
     // Most requests ask for none: they are not read a second time.
-    if memchr::memmem::find(body, b"\"context_management\"").is_none() {
-        return None;
-    }
+    memchr::memmem::find(body, b"\"context_management\"")?;
     let mut body: Value = serde_json::from_slice(body).ok()?;
     let edits = body.as_object_mut()?.remove("context_management")?;
     let messages = body.get_mut("messages")?.as_array_mut()?;

@@ -247,15 +247,16 @@ impl Metrics {
             drop(prepare_jobs.get_or_create(&ResultLabels { result }));
         }
         let prepared = Family::<SummaryLabels, Counter>::default();
-        for summary in ["used", "waited", "on_top", "fell_back"] {
+        for summary in ["used", "waited", "on_top", "later", "fell_back"] {
             drop(prepared.get_or_create(&SummaryLabels { summary }));
         }
         registry.register(
             "compaction_summaries",
             "Compactions by how their summary came, when summaries are prepared ahead: used \
              (prepared, at once), waited (for its job, still running), on_top (the rest \
-             summarized on top of the prepared one), fell_back (written by the summarizer \
-             chain, as without preparation)",
+             summarized on top of the prepared one), later (none ready: the fallback's now, \
+             the model's written in the background for the next compaction), fell_back \
+             (written by the summarizer chain, as without preparation)",
             prepared.clone(),
         );
         let measured_tokens = Family::<MeasuredLabels, Counter>::default();

@@ -344,14 +344,16 @@ pub fn show(store: &dyn SessionStore, group: &str) -> Result<Option<SessionView>
 
 /// How a compaction's summary came: prepared ahead and used at once,
 /// waited for, prepared with the rest written on top (the compaction
-/// folded past its plan), or written when it came (no preparation, or it
-/// fell back).
+/// folded past its plan), the fallback's at once with the model's for the
+/// next compaction, or written when it came (no preparation, or it fell
+/// back).
 fn summary_came(prepared: Option<&condense_host::prepared::PreparedUse>) -> &'static str {
     use condense_host::prepared::PreparedUse;
     match prepared {
         Some(PreparedUse::Used) => "prepared",
         Some(PreparedUse::OnTop) => "prepared+written",
         Some(PreparedUse::Waited { .. }) => "waited",
+        Some(PreparedUse::Later { .. }) => "fallback now, model's next",
         Some(PreparedUse::FellBack { .. }) | None => "written",
     }
 }
