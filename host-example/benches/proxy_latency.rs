@@ -1,5 +1,6 @@
 //! What `condense proxy` adds to a call that does not compact (a bench, not
-//! a test): a real recorded Claude Code session (cc-opus-b, 139 calls) sent
+//! a test): a real recorded Claude Code session (cc-opus-b, 139 calls, by
+//! default) sent
 //! call by call through the proxy as users run it — a process of its own
 //! with the embedded store — to an upstream on loopback that answers at
 //! once, each call also sent straight to the upstream just before.
@@ -14,7 +15,8 @@
 //! A call compacted when the summary its request carries (condense's
 //! marker) is not the one the call before carried.
 //!
-//! Run: `cargo bench -p condense-cli --bench proxy_latency`.
+//! Run: `cargo bench -p condense-cli --bench proxy_latency`
+//! (`CONDENSE_LATENCY_SESSION` for another corpus session).
 
 use axum::body::Bytes;
 use axum::http::HeaderMap;
@@ -97,7 +99,8 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
-    let (calls, _) = anthropic_session("cc-opus-b");
+    let name = std::env::var("CONDENSE_LATENCY_SESSION").unwrap_or_else(|_| "cc-opus-b".into());
+    let (calls, _) = anthropic_session(&name);
     let bodies: Vec<String> = calls.iter().map(Value::to_string).collect();
 
     let seen: Seen = Arc::default();
@@ -117,7 +120,7 @@ fn main() {
     }
 
     println!(
-        "cc-opus-b, {} calls, through `condense proxy` (release, embedded store, default \
+        "{name}, {} calls, through `condense proxy` (release, embedded store, default \
          config) against straight to an instant upstream",
         bodies.len()
     );

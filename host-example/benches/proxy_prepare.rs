@@ -22,7 +22,9 @@
 //! - how the compactions' summaries came (the proxy's metrics).
 //!
 //! Run: `cargo bench -p condense-cli --bench proxy_prepare`
-//! (`CONDENSE_PREPARE_SUMMARY_MS`, `CONDENSE_PREPARE_MODEL_MS` to change).
+//! (`CONDENSE_PREPARE_SUMMARY_MS`, `CONDENSE_PREPARE_MODEL_MS` to change;
+//! `CONDENSE_PREPARE_WAIT_MS` runs the second alone, with that
+//! `--prepare-wait-ms`: what the default is chosen from).
 
 use axum::body::Bytes;
 use axum::http::HeaderMap;
@@ -268,16 +270,24 @@ fn main() {
     let prices = chosen.price.prices(0.0);
 
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    for (name, flags) in [
+    let wait = std::env::var("CONDENSE_PREPARE_WAIT_MS").ok();
+    let waiting: Vec<&str> = match &wait {
+        Some(ms) => vec!["--prepare-wait-ms", ms],
+        None => Vec::new(),
+    };
+    let prepared = match &wait {
+        Some(ms) => format!("prepared ahead, --prepare-wait-ms {ms}"),
+        None => "the proxy's default (prepared ahead, no compaction waiting)".to_owned(),
+    };
+    let runs: [(&str, &[&str]); 2] = [
         (
             "summaries written when their compaction comes",
-            &["--prepare-jobs", "0"][..],
+            &["--prepare-jobs", "0"],
         ),
-        (
-            "the proxy's default (prepared ahead, no compaction waiting)",
-            &[][..],
-        ),
-    ] {
+        (&prepared, &waiting),
+    ];
+    // With a wait of its own, the one run: the wait's curve.
+    for (name, flags) in runs.into_iter().skip(usize::from(wait.is_some())) {
         let run = run(&file, &sessions, model, flags);
         let mut compacting = Vec::new();
         let mut all = Vec::new();

@@ -29,10 +29,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex};
 
-/// The entries' bytes a generation holds before it becomes the older one
-/// (the memo holds up to twice this, and its values take two to three
-/// times their bytes).
-const GENERATION_BYTES: usize = 32 << 20;
+/// The entries' bytes a generation holds before it becomes the older one:
+/// the memo holds up to twice this, about two dozen long sessions' worth,
+/// and takes about twice its bytes in memory (the JSON and the message).
+const GENERATION_BYTES: usize = 16 << 20;
 
 /// What a fast read of a body of a known format found.
 pub enum Read {

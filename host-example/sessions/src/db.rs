@@ -4,7 +4,9 @@
 use super::calls::CallRecord;
 use super::{MAX_CALLS, SessionStore, StoredCheckpoint, add};
 use condense_host::store::StoreError;
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// The checkpoints table: `group \0 id` → the entry as JSON. A group's
 /// entries are one range of keys.
@@ -25,6 +27,7 @@ const CALLS: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("ca
 /// without waiting for the disk ([`quick`]).
 pub struct DbSessions {
     db: redb::Database,
+    recording: Recording,
 }
 
 impl std::fmt::Debug for DbSessions {
@@ -45,7 +48,10 @@ impl DbSessions {
     pub fn open(path: &Path) -> Result<DbSessions, StoreError> {
         let db = redb::Database::create(path)
             .map_err(|e| backend(format!("cannot open {}: {e}", path.display())))?;
-        Ok(DbSessions { db })
+        Ok(DbSessions {
+            db,
+            recording: Recording::default(),
+        })
     }
 
     fn range(group: &str) -> (String, String) {
@@ -98,6 +104,65 @@ impl DbSessions {
         }
         Ok(groups)
     }
+}
+
+impl DbSessions {
+    /// `batch` in one durable write transaction: each call numbered after
+    /// its group's last, the group's oldest dropped past [`MAX_CALLS`]. A
+    /// group's numbers run without a gap (calls are only added at the end
+    /// and dropped from the start), so its first and last key say how many
+    /// it has: nothing else is read.
+    fn add_calls(&self, batch: &[(u64, String, CallRecord)]) -> Result<(), StoreError> {
+        use redb::ReadableTable;
+        let txn = self.db.begin_write().map_err(backend)?;
+        {
+            let mut table = txn.open_table(CALLS).map_err(backend)?;
+            for (_, group, call) in batch {
+                let (from, to) = DbSessions::range(group);
+                let seq = |key: &str| key[from.len()..].parse::<u64>().ok();
+                let (first, last) = {
+                    let mut rows = table.range(from.as_str()..to.as_str()).map_err(backend)?;
+                    let first = rows.next().transpose().map_err(backend)?;
+                    let first = first.and_then(|(key, _)| seq(key.value()));
+                    let last = rows.next_back().transpose().map_err(backend)?;
+                    (first, last.and_then(|(key, _)| seq(key.value())).or(first))
+                };
+                let next = last.map_or(0, |last| last + 1);
+                if let Some(first) = first {
+                    let kept = next - first;
+                    for old in first..(first + (kept + 1).saturating_sub(MAX_CALLS as u64)) {
+                        table
+                            .remove(format!("{from}{old:020}").as_str())
+                            .map_err(backend)?;
+                    }
+                }
+                let bytes = serde_json::to_vec(call).expect("a call record serialises");
+                table
+                    .insert(format!("{from}{next:020}").as_str(), bytes.as_slice())
+                    .map_err(backend)?;
+            }
+        }
+        txn.commit().map_err(backend)
+    }
+}
+
+/// Calls being recorded: each caller queues its call, then the first to
+/// take the writer commits every call queued (its own among them) and
+/// leaves the others their result; a caller whose call an earlier batch
+/// took finds its result and returns.
+#[derive(Default)]
+struct Recording {
+    pending: Mutex<Pending>,
+    writer: Mutex<()>,
+}
+
+#[derive(Default)]
+struct Pending {
+    next: u64,
+    queue: Vec<(u64, String, CallRecord)>,
+    /// The results of calls committed in another caller's batch (the
+    /// store's error, said).
+    done: HashMap<u64, Result<(), String>>,
 }
 
 /// One host's database: its prepared summaries stay in its memory.
@@ -163,42 +228,54 @@ impl SessionStore for DbSessions {
         Ok(groups)
     }
 
-    /// One write transaction: the next number after the group's last, the
-    /// oldest dropped past [`MAX_CALLS`]. A group's numbers run without a
-    /// gap (calls are only added at the end and dropped from the start), so
-    /// its first and last key say how many it has: nothing else is read.
     /// Committed durably, after the call's answer has passed: a host killed
     /// at any moment has every call it answered on record (and the request
-    /// times [`quick`] wrote before).
+    /// times [`quick`] wrote before). Calls that end together are committed
+    /// together ([`Recording`]): one flush to the disk for all of them, so
+    /// that a busy proxy is not held to one call per flush.
     fn record_call(&self, group: &str, call: &CallRecord) -> Result<(), StoreError> {
-        use redb::ReadableTable;
-        let txn = self.db.begin_write().map_err(backend)?;
-        {
-            let mut table = txn.open_table(CALLS).map_err(backend)?;
-            let (from, to) = DbSessions::range(group);
-            let seq = |key: &str| key[from.len()..].parse::<u64>().ok();
-            let (first, last) = {
-                let mut rows = table.range(from.as_str()..to.as_str()).map_err(backend)?;
-                let first = rows.next().transpose().map_err(backend)?;
-                let first = first.and_then(|(key, _)| seq(key.value()));
-                let last = rows.next_back().transpose().map_err(backend)?;
-                (first, last.and_then(|(key, _)| seq(key.value())).or(first))
-            };
-            let next = last.map_or(0, |last| last + 1);
-            if let Some(first) = first {
-                let kept = next - first;
-                for old in first..(first + (kept + 1).saturating_sub(MAX_CALLS as u64)) {
-                    table
-                        .remove(format!("{from}{old:020}").as_str())
-                        .map_err(backend)?;
-                }
+        let id = {
+            let mut pending = self
+                .recording
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let id = pending.next;
+            pending.next += 1;
+            pending.queue.push((id, group.to_owned(), call.clone()));
+            id
+        };
+        // One batch at a time: the one before may have taken this call.
+        let _writer = self
+            .recording
+            .writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let batch = {
+            let mut pending = self
+                .recording
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some(result) = pending.done.remove(&id) {
+                return result.map_err(backend);
             }
-            let bytes = serde_json::to_vec(call).expect("a call record serialises");
-            table
-                .insert(format!("{from}{next:020}").as_str(), bytes.as_slice())
-                .map_err(backend)?;
+            std::mem::take(&mut pending.queue)
+        };
+        let result = self.add_calls(&batch);
+        let mut pending = self
+            .recording
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let shared = result.as_ref().map(|_| ()).map_err(|e| match e {
+            StoreError::Backend { reason, .. } => reason.clone(),
+            other => other.to_string(),
+        });
+        for (other, ..) in batch.iter().filter(|(other, ..)| *other != id) {
+            pending.done.insert(*other, shared.clone());
         }
-        txn.commit().map_err(backend)
+        result
     }
 
     fn calls(&self, group: &str) -> Result<Vec<CallRecord>, StoreError> {
@@ -262,6 +339,31 @@ mod tests {
         calls_are_kept_per_group(&DbSessions::open(&path).unwrap());
         let reopened = DbSessions::open(&path).unwrap();
         assert_eq!(reopened.calls("g-calls").unwrap().len(), 3);
+    }
+
+    /// Calls that end at once are committed together, each once, in its
+    /// group, in the order its caller recorded it.
+    #[test]
+    fn calls_recorded_at_once_are_all_kept_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DbSessions::open(&dir.path().join("checkpoints.redb")).unwrap();
+        let (threads, each) = (8, 40);
+        std::thread::scope(|scope| {
+            for t in 0..threads {
+                let store = &store;
+                scope.spawn(move || {
+                    for i in 0..each {
+                        let call = crate::conformance::call_at(i, "m", 1);
+                        store.record_call(&format!("g{t}"), &call).unwrap();
+                    }
+                });
+            }
+        });
+        for t in 0..threads {
+            let calls = store.calls(&format!("g{t}")).unwrap();
+            let at: Vec<u64> = calls.iter().map(|c| c.at_ms).collect();
+            assert_eq!(at, (0..each).collect::<Vec<_>>(), "group g{t}");
+        }
     }
 
     #[test]
